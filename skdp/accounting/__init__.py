@@ -1,0 +1,30 @@
+"""Privacy budgets, composition, and the shared budget accountant."""
+
+from skdp.accounting._accountant import BudgetAccountant, Spend
+from skdp.accounting._budget import PrivacyBudget
+from skdp.accounting._composition import (
+    advanced_composition,
+    basic_composition,
+    dp_to_zcdp,
+    gaussian_zcdp,
+    zcdp_for_dp,
+    zcdp_to_dp,
+)
+from skdp.accounting._subsampled import (
+    calibrate_subsampled_gaussian,
+    subsampled_gaussian_epsilon,
+)
+
+__all__ = [
+    "BudgetAccountant",
+    "PrivacyBudget",
+    "Spend",
+    "advanced_composition",
+    "basic_composition",
+    "calibrate_subsampled_gaussian",
+    "dp_to_zcdp",
+    "gaussian_zcdp",
+    "subsampled_gaussian_epsilon",
+    "zcdp_for_dp",
+    "zcdp_to_dp",
+]

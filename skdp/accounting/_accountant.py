@@ -1,0 +1,170 @@
+"""A total privacy budget that estimator fits spend against."""
+
+import math
+import os
+import threading
+from dataclasses import dataclass
+
+from skdp.accounting._budget import PrivacyBudget
+from skdp.exceptions import BudgetExceededError
+from skdp.utils._validation import check_real
+
+__all__ = ["BudgetAccountant", "Spend"]
+
+# Relative slack so that splitting a budget into k equal parts and spending
+# them all is not refused for floating-point rounding.
+_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One recorded spend: the budget and a description of who spent it."""
+
+    budget: PrivacyBudget
+    by: str
+
+
+class BudgetAccountant:
+    """A total ``(epsilon, delta)`` budget shared by many fits (basic composition).
+
+    Pass one accountant as the ``accountant`` parameter of any skdp
+    estimator. Each ``fit`` asks it for its budget first and is refused with
+    :class:`~skdp.BudgetExceededError` before any data is touched when the
+    total would be overrun. :func:`sklearn.base.clone` returns the *same*
+    accountant (not a copy), so ``GridSearchCV`` and ``cross_val_score``
+    spend once per fit from one total.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total epsilon, > 0 (``float('inf')`` to only record spends).
+    delta : float, default=0.0
+        Total delta in ``[0, 1)``.
+
+    Attributes
+    ----------
+    spends : list of Spend
+        Every spend so far, in order, with the estimator that made it.
+
+    Notes
+    -----
+    The accountant lives in one process. A copy that reaches another process
+    (``n_jobs > 1`` with a process-based joblib backend) cannot report back,
+    so it refuses to spend there rather than lose the record: use
+    ``n_jobs=1`` or a threading backend for searches that spend from it.
+
+    Examples
+    --------
+    >>> from skdp import BudgetAccountant, PrivacyBudget
+    >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    >>> acc.spend(PrivacyBudget(0.4, 1e-6), by="first fit")
+    >>> acc.remaining
+    PrivacyBudget(epsilon=0.6, delta=9e-06)
+    """
+
+    def __init__(self, epsilon, delta=0.0):
+        self.epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=False, allow_inf=True)
+        self.delta = check_real(delta, "delta", low=0.0, high=1.0, high_inclusive=False)
+        self._infinite = math.isinf(self.epsilon)
+        self.spends = []
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    # --- sharing semantics -------------------------------------------------
+    def __sklearn_clone__(self):
+        # clone() must not copy the accountant: every clone spends from one total.
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    # --- queries ------------------------------------------------------------
+    @property
+    def spent(self):
+        """Total spent so far (basic composition), or ``None`` before any spend."""
+        with self._lock:
+            return self._total()
+
+    @property
+    def remaining(self):
+        """What is left, as a :class:`PrivacyBudget` (``None`` when nothing is left)."""
+        with self._lock:
+            total = self._total()
+            eps = self.epsilon - (total.epsilon if total else 0.0)
+            delta = self.delta - (total.delta if total else 0.0)
+        if eps <= 0:
+            return None
+        return PrivacyBudget(eps, max(delta, 0.0))
+
+    def _total(self):
+        if not self.spends:
+            return None
+        eps = sum(s.budget.epsilon for s in self.spends)
+        delta = sum(s.budget.delta for s in self.spends)
+        return PrivacyBudget(eps, delta)
+
+    def _fits(self, total_eps, total_delta, budget):
+        eps_ok = self._infinite or (total_eps + budget.epsilon
+                                    <= self.epsilon * (1 + _TOLERANCE))
+        delta_ok = total_delta + budget.delta <= self.delta * (1 + _TOLERANCE) + 1e-300
+        return eps_ok and delta_ok
+
+    def check(self, budget):
+        """Raise :class:`~skdp.BudgetExceededError` if ``budget`` does not fit.
+
+        Parameters
+        ----------
+        budget : PrivacyBudget
+            The budget a fit is about to spend.
+        """
+        with self._lock:
+            self._check_locked(budget)
+
+    def _check_locked(self, budget):
+        if not isinstance(budget, PrivacyBudget):
+            raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}.")
+        total = self._total()
+        total_eps = total.epsilon if total else 0.0
+        total_delta = total.delta if total else 0.0
+        if not self._fits(total_eps, total_delta, budget):
+            raise BudgetExceededError(
+                f"spending (epsilon={budget.epsilon:g}, delta={budget.delta:g}) would exceed "
+                f"the accountant's total (epsilon={self.epsilon:g}, delta={self.delta:g}); "
+                f"already spent (epsilon={total_eps:g}, delta={total_delta:g}) in "
+                f"{len(self.spends)} spend(s). Nothing was spent."
+            )
+
+    def spend(self, budget, by=""):
+        """Record a spend after checking that it fits (atomically).
+
+        Parameters
+        ----------
+        budget : PrivacyBudget
+            The budget to spend.
+        by : object, default=""
+            Who spends it (an estimator or a label); stored as its ``repr``.
+        """
+        if os.getpid() != self._pid:
+            raise RuntimeError(
+                "this BudgetAccountant was copied into another process (a process-based "
+                "joblib backend?) and cannot report spends back to its owner. Use n_jobs=1 "
+                "or joblib.parallel_backend('threading') when fits share an accountant."
+            )
+        with self._lock:
+            self._check_locked(budget)
+            self.spends.append(Spend(budget, by if isinstance(by, str) else repr(by)))
+
+    def __repr__(self):
+        return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r})"

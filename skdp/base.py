@@ -1,0 +1,96 @@
+"""The mixin every differentially private estimator of skdp inherits.
+
+It keeps ``__init__`` free of logic (scikit-learn's rule) and gives ``fit`` one
+place to turn the ``epsilon``/``delta``/``accountant`` parameters into a
+validated budget, charge the accountant, and build the random generator,
+all before any data is touched or any noise is drawn.
+"""
+
+import warnings
+
+from skdp.accounting import BudgetAccountant, PrivacyBudget
+from skdp.exceptions import PrivacyLeakWarning
+from skdp.utils._random import check_random_state
+from skdp.utils._validation import check_epsilon_delta
+
+__all__ = ["DPEstimatorMixin", "warn_privacy_leak"]
+
+
+def warn_privacy_leak(what):
+    """Warn that a bound the privacy proof needs was read from the private data.
+
+    Parameters
+    ----------
+    what : str
+        Which bound, and the parameter that would avoid the leak.
+    """
+    warnings.warn(
+        f"{what} The differential privacy guarantee does not hold for this fit.",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
+
+
+class DPEstimatorMixin:
+    """Privacy plumbing shared by skdp estimators.
+
+    Subclasses have ``epsilon``, ``delta`` and (optionally) ``accountant`` and
+    ``random_state`` parameters. In ``fit`` they validate the data first, then
+    call :meth:`_start_private_fit`, then run the mechanism with the returned
+    generator, and finally set ``privacy_spent_`` (and ``delta_``).
+    """
+
+    def _resolve_budget(self, n_samples=None, default_delta=None, allow_zero_delta=True):
+        """Validate ``epsilon``/``delta`` and return the budget this fit spends.
+
+        Parameters
+        ----------
+        n_samples : int or None
+            Public size of the data, used by ``default_delta``.
+        default_delta : callable or float or None
+            Used when ``self.delta is None``: a float, or a function of
+            ``n_samples`` (e.g. ``lambda n: 1 / n**2``). ``None`` means the
+            estimator requires an explicit delta.
+        allow_zero_delta : bool
+            Whether ``delta=0`` (pure DP) is meaningful for this estimator.
+
+        Returns
+        -------
+        budget : PrivacyBudget
+        """
+        delta = getattr(self, "delta", 0.0)
+        if delta is None:
+            if default_delta is None:
+                raise ValueError(f"{type(self).__name__} needs an explicit delta.")
+            delta = default_delta(n_samples) if callable(default_delta) else default_delta
+        epsilon, delta = check_epsilon_delta(self.epsilon, delta, allow_zero_delta=allow_zero_delta)
+        return PrivacyBudget(epsilon, delta)
+
+    def _charge_accountant(self, budget):
+        """Spend ``budget`` from ``self.accountant`` (if any), refusing before any noise."""
+        accountant = getattr(self, "accountant", None)
+        if accountant is None:
+            return
+        if not isinstance(accountant, BudgetAccountant):
+            raise TypeError(
+                f"accountant must be a skdp.BudgetAccountant or None, got {accountant!r}."
+            )
+        accountant.spend(budget, by=type(self).__name__)
+
+    def _start_private_fit(self, n_samples=None, default_delta=None, allow_zero_delta=True):
+        """Resolve the budget, charge the accountant, and build the generator.
+
+        Call this after the data has been validated (bad input must fail
+        before anything is spent) and before any noise is drawn.
+
+        Returns
+        -------
+        budget : PrivacyBudget
+            The budget this fit spends; store it in ``privacy_spent_`` at the end.
+        rng : numpy.random.Generator
+            The only source of noise for this fit.
+        """
+        budget = self._resolve_budget(n_samples, default_delta, allow_zero_delta)
+        rng = check_random_state(getattr(self, "random_state", None))
+        self._charge_accountant(budget)
+        return budget, rng

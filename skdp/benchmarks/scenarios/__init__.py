@@ -1,0 +1,1 @@
+"""Benchmark scenarios; every module here registers itself on import."""

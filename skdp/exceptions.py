@@ -1,0 +1,38 @@
+"""Warnings and errors raised by skdp."""
+
+__all__ = [
+    "BudgetExceededError",
+    "CertificationError",
+    "PrivacyLeakWarning",
+    "SparseVectorExhaustedError",
+]
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A bound the privacy proof needs was read from the data.
+
+    The estimator still runs, but its differential privacy guarantee no
+    longer holds: the data-derived bound (a norm, a range, a label set) is
+    itself a release that no noise protects. Pass the bound explicitly,
+    from domain knowledge or public data, to keep the guarantee.
+    """
+
+
+class BudgetExceededError(RuntimeError):
+    """A fit would spend more privacy budget than a :class:`BudgetAccountant` has left.
+
+    It is raised before any data is touched or any noise is drawn, so a
+    refused fit spends nothing.
+    """
+
+
+class CertificationError(RuntimeError):
+    """A solver could not certify the optimality bound a privacy proof needs.
+
+    Nothing is released: the estimator stays unfitted. Raise ``max_iter``,
+    loosen the (data-independent) tolerance, or pick another solver.
+    """
+
+
+class SparseVectorExhaustedError(RuntimeError):
+    """The sparse vector technique has used up its allowance of below-threshold answers."""

@@ -1,0 +1,67 @@
+"""Shared parameter descriptions, written once and substituted into docstrings.
+
+A docstring line holding only ``%(name)s`` (any indentation) is replaced by the
+shared block ``name``, re-indented to that line's indentation.
+"""
+
+import re
+import textwrap
+
+__all__ = ["fill_doc", "SHARED_PARAMS"]
+
+SHARED_PARAMS = {
+    "epsilon": """\
+epsilon : float, default=1.0
+    Privacy loss bound, finite and > 0. Smaller is more private and noisier.""",
+    "delta": """\
+delta : float or None
+    Probability with which the epsilon bound may fail, in ``[0, 1)``. Keep it
+    well below ``1 / n_samples``.""",
+    "data_norm": """\
+data_norm : float, default=1.0
+    Bound on the L2 norm of each (augmented) row. Rows with a larger norm are
+    scaled down to it, a per-row operation that costs no privacy. It must be
+    chosen without looking at the private data.""",
+    "random_state": """\
+random_state : int, numpy.random.Generator or None, default=None
+    Source of all noise. ``None`` draws fresh entropy from the operating
+    system and is the only safe choice for a real release. An int makes runs
+    reproducible for tests and examples, but anyone who knows the seed can
+    remove the noise.""",
+    "accountant": """\
+accountant : BudgetAccountant or None, default=None
+    A shared total budget. Each fit spends ``(epsilon, delta)`` from it and is
+    refused with :class:`~skdp.BudgetExceededError` before touching the data
+    when the total would be overrun. ``clone`` (and so ``GridSearchCV``) keeps
+    the same accountant, so every fit of a search is counted.""",
+    "n_jobs": """\
+n_jobs : int or None, default=None
+    Number of parallel jobs (joblib). ``None`` means 1 unless inside a
+    :func:`joblib.parallel_backend` context; ``-1`` uses all processors.""",
+    "verbose": """\
+verbose : int, default=0
+    Verbosity level; 0 is silent.""",
+}
+
+_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
+
+
+def fill_doc(obj):
+    """Substitute shared parameter blocks into ``obj.__doc__`` (a decorator).
+
+    Parameters
+    ----------
+    obj : class or function
+        Object whose docstring holds ``%(name)s`` placeholder lines.
+
+    Returns
+    -------
+    obj : class or function
+        The same object, docstring filled in.
+    """
+    if obj.__doc__:
+        def _sub(match):
+            block = SHARED_PARAMS[match.group("name")]
+            return textwrap.indent(block, match.group("indent"))
+        obj.__doc__ = _PLACEHOLDER.sub(_sub, obj.__doc__)
+    return obj

@@ -1,0 +1,142 @@
+"""Validation of privacy parameters and estimator parameters.
+
+scikit-learn's ``_param_validation`` is private, so skdp keeps this small
+validator of its own; every estimator validates in ``fit``, never in ``__init__``.
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_epsilon_delta",
+    "check_option",
+    "check_positive_int",
+    "check_real",
+]
+
+
+def _is_real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_real(value, name, *, low=None, high=None, low_inclusive=True,
+               high_inclusive=True, allow_inf=False):
+    """Return ``value`` as a float after checking type, finiteness and range.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Parameter name used in error messages.
+    low, high : float or None, default=None
+        Bounds of the allowed interval; ``None`` means unbounded.
+    low_inclusive, high_inclusive : bool, default=True
+        Whether the bounds themselves are allowed.
+    allow_inf : bool, default=False
+        Whether ``+inf`` is allowed.
+
+    Returns
+    -------
+    value : float
+        The validated value.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (booleans are refused).
+    ValueError
+        If ``value`` is NaN, infinite (unless allowed) or out of range.
+    """
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {value!r} of type "
+                        f"{type(value).__name__}.")
+    value = float(value)
+    if np.isnan(value):
+        raise ValueError(f"{name} must not be NaN.")
+    if np.isinf(value) and not (allow_inf and value > 0):
+        raise ValueError(f"{name} must be finite, got {value}.")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        op = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {op} {low}, got {value}.")
+    if high is not None and (value > high or (value == high and not high_inclusive)):
+        op = "<=" if high_inclusive else "<"
+        raise ValueError(f"{name} must be {op} {high}, got {value}.")
+    return value
+
+
+def check_positive_int(value, name, *, low=1, high=None):
+    """Return ``value`` as an int after checking it is an integer in ``[low, high]``.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Parameter name used in error messages.
+    low : int, default=1
+        Smallest allowed value.
+    high : int or None, default=None
+        Largest allowed value; ``None`` means unbounded.
+
+    Returns
+    -------
+    value : int
+        The validated value.
+    """
+    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got {value!r}.")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be {bound}, got {value}.")
+    return value
+
+
+def check_option(value, name, options):
+    """Check that ``value`` is one of ``options`` and return it.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Parameter name used in error messages.
+    options : collection
+        The allowed values.
+
+    Returns
+    -------
+    value : object
+        The validated value.
+    """
+    if isinstance(value, str) and value in options:
+        return value
+    if not isinstance(value, str) and any(value is o for o in options):
+        return value
+    raise ValueError(f"{name} must be one of {sorted(map(str, options))}, got {value!r}.")
+
+
+def check_epsilon_delta(epsilon, delta, *, allow_zero_delta=True):
+    """Validate a privacy budget ``(epsilon, delta)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Must be finite and > 0.
+    delta : float
+        Must satisfy ``0 <= delta < 1`` (``0 < delta < 1`` when
+        ``allow_zero_delta=False``).
+    allow_zero_delta : bool, default=True
+        Whether pure differential privacy (``delta = 0``) is allowed.
+
+    Returns
+    -------
+    epsilon, delta : float
+        The validated values.
+    """
+    epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
+    delta = check_real(delta, "delta", low=0.0, high=1.0, high_inclusive=False,
+                       low_inclusive=allow_zero_delta)
+    return epsilon, delta

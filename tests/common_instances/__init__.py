@@ -1,0 +1,1 @@
+"""Per-family lists of estimator instances for tests/test_common.py."""

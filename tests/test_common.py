@@ -1,0 +1,47 @@
+"""scikit-learn's estimator checks over every public skdp estimator.
+
+Each estimator family lists the instances to check, and the checks that DP
+genuinely makes fail (each with a one-line reason), in a module of
+``tests/common_instances/``: that module defines ``INSTANCES`` (a list of
+estimator instances) and ``EXPECTED_FAILED_CHECKS`` (a dict from class name to
+``{check name: reason}``). A public estimator missing from every list fails
+``test_every_estimator_is_checked``.
+"""
+
+import importlib
+import pkgutil
+
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import common_instances
+from skdp.utils import all_estimators
+
+INSTANCES = []
+EXPECTED_FAILED = {}
+for _info in pkgutil.iter_modules(common_instances.__path__):
+    _mod = importlib.import_module(f"common_instances.{_info.name}")
+    INSTANCES.extend(_mod.INSTANCES)
+    EXPECTED_FAILED.update(getattr(_mod, "EXPECTED_FAILED_CHECKS", {}))
+
+
+def _expected_failed(estimator):
+    return EXPECTED_FAILED.get(type(estimator).__name__, {})
+
+
+def test_every_estimator_is_checked():
+    checked = {type(est).__name__ for est in INSTANCES}
+    missing = [name for name, _ in all_estimators() if name not in checked]
+    assert not missing, f"add these estimators to tests/common_instances/: {missing}"
+
+
+def test_expected_failures_have_reasons():
+    for name, checks in EXPECTED_FAILED.items():
+        for check, reason in checks.items():
+            assert isinstance(reason, str) and len(reason) > 10, (name, check)
+
+
+if INSTANCES:
+    @parametrize_with_checks(INSTANCES, expected_failed_checks=_expected_failed)
+    def test_sklearn_compatible_estimator(estimator, check):
+        check(estimator)
