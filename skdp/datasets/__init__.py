@@ -1,0 +1,3 @@
+"""Synthetic data generators of the seed papers and loaders for files a user already has."""
+
+__all__ = []
