@@ -1,0 +1,19 @@
+"""Kernel learners and functional-perturbation models (seed 000, seed 003)."""
+from skdp.kernel_methods import (
+    PrivateGaussianProcessRegressor,
+    PrivateHistogram,
+    PrivateKernelClassifier,
+    PrivateKernelDensity,
+    PrivateKernelSVC,
+)
+
+INSTANCES = [
+    PrivateGaussianProcessRegressor(gamma=0.5, alpha=0.1, y_bounds=(-300.0, 300.0),
+                                    epsilon=1e4, random_state=0),
+    PrivateHistogram(bins=5, epsilon=10.0, random_state=0),
+    PrivateKernelClassifier(alpha=0.01, epsilon=1e3, n_public=64, random_state=0),
+    PrivateKernelDensity(bandwidth=0.5, epsilon=10.0, n_public=64, random_state=0),
+    PrivateKernelSVC(alpha=0.01, epsilon=1e3, n_public=64, random_state=0),
+]
+
+EXPECTED_FAILED_CHECKS = {}
