@@ -14,6 +14,7 @@ from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
     check_bounds,
+    default_delta,
     functional_noise_sigma,
     gp_release,
     public_support,
@@ -173,7 +174,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         else:
             X_public = validate_data(self, X_public, dtype=np.float64, reset=False)
         self._check_release_params()
-        budget, rng = self._start_private_fit(n, default_delta=lambda m: 1.0 / m**2,
+        budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=self._allow_zero_delta)
         support = (public_support(self.bounds, self.n_public, d, rng) if X_public is None
                    else X_public)
@@ -189,13 +190,14 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         K_uu = kernel(support)
 
         def fit_binary(K, y_pm1, child_rng):
-            beta, _ = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter)
-            return self._release(K_ux @ beta, K_uu, scale, child_rng)
+            beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter)
+            return self._release(K_ux @ beta, K_uu, scale, child_rng), n_iter
 
-        coefs = fit_one_vs_rest(fit_binary, K_xx, y_index, len(self.classes_), rng,
-                                n_jobs=self.n_jobs)
+        results = fit_one_vs_rest(fit_binary, K_xx, y_index, len(self.classes_), rng,
+                                  n_jobs=self.n_jobs)
         self.support_ = support
-        self.dual_coef_ = np.vstack(coefs)
+        self.dual_coef_ = np.vstack([coef for coef, _ in results])
+        self.n_iter_ = max(n_iter for _, n_iter in results)
         self.noise_scale_ = scale
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
@@ -262,7 +264,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     %(epsilon)s
     delta : float or None, default=None
         In ``[0, 1)``; ``0`` gives pure epsilon-DP (basic composition);
-        ``None`` uses ``1 / n_samples**2`` (stored in ``delta_``).
+        ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
     %(random_state)s
     %(accountant)s
     %(n_jobs)s
@@ -280,6 +282,8 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         ``R_phi``, the bound on the feature-map norm.
     certificate_tol_ : float
         Certified bound on the RKHS gradient norm of the released minimizer.
+    n_iter_ : int
+        Newton iterations of the certified solver (the most over classes).
     sensitivity_ : float
         RKHS sensitivity of the certified ERM minimizer,
         ``2 R_phi / (lambda n)`` plus the certificate term.
@@ -398,7 +402,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         ``X_public``.
     %(epsilon)s
     delta : float or None, default=None
-        In ``(0, 1)``; ``None`` uses ``1 / n_samples**2`` (stored in ``delta_``).
+        In ``(0, 1)``; ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
     calibration : {"analytic", "hall"}, default="analytic"
         Noise calibration (see :class:`PrivateKernelDensity`).
     %(random_state)s
@@ -417,6 +421,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
         Bound on the feature-map norm.
     certificate_tol_ : float
         Certified bound on the RKHS gradient norm of the released minimizer.
+    n_iter_ : int
+        Newton iterations of the certified solver (the most over classes).
     sensitivity_ : float
         RKHS sensitivity of one certified minimizer.
     noise_scale_ : float

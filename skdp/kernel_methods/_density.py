@@ -12,6 +12,7 @@ from skdp.base import DPEstimatorMixin
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
     check_bounds,
+    default_delta,
     functional_noise_sigma,
     gp_release,
     public_support,
@@ -134,7 +135,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     %(epsilon)s
     delta : float or None, default=None
         Probability with which the epsilon bound may fail, in ``(0, 1)``;
-        ``None`` uses ``1 / n_samples**2`` (stored in ``delta_``).
+        ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
     calibration : {"analytic", "hall"}, default="analytic"
         Noise calibration: the exact analytic Gaussian mechanism, or seed
         003's ``c(delta) = sqrt(2 log(2/delta))``, accepted only where it is
@@ -272,7 +273,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             check_positive_int(self.n_public, "n_public")
         else:
             X_public = validate_data(self, X_public, dtype=np.float64, reset=False)
-        budget, rng = self._start_private_fit(n, default_delta=lambda m: 1.0 / m**2,
+        budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         support = (public_support(self.bounds, self.n_public, d, rng) if X_public is None
                    else X_public)
@@ -329,7 +330,7 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     %(epsilon)s
     delta : float or None, default=None
         Probability with which the epsilon bound may fail, in ``(0, 1)``;
-        ``None`` uses ``1 / n_samples**2`` (stored in ``delta_``).
+        ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
     calibration : {"analytic", "hall"}, default="analytic"
         Noise calibration (see :class:`PrivateKernelDensity`).
     min_density : float or None, default=None
@@ -421,7 +422,7 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         box = check_bounds(self.bounds, d)
         check_option(self.calibration, "calibration", CALIBRATIONS)
         _check_min_density(self.min_density)
-        budget, rng = self._start_private_fit(n, default_delta=lambda m: 1.0 / m**2,
+        budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         edges = [np.linspace(lo, hi, b + 1) for (lo, hi), b in zip(box, bins)]
         counts, _ = np.histogramdd(X, bins=edges)

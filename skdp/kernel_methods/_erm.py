@@ -117,6 +117,8 @@ def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100):
         Coefficients of the minimizer, ``f = sum beta_i k(., x_i)``.
     grad_norm : float
         Its exact RKHS gradient norm (``<= tol``).
+    n_iter : int
+        Newton iterations used.
 
     Raises
     ------
@@ -132,9 +134,9 @@ def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100):
         return g, float(np.sqrt(max(g @ K @ g, 0.0)))
 
     g, grad_norm = gradient(beta, Kb)
-    for _ in range(max_iter):
+    for it in range(max_iter):
         if grad_norm <= tol:
-            return beta, grad_norm
+            return beta, grad_norm, it
         root = np.sqrt(loss.second_derivative(y * Kb))
         M = (root[:, None] * K * root[None, :]) / n
         M[np.diag_indices(n)] += alpha
@@ -160,7 +162,7 @@ def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100):
         value, Kb = new_value, new_Kb
         g, grad_norm = gradient(beta, Kb)
     if grad_norm <= tol:
-        return beta, grad_norm
+        return beta, grad_norm, max_iter
     raise CertificationError(
         f"the kernel ERM reached an RKHS gradient norm of {grad_norm:.3g}, above the "
         f"certified bound {tol:.3g} the privacy proof needs; nothing was released. "

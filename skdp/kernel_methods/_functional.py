@@ -47,6 +47,7 @@ from skdp.utils._validation import check_option, check_positive_int
 __all__ = [
     "CALIBRATIONS",
     "check_bounds",
+    "default_delta",
     "functional_noise_sigma",
     "gp_release",
     "public_support",
@@ -56,6 +57,21 @@ CALIBRATIONS = ("analytic", "hall")
 
 # Smallest relative jitter added to the support kernel matrix (see gp_release).
 _JITTER = 1e-10
+
+
+def default_delta(n_samples):
+    """Delta used when ``delta=None``: ``min(1e-5, 1 / n^2)``, well below ``1 / n``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training rows.
+
+    Returns
+    -------
+    delta : float
+    """
+    return min(1e-5, 1.0 / n_samples**2)
 
 
 def functional_noise_sigma(sensitivity, epsilon, delta, calibration="analytic"):

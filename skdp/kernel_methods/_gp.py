@@ -6,7 +6,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin
-from skdp.kernel_methods._functional import CALIBRATIONS, functional_noise_sigma, gp_release
+from skdp.kernel_methods._functional import (
+    CALIBRATIONS,
+    default_delta,
+    functional_noise_sigma,
+    gp_release,
+)
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.utils._validation import check_option, check_real
 
@@ -87,7 +92,7 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     %(epsilon)s
     delta : float or None, default=None
         Probability with which the epsilon bound may fail, in ``(0, 1)``;
-        ``None`` uses ``1 / n_samples**2`` (stored in ``delta_``).
+        ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
     calibration : {"analytic", "hall"}, default="analytic"
         Noise calibration (see :class:`PrivateKernelDensity`).
     %(random_state)s
@@ -199,7 +204,7 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         check_option(self.calibration, "calibration", CALIBRATIONS)
         K = kernel(X)
         sensitivity, factor = gp_mean_sensitivity(K, alpha, hi - lo)
-        budget, rng = self._start_private_fit(X.shape[0], default_delta=lambda m: 1.0 / m**2,
+        budget, rng = self._start_private_fit(X.shape[0], default_delta=default_delta,
                                               allow_zero_delta=False)
         offset = 0.5 * (lo + hi)
         mean_at_x = K @ linalg.cho_solve(factor, np.clip(y, lo, hi) - offset, check_finite=False)

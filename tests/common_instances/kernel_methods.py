@@ -8,7 +8,7 @@ from skdp.kernel_methods import (
 )
 
 INSTANCES = [
-    PrivateGaussianProcessRegressor(gamma=0.5, alpha=0.1, y_bounds=(-300.0, 300.0),
+    PrivateGaussianProcessRegressor(alpha=0.1, y_bounds=(-4.0, 4.0),
                                     epsilon=1e4, random_state=0),
     PrivateHistogram(bins=5, epsilon=10.0, random_state=0),
     PrivateKernelClassifier(alpha=0.01, epsilon=1e3, n_public=64, random_state=0),
