@@ -13,7 +13,6 @@ from skdp.base import DPEstimatorMixin
 from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
-    check_bounds,
     default_delta,
     functional_noise_sigma,
     gp_release,
@@ -62,22 +61,24 @@ def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
     nu : float
         The Laplace scale.
     """
-    if delta == 0.0:
+    if delta == 0.0 or n_queries == 1:
         return sensitivity * n_queries / epsilon
 
     def composed(eps0):
-        return advanced_composition([PrivacyBudget(eps0)] * n_queries, delta).epsilon
+        with np.errstate(over="ignore", invalid="ignore"):  # NaN (overflow) counts as too big
+            return advanced_composition([PrivacyBudget(eps0)] * n_queries, delta).epsilon
 
-    lo, hi = epsilon / n_queries, epsilon
+    # composed(e) >= e min(T, sqrt(2 T)) (both logarithms are >= 1), which brackets the root.
+    lo, hi = epsilon / n_queries, epsilon / min(n_queries, math.sqrt(2.0 * n_queries))
     if composed(hi) <= epsilon:
         return sensitivity / hi
-    for _ in range(100):  # bisection: keep composed(lo) <= epsilon < composed(hi)
+    for _ in range(200):  # bisection: keep composed(lo) <= epsilon < composed(hi)
         mid = 0.5 * (lo + hi)
         if composed(mid) <= epsilon:
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-12 * lo:
+        if hi - lo <= 1e-13 * lo:
             break
     return sensitivity / lo
 
@@ -129,12 +130,15 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
     def _check_release_params(self):
         """Validate the release-specific parameters (before any noise)."""
 
-    def _release_scale(self, budget, n_functions, n_points):
+    def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
         """Noise scale of the release for ``n_functions`` one-vs-rest functions."""
         raise NotImplementedError
 
-    def _release(self, values, K_uu, scale, rng):
-        """Coefficients on the public points of one released function."""
+    def _release(self, values, K_uu, scale, radius, rng):
+        """Coefficients on the public points of one released function.
+
+        ``radius`` bounds the RKHS norm of every certified minimizer.
+        """
         raise NotImplementedError
 
     def fit(self, X, y, X_public=None):
@@ -169,32 +173,33 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         loss = get_loss(self.loss, self.huber_h)
         max_iter = check_positive_int(self.max_iter, "max_iter")
         if X_public is None:
-            check_bounds(self.bounds, d)
-            check_positive_int(self.n_public, "n_public")
+            support = public_support(self.bounds, self.n_public, d)
         else:
-            X_public = validate_data(self, X_public, dtype=np.float64, reset=False)
+            support = validate_data(self, X_public, dtype=np.float64, reset=False)
         self._check_release_params()
-        budget, rng = self._start_private_fit(n, default_delta=default_delta,
-                                              allow_zero_delta=self._allow_zero_delta)
-        support = (public_support(self.bounds, self.n_public, d, rng) if X_public is None
-                   else X_public)
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
-        self.kappa_ = kappa
-        self.certificate_tol_ = tol
-        self.sensitivity_ = erm_sensitivity(kappa, alpha, n, tol)
+        sensitivity = erm_sensitivity(kappa, alpha, n, tol)
+        # lambda ||w*|| <= L R_phi at the optimum; certified points lie within tol / lambda.
+        radius = (kappa + tol) / alpha
         n_functions = 1 if len(self.classes_) == 2 else len(self.classes_)
-        scale = self._release_scale(budget, n_functions, support.shape[0])
+        budget = self._resolve_budget(n, default_delta, allow_zero_delta=self._allow_zero_delta)
+        scale = self._release_scale(budget, kappa, sensitivity, n_functions, support.shape[0])
+        budget, rng = self._start_private_fit(n, default_delta=default_delta,
+                                              allow_zero_delta=self._allow_zero_delta)
         K_xx = kernel(X)
         K_ux = kernel(support, X)
         K_uu = kernel(support)
 
         def fit_binary(K, y_pm1, child_rng):
             beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter)
-            return self._release(K_ux @ beta, K_uu, scale, child_rng), n_iter
+            return self._release(K_ux @ beta, K_uu, scale, radius, child_rng), n_iter
 
         results = fit_one_vs_rest(fit_binary, K_xx, y_index, len(self.classes_), rng,
                                   n_jobs=self.n_jobs)
+        self.kappa_ = kappa
+        self.certificate_tol_ = tol
+        self.sensitivity_ = sensitivity
         self.support_ = support
         self.dual_coef_ = np.vstack([coef for coef, _ in results])
         self.n_iter_ = max(n_iter for _, n_iter in results)
@@ -365,15 +370,19 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         self.accountant = accountant
         self.n_jobs = n_jobs
 
-    def _release_scale(self, budget, n_functions, n_points):
-        self.prediction_sensitivity_ = self.kappa_ * self.sensitivity_
-        # Seed 000, Alg. 2 line 1: b_t ~ Lap(nu), composed over every released prediction.
-        return tddl_laplace_scale(self.prediction_sensitivity_, n_functions * n_points,
+    @property
+    def prediction_sensitivity_(self):
+        """Sensitivity of one released prediction, ``R_phi * sensitivity_``."""
+        return self.kappa_ * self.sensitivity_
+
+    def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
+        # Seed 000, Alg. 2 line 1: b_t ~ Lap(nu), composed over every released
+        # prediction; one prediction moves by at most R_phi ||w*(D) - w*(D')||.
+        return tddl_laplace_scale(kappa * sensitivity, n_functions * n_points,
                                   budget.epsilon, budget.delta)
 
-    def _release(self, values, K_uu, scale, rng):
+    def _release(self, values, K_uu, scale, radius, rng):
         noisy = values + rng.laplace(0.0, scale, size=values.shape)
-        radius = (self.kappa_ + self.certificate_tol_) / self.alpha
         # Seed 000, Alg. 2 line 2: least squares over the ball C (post-processing).
         return ball_least_squares(K_uu, noisy, radius)
 
@@ -503,12 +512,12 @@ class PrivateKernelSVC(_KernelERMClassifier):
     def _check_release_params(self):
         check_option(self.calibration, "calibration", CALIBRATIONS)
 
-    def _release_scale(self, budget, n_functions, n_points):
+    def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
         # Seed 003, eq. (1): f + (Delta c(delta) / epsilon) G, with the direct sum of the
         # one-vs-rest functions having sensitivity sqrt(n_functions) Delta.
-        return functional_noise_sigma(math.sqrt(n_functions) * self.sensitivity_,
+        return functional_noise_sigma(math.sqrt(n_functions) * sensitivity,
                                       budget.epsilon, budget.delta, self.calibration)
 
-    def _release(self, values, K_uu, scale, rng):
+    def _release(self, values, K_uu, scale, radius, rng):
         coef, _ = gp_release(values, K_uu, scale, rng)
         return coef

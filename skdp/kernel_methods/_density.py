@@ -5,7 +5,6 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin
@@ -17,8 +16,12 @@ from skdp.kernel_methods._functional import (
     gp_release,
     public_support,
 )
+from skdp.kernel_methods._kernels import gaussian_kernel
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_option, check_positive_int, check_real
+
+# Quasi-Monte Carlo points used to normalize a released density over its box.
+_N_NORMALIZE = 4096
 
 __all__ = ["PrivateHistogram", "PrivateKernelDensity", "histogram_sensitivity",
            "kde_sensitivity"]
@@ -72,20 +75,24 @@ def histogram_sensitivity(n_samples):
     return math.sqrt(2.0) / n_samples
 
 
-def _check_min_density(min_density):
-    if min_density is None:
-        return None
-    return check_real(min_density, "min_density", low=0.0, low_inclusive=False)
-
-
 class _DensityMixin:
-    """``score_samples``/``score`` from a released density that may be negative."""
+    """Turn a released function (possibly negative, not normalized) into a density.
 
-    def _floor(self):
-        return self.noise_floor_ if self.min_density is None else self.min_density
+    ``score_samples`` scores the post-processed density
+    ``q = (1 - w) max(f, 0) / Z + w / vol`` on the public box ``box_`` (and 0
+    outside it), where ``Z`` integrates ``max(f, 0)`` over the box and ``w``
+    is ``uniform_weight``. Post-processing a private release costs no privacy.
+    """
+
+    def _set_normalizer(self, box, mass):
+        self.box_ = box
+        self.normalizer_ = float(mass)
+
+    def _volume(self):
+        return float(np.prod(self.box_[:, 1] - self.box_[:, 0]))
 
     def score_samples(self, X):
-        """Log of the released density, floored at ``min_density``.
+        """Log of the post-processed released density.
 
         Parameters
         ----------
@@ -95,13 +102,23 @@ class _DensityMixin:
         Returns
         -------
         log_density : ndarray of shape (n_queries,)
-            ``log(max(density(X), floor))``: functional perturbation can make
-            the released density negative where the true one is small.
+            ``log q(x)`` with ``q`` the released density clipped at zero,
+            renormalized over ``box_`` and mixed with the uniform density of
+            weight ``uniform_weight``; ``-inf`` outside ``box_``.
         """
-        return np.log(np.maximum(self.density(X), self._floor()))
+        raw = self.density(X)
+        X = np.asarray(X, dtype=float)
+        weight = check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
+        if self.normalizer_ > 0:
+            q = (1.0 - weight) * np.maximum(raw, 0.0) / self.normalizer_ + weight / self._volume()
+        else:
+            q = np.full(raw.shape, 1.0 / self._volume())
+        inside = np.all((X >= self.box_[:, 0]) & (X <= self.box_[:, 1]), axis=1)
+        with np.errstate(divide="ignore"):
+            return np.where(inside, np.log(q), -np.inf)
 
     def score(self, X, y=None):
-        """Total floored log-likelihood of ``X`` under the released density.
+        """Total log-likelihood of ``X`` under the post-processed released density.
 
         Parameters
         ----------
@@ -147,9 +164,9 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     n_public : int, default=1000
         Number of support points laid over ``bounds``: a regular grid when
         at least 8 points per axis fit, else a scrambled Halton sample.
-    min_density : float or None, default=None
-        Floor applied by ``score_samples``. ``None`` uses the noise standard
-        deviation ``noise_scale_``: densities below the noise are not resolved.
+    uniform_weight : float, default=0.01
+        Weight of the uniform density on the box mixed into the density that
+        ``score_samples`` scores (see there), in ``[0, 1]``.
     %(random_state)s
     %(accountant)s
 
@@ -165,8 +182,12 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         RKHS sensitivity ``Delta = sqrt(2) / (n (2 pi h^2)^{d/2})``.
     noise_scale_ : float
         ``sigma = Delta c(delta) / epsilon``, the multiplier of the sample path.
-    noise_floor_ : float
-        Default floor of ``score_samples`` (equal to ``noise_scale_``).
+    box_ : ndarray of shape (n_features, 2)
+        The public box over which ``score_samples`` normalizes: ``bounds``, or
+        the bounding box of ``X_public``.
+    normalizer_ : float
+        Integral of the positive part of the released density over ``box_``
+        (quasi-Monte Carlo on 4096 points).
     delta_ : float
         The delta used.
     privacy_spent_ : PrivacyBudget
@@ -225,7 +246,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, bandwidth=1.0, *, epsilon=1.0, delta=None, calibration="analytic",
-                 bounds=(-3.0, 3.0), n_public=1000, min_density=None, random_state=None,
+                 bounds=(-3.0, 3.0), n_public=1000, uniform_weight=0.01, random_state=None,
                  accountant=None):
         self.bandwidth = bandwidth
         self.epsilon = epsilon
@@ -233,7 +254,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         self.calibration = calibration
         self.bounds = bounds
         self.n_public = n_public
-        self.min_density = min_density
+        self.uniform_weight = uniform_weight
         self.random_state = random_state
         self.accountant = accountant
 
@@ -267,29 +288,35 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         n, d = X.shape
         h = self._bandwidth(n, d)
         check_option(self.calibration, "calibration", CALIBRATIONS)
-        _check_min_density(self.min_density)
+        check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
         if X_public is None:
-            check_bounds(self.bounds, d)
-            check_positive_int(self.n_public, "n_public")
+            box = check_bounds(self.bounds, d)
+            support = public_support(box, self.n_public, d)
         else:
-            X_public = validate_data(self, X_public, dtype=np.float64, reset=False)
+            support = validate_data(self, X_public, dtype=np.float64, reset=False)
+            box = np.column_stack([support.min(axis=0), support.max(axis=0)])
+            if np.any(box[:, 0] >= box[:, 1]):
+                raise ValueError("X_public must span a box of positive volume.")
+        gamma = 1.0 / (2.0 * h**2)
+        budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
+        sensitivity = kde_sensitivity(h, n, d)
+        sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
+                                       self.calibration)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
-        support = (public_support(self.bounds, self.n_public, d, rng) if X_public is None
-                   else X_public)
-        gamma = 1.0 / (2.0 * h**2)
-        self.sensitivity_ = kde_sensitivity(h, n, d)
-        self.noise_scale_ = functional_noise_sigma(self.sensitivity_, budget.epsilon,
-                                                   budget.delta, self.calibration)
+        self.sensitivity_ = sensitivity
+        self.noise_scale_ = sigma
         norm = (2.0 * math.pi * h**2) ** (-d / 2.0)
-        values = norm * rbf_kernel(support, X, gamma=gamma).mean(axis=1)
-        self.dual_coef_, _ = gp_release(values, rbf_kernel(support, gamma=gamma),
+        values = norm * gaussian_kernel(support, X, gamma).mean(axis=1)
+        self.dual_coef_, _ = gp_release(values, gaussian_kernel(support, support, gamma),
                                         self.noise_scale_, rng)
         self.support_ = support
         self.bandwidth_ = h
-        self.noise_floor_ = self.noise_scale_
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
+        grid = public_support(box, _N_NORMALIZE, d)
+        volume = float(np.prod(box[:, 1] - box[:, 0]))
+        self._set_normalizer(box, volume * np.mean(np.maximum(self.density(grid), 0.0)))
         return self
 
     def density(self, X):
@@ -307,7 +334,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         gamma = 1.0 / (2.0 * self.bandwidth_**2)
-        return rbf_kernel(X, self.support_, gamma=gamma) @ self.dual_coef_
+        return gaussian_kernel(X, self.support_, gamma) @ self.dual_coef_
 
 
 @fill_doc
@@ -333,9 +360,10 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
     calibration : {"analytic", "hall"}, default="analytic"
         Noise calibration (see :class:`PrivateKernelDensity`).
-    min_density : float or None, default=None
-        Floor applied by ``score_samples``. ``None`` uses the noise standard
-        deviation of a bin's density.
+    uniform_weight : float, default=0.01
+        Weight of the uniform density mixed into the density that
+        ``score_samples`` scores, in ``[0, 1]`` (see
+        :meth:`PrivateKernelDensity.score_samples`).
     %(random_state)s
     %(accountant)s
 
@@ -349,8 +377,10 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         ``sqrt(2) / n``, the L2 sensitivity of the frequencies.
     noise_scale_ : float
         Standard deviation of the noise on each frequency.
-    noise_floor_ : float
-        Default floor of ``score_samples``: ``noise_scale_ / bin volume``.
+    box_ : ndarray of shape (n_features, 2)
+        The range of the bins.
+    normalizer_ : float
+        Sum of the positive noisy frequencies.
     delta_ : float
         The delta used.
     privacy_spent_ : PrivacyBudget
@@ -384,13 +414,14 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, bins=10, *, bounds=(-3.0, 3.0), epsilon=1.0, delta=None,
-                 calibration="analytic", min_density=None, random_state=None, accountant=None):
+                 calibration="analytic", uniform_weight=0.01, random_state=None,
+                 accountant=None):
         self.bins = bins
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
         self.calibration = calibration
-        self.min_density = min_density
+        self.uniform_weight = uniform_weight
         self.random_state = random_state
         self.accountant = accountant
 
@@ -421,20 +452,23 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         bins = self._bins(d)
         box = check_bounds(self.bounds, d)
         check_option(self.calibration, "calibration", CALIBRATIONS)
-        _check_min_density(self.min_density)
+        check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
+        budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
+        sensitivity = histogram_sensitivity(n)
+        sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
+                                       self.calibration)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         edges = [np.linspace(lo, hi, b + 1) for (lo, hi), b in zip(box, bins)]
         counts, _ = np.histogramdd(X, bins=edges)
-        self.sensitivity_ = histogram_sensitivity(n)
-        self.noise_scale_ = functional_noise_sigma(self.sensitivity_, budget.epsilon,
-                                                   budget.delta, self.calibration)
+        self.sensitivity_ = sensitivity
+        self.noise_scale_ = sigma
         # Seed 003, Sec. 3.3: f_D + (Delta c(delta) / epsilon) G, G i.i.d. N(0, 1) per bin.
         freq = counts / n + self.noise_scale_ * rng.standard_normal(counts.shape)
         volume = float(np.prod([(hi - lo) / b for (lo, hi), b in zip(box, bins)]))
         self.bin_edges_ = edges
         self.hist_ = freq / volume
-        self.noise_floor_ = self.noise_scale_ / volume
+        self._set_normalizer(box, np.sum(np.maximum(freq, 0.0)))
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
         return self

@@ -193,12 +193,13 @@ def check_bounds(bounds, n_features):
     return box
 
 
-def public_support(bounds, n_points, n_features, rng, *, grid=True):
+def public_support(bounds, n_points, n_features):
     """Data-independent public points covering a box.
 
-    A regular grid when at least 8 points per axis fit in ``n_points``
-    (and ``grid`` is true), otherwise a scrambled Halton sequence of
-    ``n_points`` points (drawn from ``rng``, never from the data).
+    A regular grid when at least 8 points per axis fit in ``n_points``,
+    otherwise ``n_points`` points of a scrambled Halton sequence. Neither
+    depends on the data, and both are deterministic (the scrambling is not
+    privacy noise), so they can be laid out before any budget is spent.
 
     Parameters
     ----------
@@ -208,10 +209,6 @@ def public_support(bounds, n_points, n_features, rng, *, grid=True):
         Target number of points.
     n_features : int
         Dimension.
-    rng : numpy.random.Generator
-        Scrambling source.
-    grid : bool, default=True
-        Whether a regular grid may be used.
 
     Returns
     -------
@@ -220,8 +217,8 @@ def public_support(bounds, n_points, n_features, rng, *, grid=True):
     box = check_bounds(bounds, n_features)
     n_points = check_positive_int(n_points, "n_public")
     per_axis = int(math.floor(n_points ** (1.0 / n_features) + 1e-9))
-    if grid and per_axis >= 8:
+    if per_axis >= 8:
         axes = [np.linspace(lo, hi, per_axis) for lo, hi in box]
         return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, n_features)
-    unit = qmc.Halton(d=n_features, scramble=True, seed=rng).random(n_points)
+    unit = qmc.Halton(d=n_features, scramble=True, rng=np.random.default_rng(0)).random(n_points)
     return box[:, 0] + unit * (box[:, 1] - box[:, 0])

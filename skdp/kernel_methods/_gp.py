@@ -204,13 +204,16 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         check_option(self.calibration, "calibration", CALIBRATIONS)
         K = kernel(X)
         sensitivity, factor = gp_mean_sensitivity(K, alpha, hi - lo)
-        budget, rng = self._start_private_fit(X.shape[0], default_delta=default_delta,
+        n = X.shape[0]
+        budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
+        sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
+                                       self.calibration)
+        budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         offset = 0.5 * (lo + hi)
         mean_at_x = K @ linalg.cho_solve(factor, np.clip(y, lo, hi) - offset, check_finite=False)
         self.sensitivity_ = sensitivity
-        self.noise_scale_ = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
-                                                   self.calibration)
+        self.noise_scale_ = sigma
         self.dual_coef_, _ = gp_release(mean_at_x, K, self.noise_scale_, rng)
         self.X_train_ = X
         self.y_offset_ = offset

@@ -17,6 +17,7 @@ import re
 import textwrap
 
 import numpy as np
+from scipy.spatial.distance import cdist
 from sklearn.gaussian_process.kernels import Kernel as SklearnGPKernel
 from sklearn.metrics.pairwise import pairwise_kernels
 
@@ -30,6 +31,7 @@ __all__ = [
     "KernelParamsMixin",
     "ResolvedKernel",
     "fill_kernel_doc",
+    "gaussian_kernel",
     "resolve_kernel",
 ]
 
@@ -72,6 +74,38 @@ kernel_bound : float or None, default=None
     objects)."""
 
 
+def gaussian_kernel(A, B, gamma):
+    """``exp(-gamma ||a - b||^2)`` for validated float arrays (no input checks: fast).
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, d)
+    B : ndarray of shape (k, d)
+    gamma : float
+
+    Returns
+    -------
+    K : ndarray of shape (m, k)
+    """
+    return np.exp(-gamma * cdist(A, B, "sqeuclidean"))
+
+
+def _named_kernel(name, A, B, params):
+    """The common named kernels on validated arrays; scikit-learn's for the rest."""
+    gamma = params.get("gamma")
+    gamma = 1.0 / A.shape[1] if gamma is None else gamma
+    if name == "rbf":
+        return gaussian_kernel(A, B, gamma)
+    if name == "laplacian":
+        return np.exp(-gamma * cdist(A, B, "cityblock"))
+    if name == "linear":
+        return A @ B.T
+    if name in ("poly", "polynomial"):
+        return (gamma * (A @ B.T) + params["coef0"]) ** params["degree"]
+    return np.asarray(pairwise_kernels(A, B, metric=name, filter_params=True, **params),
+                      dtype=float)
+
+
 class ResolvedKernel:
     """A validated kernel with a norm bound, applied with feature-space clipping.
 
@@ -88,10 +122,9 @@ class ResolvedKernel:
     def _raw(self, A, B):
         if isinstance(self.kernel, SklearnGPKernel):
             return np.asarray(self.kernel(A, B), dtype=float)
-        metric = self.kernel
-        if metric == "polynomial":
-            metric = "poly"
-        return np.asarray(pairwise_kernels(A, B, metric=metric, filter_params=True,
+        if isinstance(self.kernel, str):
+            return _named_kernel(self.kernel, A, B, self.params)
+        return np.asarray(pairwise_kernels(A, B, metric=self.kernel, filter_params=True,
                                            **self.params), dtype=float)
 
     def _raw_diag(self, A):
@@ -106,8 +139,7 @@ class ResolvedKernel:
             gamma = 1.0 / A.shape[1] if gamma is None else gamma
             return (gamma * np.einsum("ij,ij->i", A, A) + self.params["coef0"]) ** self.params["degree"]
         # A callable: one evaluation per row.
-        extra = {k: v for k, v in self.params.items() if k not in ("gamma", "degree", "coef0")}
-        return np.array([float(self.kernel(a, a, **extra)) for a in A])
+        return np.array([float(self.kernel(a, a, **self.params)) for a in A])
 
     def scale(self, A):
         """Feature-space clipping factors ``s(x) = min(1, kappa / sqrt(k(x, x)))``."""
@@ -184,11 +216,12 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
                              f"for every degree; got coef0={params['coef0']}.")
         natural = 1.0 if kernel in _UNIT_DIAGONAL else None
     elif isinstance(kernel, SklearnGPKernel):
-        natural = None
+        params, natural = {}, None
         if kernel.is_stationary():
             natural = float(kernel.diag(np.zeros((1, n_features)))[0])
     elif callable(kernel):
-        natural = None
+        # As KernelRidge: a callable gets kernel_params only.
+        params, natural = dict(kernel_params or {}), None
     else:
         raise TypeError(f"kernel must be a string, a callable or a scikit-learn GP kernel; "
                         f"got {kernel!r}.")
