@@ -9,6 +9,7 @@ from joblib import parallel_backend
 from scipy import optimize
 from sklearn.base import clone
 from sklearn.datasets import make_moons
+from sklearn.exceptions import NotFittedError
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF
 from sklearn.model_selection import GridSearchCV
@@ -20,10 +21,12 @@ import skdp.kernel_methods._classifiers as classifiers_module
 import skdp.kernel_methods._density as density_module
 from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
 from skdp.kernel_methods import (
+    InteractiveKernelPredictor,
     PrivateGaussianProcessRegressor,
     PrivateHistogram,
     PrivateKernelClassifier,
     PrivateKernelDensity,
+    PrivateKernelNetClassifier,
     PrivateKernelSVC,
 )
 from skdp.kernel_methods._classifiers import ball_least_squares, tddl_laplace_scale
@@ -33,7 +36,7 @@ from skdp.kernel_methods._functional import functional_noise_sigma, gp_release
 from skdp.kernel_methods._gp import gp_mean_sensitivity
 from skdp.kernel_methods._kernels import gaussian_kernel, resolve_kernel
 from skdp.linear_model._losses import HuberSVMLoss, LogisticLoss
-from skdp.mechanisms import gaussian_sigma_analytic
+from skdp.mechanisms import SparseVector, gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
 
 
@@ -325,6 +328,51 @@ def test_multiclass_and_string_labels():
             est.fit(X, y)
         assert est.decision_function(X).shape == (300, 3)
         assert est.score(X, y) > 0.9
+
+
+# ------------------------------------------------- TDIL (Alg. 3) and PINP (Alg. 1)
+
+
+def test_tdil_noise_and_accuracy(moons):
+    X, y, X_test, y_test, _ = moons
+    est = PrivateKernelNetClassifier(gamma=2.0, alpha=0.5, bounds=(-1.5, 2.5), n_rounds=60,
+                                     epsilon=20.0, delta=1e-6, random_state=0).fit(X, y)
+    sens = 2 / (0.5 * 1200) * (1 + 1e-3)
+    # 2 mechanisms (exponential, Laplace) per round, composed (Thm. 7).
+    assert est.noise_scale_ == pytest.approx(tddl_laplace_scale(sens, 120, 20.0, 1e-6), rel=1e-12)
+    assert est.support_.shape == (400, 2)  # a 20 x 20 grid over the box
+    assert 0 < np.count_nonzero(est.dual_coef_) <= 60
+    assert est.score(X_test, y_test) > 0.85
+    pure = PrivateKernelNetClassifier(gamma=2.0, alpha=0.5, n_rounds=10, epsilon=1.0,
+                                      delta=0.0, random_state=0).fit(X, y)
+    assert pure.noise_scale_ == pytest.approx(sens * 20 / 1.0)  # basic composition
+
+
+def test_interactive_predictor():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    service = InteractiveKernelPredictor(gamma=0.5, alpha=1.0, epsilon=10.0, delta=1e-6,
+                                         max_updates=20, accountant=acc, random_state=0)
+    with pytest.raises(NotFittedError):
+        service.predict(X[:2])
+    service.fit(X, y)
+    sens = 2 / (1.0 * 2000) * (1 + 1e-3)
+    assert service.sensitivity_ == pytest.approx(sens, rel=1e-12)
+    assert service.noise_scale_ == pytest.approx(tddl_laplace_scale(sens, 20, 5.0, 5e-7))
+    probe = SparseVector(epsilon=5.0, delta=5e-7, threshold=0.0, cutoff=20, sensitivity=sens)
+    assert service.threshold_ == pytest.approx(4 * probe.noise_scale)
+    Q = rng.normal(size=(400, 2))
+    answers = service.predict(Q)
+    assert np.mean(answers == np.where(Q[:, 0] > 0, "yes", "no")) > 0.85
+    assert service.n_queries_ == 400 and service.n_updates_ <= 20
+    assert [s.budget for s in acc.spends] == [PrivacyBudget(10.0, 1e-6)]  # charged once
+    service.decision_function(Q)
+    if service.exhausted:  # frozen: the same query gets the same answer, for free
+        assert np.array_equal(service.decision_function(Q[:5]), service.decision_function(Q[:5]))
+    with pytest.raises(ValueError, match="binary"):
+        InteractiveKernelPredictor().fit(X, np.arange(2000) % 3)
 
 
 # -------------------------------------------------------------- kernels

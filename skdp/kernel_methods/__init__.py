@@ -10,11 +10,14 @@ Gaussian-process sample path.
 from skdp.kernel_methods._classifiers import PrivateKernelClassifier, PrivateKernelSVC
 from skdp.kernel_methods._density import PrivateHistogram, PrivateKernelDensity
 from skdp.kernel_methods._gp import PrivateGaussianProcessRegressor
+from skdp.kernel_methods._idc import InteractiveKernelPredictor, PrivateKernelNetClassifier
 
 __all__ = [
+    "InteractiveKernelPredictor",
     "PrivateGaussianProcessRegressor",
     "PrivateHistogram",
     "PrivateKernelClassifier",
     "PrivateKernelDensity",
+    "PrivateKernelNetClassifier",
     "PrivateKernelSVC",
 ]

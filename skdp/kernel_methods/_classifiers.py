@@ -134,10 +134,11 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         """Noise scale of the release for ``n_functions`` one-vs-rest functions."""
         raise NotImplementedError
 
-    def _release(self, values, K_uu, scale, radius, rng):
+    def _release(self, values, K_uu, scale, context, rng):
         """Coefficients on the public points of one released function.
 
-        ``radius`` bounds the RKHS norm of every certified minimizer.
+        ``context`` holds ``kappa``, ``sensitivity`` (of the minimizer) and
+        ``radius`` (a bound on the RKHS norm of every certified minimizer).
         """
         raise NotImplementedError
 
@@ -190,10 +191,11 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         K_xx = kernel(X)
         K_ux = kernel(support, X)
         K_uu = kernel(support)
+        context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius}
 
         def fit_binary(K, y_pm1, child_rng):
             beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter)
-            return self._release(K_ux @ beta, K_uu, scale, radius, child_rng), n_iter
+            return self._release(K_ux @ beta, K_uu, scale, context, child_rng), n_iter
 
         results = fit_one_vs_rest(fit_binary, K_xx, y_index, len(self.classes_), rng,
                                   n_jobs=self.n_jobs)
@@ -308,7 +310,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     Replace-one neighbours (seed 000, Definition 1); the features and labels
     of every training row are protected; ``X_public`` is not. Seed 000,
     Thm. 4: the exact ERM minimizer moves by at most ``2 L R_phi / (lambda n)``
-    in the RKHS (``L = 1`` for both losses; Chaudhuri et al. 2011, Cor. 8), so
+    in the RKHS (``L = 1`` for both losses; seed 002, Corollary 1), so
     each prediction moves by at most ``R_phi`` times that, and the ``T``
     (times the number of one-vs-rest functions) Laplace-noised predictions
     compose to ``(epsilon, delta)``-DP (:func:`tddl_laplace_scale`). The
@@ -381,10 +383,10 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         return tddl_laplace_scale(kappa * sensitivity, n_functions * n_points,
                                   budget.epsilon, budget.delta)
 
-    def _release(self, values, K_uu, scale, radius, rng):
+    def _release(self, values, K_uu, scale, context, rng):
         noisy = values + rng.laplace(0.0, scale, size=values.shape)
         # Seed 000, Alg. 2 line 2: least squares over the ball C (post-processing).
-        return ball_least_squares(K_uu, noisy, radius)
+        return ball_least_squares(K_uu, noisy, context["radius"])
 
 
 @fill_kernel_doc
@@ -518,6 +520,6 @@ class PrivateKernelSVC(_KernelERMClassifier):
         return functional_noise_sigma(math.sqrt(n_functions) * sensitivity,
                                       budget.epsilon, budget.delta, self.calibration)
 
-    def _release(self, values, K_uu, scale, radius, rng):
+    def _release(self, values, K_uu, scale, context, rng):
         coef, _ = gp_release(values, K_uu, scale, rng)
         return coef

@@ -30,7 +30,7 @@ __all__ = ["PrivateHistogram", "PrivateKernelDensity", "histogram_sensitivity",
 def kde_sensitivity(bandwidth, n_samples, n_features):
     """RKHS sensitivity of the Gaussian kernel density estimator (replace-one).
 
-    Seed 003, Sec. 3.3 (Hall, Rinaldo and Wasserman 2013, Sec. 4.2):
+    Seed 003, Sec. 3.3 (after Hall, Rinaldo and Wasserman 2013):
     ``f_D = (1/n) sum_i (2 pi h^2)^{-d/2} k(., x_i)`` with
     ``k(x, y) = exp(-||x - y||^2 / (2 h^2))``; replacing ``x_i`` by ``x_i'``
     changes ``f_D`` by ``(2 pi h^2)^{-d/2} (k(., x_i) - k(., x_i')) / n``, whose
@@ -200,9 +200,9 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     Replace-one neighbours (datasets of the same public size ``n`` differing
     in one row); every feature of every row is protected, with no bound on
     the data (the Gaussian kernel is bounded). ``(epsilon, delta)``-DP by Hall,
-    Rinaldo and Wasserman (2013), Cor. 9 / seed 003, Definition 2 with the
-    sensitivity of their Sec. 4.2 (:func:`kde_sensitivity`), which we checked
-    and agree with. Seed 003 writes the kernel's exponent as ``<., x_i>``; it
+    Rinaldo and Wasserman (2013) / seed 003, Definition 2, with the
+    sensitivity of seed 003, Sec. 3.3 (:func:`kde_sensitivity`), which we
+    re-derived and agree with. Seed 003 writes the kernel's exponent as ``<., x_i>``; it
     is ``||. - x_i||^2``. The Gaussian process uses the *unnormalized* kernel
     ``exp(-||x - y||^2 / (2 h^2))``, the one whose RKHS norm the sensitivity
     is measured in. Seed 003's ``c(delta) = sqrt(2 log(2/delta))`` is not

@@ -55,11 +55,12 @@ def erm_sensitivity(kappa, alpha, n_samples, tol):
     Seed 000, Sec. 4, eq. (2) with a loss that is 1-Lipschitz in the margin:
     the exact minimizers of neighbouring datasets satisfy
     ``||w*(D) - w*(D')||_H <= 2 L R_phi / (lambda n)`` with ``L = 1`` and
-    ``R_phi = kappa`` (Chaudhuri, Monteleoni and Sarwate 2011, Cor. 8; the same
-    bound is Hall, Rinaldo and Wasserman 2013's for minimizers of regularized
-    functionals in an RKHS, with their ``lambda ||f||^2`` written as
-    ``(alpha / 2) ||f||^2``). Each released point is within ``tol / alpha``
-    of its exact minimizer, which adds ``2 tol / alpha``.
+    ``R_phi = kappa``: seed 002, Corollary 1 (Chaudhuri, Monteleoni and
+    Sarwate 2011), whose strong-convexity argument holds verbatim in an
+    RKHS. (Hall, Rinaldo and Wasserman 2013 bound the same quantity for
+    their kernel SVM by an algorithmic-stability argument; we had only their
+    abstract and rely on the derivation above.) Each released point is
+    within ``tol / alpha`` of its exact minimizer, which adds ``2 tol / alpha``.
 
     Parameters
     ----------

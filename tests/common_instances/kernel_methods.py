@@ -4,6 +4,7 @@ from skdp.kernel_methods import (
     PrivateHistogram,
     PrivateKernelClassifier,
     PrivateKernelDensity,
+    PrivateKernelNetClassifier,
     PrivateKernelSVC,
 )
 
@@ -13,6 +14,8 @@ INSTANCES = [
     PrivateHistogram(bins=5, epsilon=10.0, random_state=0),
     PrivateKernelClassifier(alpha=0.01, epsilon=1e3, n_public=64, random_state=0),
     PrivateKernelDensity(bandwidth=0.5, epsilon=10.0, n_public=64, random_state=0),
+    PrivateKernelNetClassifier(alpha=0.05, epsilon=1e3, n_public=100, n_rounds=40,
+                               random_state=0),
     PrivateKernelSVC(alpha=0.01, epsilon=1e3, n_public=64, random_state=0),
 ]
 

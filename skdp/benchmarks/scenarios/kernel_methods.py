@@ -11,11 +11,12 @@ counterpart fitted in the same run:
   :class:`sklearn.gaussian_process.GaussianProcessRegressor` (same fixed kernel
   and noise level, no hyperparameter tuning);
 * classification: two moons; test accuracy of :class:`PrivateKernelClassifier`
-  (seed 000 TDDL, public sample of the test distribution) and
+  (seed 000 TDDL, public sample of the test distribution),
+  :class:`PrivateKernelNetClassifier` (seed 000 TDIL, no public data) and
   :class:`PrivateKernelSVC` (functional perturbation) vs :class:`sklearn.svm.SVC`
   with the same kernel (``C = 1 / (alpha n)``, ``alpha = 0.01``). Each private
-  learner uses the regularization that suits its noise (TDDL ``alpha = 0.5``,
-  functional ``alpha = 0.05``; found on this generated problem, so treat the
+  learner uses the regularization that suits its noise (TDDL and TDIL
+  ``alpha = 0.5``, functional ``alpha = 0.05``; found on this generated problem, so treat the
   comparison as an illustration, not a tuned-private result).
 """
 
@@ -36,6 +37,7 @@ from skdp.kernel_methods import (
     PrivateHistogram,
     PrivateKernelClassifier,
     PrivateKernelDensity,
+    PrivateKernelNetClassifier,
     PrivateKernelSVC,
 )
 
@@ -129,6 +131,9 @@ def _classification(quick, seed, n_draws):
     rows += _sweep(data, "PrivateKernelClassifier (TDDL)",
                    PrivateKernelClassifier(gamma=gamma, alpha=0.5), epsilons, n_draws, seed,
                    accuracy, base_sec, fit_params={"X_public": Z}, note="100 public test points")
+    rows += _sweep(data, "PrivateKernelNetClassifier (TDIL)",
+                   PrivateKernelNetClassifier(gamma=gamma, alpha=0.5, bounds=(-1.5, 2.5)),
+                   epsilons, n_draws, seed, accuracy, base_sec, note="no public data; 400-point net")
     rows += _sweep(data, "PrivateKernelSVC (functional)",
                    PrivateKernelSVC(gamma=gamma, alpha=0.05), epsilons, n_draws, seed, accuracy,
                    base_sec, fit_params={"X_public": Z}, note="100 public test points")
