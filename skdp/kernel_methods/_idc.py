@@ -131,6 +131,9 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     value at the chosen point by at most half the threshold toward the noisy
     target, which decreases ``||w_t - w*||`` whenever the true disagreement
     exceeds the threshold (the potential argument of Gupta et al. 2011).
+    Noisy values are clipped to ``[-R_phi rho, R_phi rho]``, the public range
+    of ``<w*, phi(z)>`` (``rho = (R_phi + tol) / lambda`` bounds ``||w*||``), a
+    post-processing that keeps pure noise from triggering updates.
 
     References
     ----------
@@ -206,14 +209,17 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         eps0 = value_sensitivity / scale
         threshold = 3.0 * scale if self.threshold is None else self.threshold
         step = threshold / (2.0 * kappa**2)
+        limit = kappa * context["radius"]  # |<w*, phi(z)>| <= R_phi ||w*||
         current = np.zeros_like(values)  # w_t on the net
         coef = np.zeros_like(values)
         for _ in range(self.n_rounds):
             # Alg. 3 line 5: the exponential mechanism picks where w_t and w* disagree.
             j = exponential_mechanism(np.abs(values - current), epsilon=eps0,
                                       sensitivity=value_sensitivity, random_state=rng)
-            # Line 6: the noisy disagreement at the chosen point.
-            gap = values[j] + rng.laplace(0.0, scale) - current[j]
+            # Line 6: the noisy disagreement at the chosen point (the noisy value is
+            # clipped to the public range of <w*, phi(z)>: post-processing).
+            noisy = np.clip(values[j] + rng.laplace(0.0, scale), -limit, limit)
+            gap = noisy - current[j]
             if abs(gap) > threshold:  # lines 7-8: move w_t toward w*
                 a = step * math.copysign(1.0, gap)
                 coef[j] += a
@@ -302,7 +308,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
 
     Notes
     -----
-    The step is ``eta = threshold / (2 R_phi^2)`` (see
+    The step is ``eta = threshold / (2 R_phi^2)`` and paid answers are
+    clipped to the public range of ``<w*, phi(z)>`` (see
     :class:`PrivateKernelNetClassifier`). The sparse vector's noise grows
     like ``sqrt(B)``, so the predictor is accurate only when the minimizer's
     sensitivity ``2 R_phi^2 / (lambda n)`` is small: large ``n`` or strong
@@ -402,6 +409,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         self._points = np.empty((0, d))
         self._coef = np.empty(0)
         self._step = self.threshold_ / (2.0 * kappa**2)
+        self._limit = kappa * (kappa + tol) / alpha  # |<w*, phi(z)>| <= R_phi ||w*||
         self.classes_ = classes
         self.sensitivity_ = sensitivity
         self.n_features_in_ = d
@@ -445,7 +453,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
                 out[t] = public  # Alg. 1 line 12: w_t is accurate here (free)
                 continue
             noisy = private[t] + self._rng.laplace(0.0, self.noise_scale_)
-            out[t] = noisy  # line 9: the paid answer
+            # Line 9: the paid answer, clipped to the public range of <w*, phi(z)>.
+            noisy = float(np.clip(noisy, -self._limit, self._limit))
+            out[t] = noisy
             self._points = np.vstack([self._points, z])
             self._coef = np.append(self._coef, math.copysign(self._step, noisy - public))
             self.n_updates_ += 1
