@@ -320,7 +320,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         return self
 
     def density(self, X):
-        """The released density at ``X`` (not floored; it can be negative).
+        """The released function at ``X`` (raw: it can be negative; see ``score_samples``).
 
         Parameters
         ----------
