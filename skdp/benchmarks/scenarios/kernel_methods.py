@@ -114,7 +114,7 @@ def _regression(rng, quick, seed, n_draws):
 
 
 def _classification(quick, seed, n_draws):
-    n = 800 if quick else 3000
+    n = 800 if quick else 1500
     X, y = make_moons(n, noise=0.2, random_state=seed)
     X_test, y_test = make_moons(2000, noise=0.2, random_state=seed + 1)
     Z = X_test[:100]  # public unlabeled sample of the test distribution
