@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import stats
+from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -68,7 +68,7 @@ def _probabilistic_gaussian_sigma(sensitivity, epsilon, delta):
     ``P[loss > epsilon] = Phi_bar(epsilon / a - a / 2) <= delta`` iff
     ``a <= sqrt(z^2 + 2 epsilon) - z`` with ``z = Phi_bar^{-1}(delta)``.
     """
-    z = float(stats.norm.isf(delta))
+    z = -float(special.ndtri(delta))
     return sensitivity / (math.sqrt(z * z + 2.0 * epsilon) - z)
 
 
@@ -88,7 +88,7 @@ class AMPCalibration:
         Part of ``eps1`` spent on the objective noise; ``eps1 - eps3`` pays for
         the regularization.
     reg_strength : float
-        ``Lambda = r beta / (eps1 - eps3)``; the objective's L2 term is
+        ``Lambda = C / (eps1 - eps3)``; the objective's L2 term is
         ``Lambda / (2 m) ||theta||^2``.
     sigma1 : float
         Standard deviation of the objective noise ``b1``.
@@ -98,6 +98,11 @@ class AMPCalibration:
         Certified bound on the gradient norm of the perturbed objective.
     lipschitz, smoothness, rank : float, float, int
         ``Delta``, ``beta`` and ``r`` of the loss on clipped rows.
+    curvature : float
+        ``C``, the bound on the summed eigenvalue change of the data
+        Hessian when one row is replaced: ``min(r beta, 2 T)`` with ``T``
+        a bound on the trace of one row's Hessian (``C = r beta`` for the
+        binary losses).
     n_samples : int
         ``m``.
     """
@@ -116,11 +121,12 @@ class AMPCalibration:
     lipschitz: float
     smoothness: float
     rank: int
+    curvature: float
     n_samples: int
 
 
 def amp_calibration(epsilon, delta, *, n_samples, lipschitz, smoothness, rank,
-                    output_fraction=0.01, eps3_fraction=None, gamma=None,
+                    trace_bound=None, output_fraction=0.01, eps3_fraction=None, gamma=None,
                     high_dimensional=False):
     """Split the budget and calibrate both noises of AMP (seed 004, Alg. 1).
 
@@ -136,6 +142,9 @@ def amp_calibration(epsilon, delta, *, n_samples, lipschitz, smoothness, rank,
         Smoothness constant ``beta`` of the per-row loss.
     rank : int
         Rank bound ``r`` of the difference of two rows' Hessians.
+    trace_bound : float or None, default=None
+        Bound ``T`` on the trace of one row's Hessian; when given, the
+        regularization uses ``C = min(r beta, 2 T)`` instead of ``r beta``.
     output_fraction : float, default=0.01
         ``f``: ``eps2 = f epsilon`` and ``delta2 = f delta``.
     eps3_fraction : float or None, default=None
@@ -167,8 +176,13 @@ def amp_calibration(epsilon, delta, *, n_samples, lipschitz, smoothness, rank,
             f"eps1 = {eps3:.6g} give eps1 - eps3 = {eps1 - eps3:.6g}. Use an eps3_fraction in "
             f"({max(0.0, 1.0 - 1.0 / eps1):.6g}, 1), or eps3_fraction=None for the default rule."
         )
-    # Alg. 1 line 2 (Lemma 4.3.2): Lambda = r beta / (eps1 - eps3).
-    reg_strength = rank * smoothness / (eps1 - eps3)
+    # Alg. 1 line 2 (Lemma 4.3.2): Lambda = r beta / (eps1 - eps3), or the
+    # tighter C / (eps1 - eps3) with C = min(r beta, 2 T) (see the estimator's
+    # Notes; C = r beta for the binary losses).
+    curvature = rank * smoothness
+    if trace_bound is not None:
+        curvature = min(curvature, 2.0 * trace_bound)
+    reg_strength = curvature / (eps1 - eps3)
     # Alg. 1 line 3 (Lemma 4.3.1): the gradient of the loss moves by at most
     # 2 Delta / m when one row is replaced; sigma1 = (2 Delta / m)(1 +
     # sqrt(2 ln(1/delta1))) / eps3 (the thesis' Gaussian calibration,
@@ -190,7 +204,7 @@ def amp_calibration(epsilon, delta, *, n_samples, lipschitz, smoothness, rank,
         epsilon=float(epsilon), delta=float(delta), eps1=eps1, eps2=eps2, eps3=eps3,
         delta1=delta1, delta2=delta2, reg_strength=reg_strength, sigma1=sigma1,
         sigma2=sigma2, gamma=gamma, lipschitz=float(lipschitz),
-        smoothness=float(smoothness), rank=int(rank), n_samples=m,
+        smoothness=float(smoothness), rank=int(rank), curvature=curvature, n_samples=m,
     )
 
 
@@ -475,7 +489,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         return amp_calibration(
             budget.epsilon, budget.delta, n_samples=n_samples,
             lipschitz=loss.lipschitz(data_norm), smoothness=loss.smoothness(data_norm),
-            rank=loss.hessian_rank_bound(n_params), output_fraction=params["f"],
+            rank=loss.hessian_rank_bound(n_params),
+            trace_bound=loss.hessian_trace_bound(data_norm), output_fraction=params["f"],
             eps3_fraction=params["f1"], gamma=params["gamma"],
             high_dimensional=high_dimensional,
         )
