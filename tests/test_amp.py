@@ -6,10 +6,11 @@ import pickle
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 import scipy.sparse as sp
 from scipy import optimize
 from scipy.special import expit, softmax
-from scipy.stats import norm
+from scipy.stats import chi2, norm
 from sklearn.base import clone
 from sklearn.datasets import load_digits, make_classification
 from sklearn.linear_model import LogisticRegression
@@ -21,7 +22,12 @@ from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
 from skdp.datasets import make_synthetic_l
 from skdp.exceptions import CertificationError
 from skdp.linear_model import DPLogisticRegressionAMP, MultinomialLoss
-from skdp.linear_model._amp import amp_calibration, eps3_fraction_rule
+from skdp.linear_model._amp import (
+    amp_calibration,
+    eps3_fraction_rule,
+    objective_noise_sigma,
+    thesis_eps3_fraction,
+)
 from skdp.linear_model._losses import LogisticLoss
 from skdp.linear_model._multinomial import MultinomialObjective
 from skdp.linear_model._objective import GLMObjective
@@ -52,8 +58,11 @@ def test_calibration_matches_hand_computed_values():
     assert cal.gamma == pytest.approx(1e-6)  # 1 / m^2
     # Lambda = r beta / (eps1 - eps3) = 2 * 0.25 / 0.099
     assert cal.reg_strength == pytest.approx(5.050505050505, rel=1e-10)
-    # sigma1 = (2 / m)(1 + sqrt(2 ln(1 / 9.9e-7))) / 0.891
-    assert cal.sigma1 == pytest.approx(0.002 * (1 + math.sqrt(2 * 13.8255614)) / 0.891, rel=1e-6)
+    # sigma1 = (2 / m) / (sqrt(t^2 + 2 eps3) - t), t^2 = 2 ln(1 / 9.9e-7) (chi-square, 2 dof)
+    t = math.sqrt(2 * 13.8255609)
+    assert cal.sigma1 == pytest.approx(0.002 / (math.sqrt(t * t + 2 * 0.891) - t), rel=1e-6)
+    # ... below the thesis' (2 / m)(1 + t) / eps3, valid here since eps3 <= 2 (1 + t).
+    assert cal.sigma1 < 0.002 * (1 + t) / 0.891
     # sigma2: the analytic Gaussian at the corrected sensitivity 2 m gamma / Lambda.
     sens = 2 * m * 1e-6 / 5.050505050505
     assert sens == pytest.approx(3.96e-4, rel=1e-9)
@@ -73,36 +82,44 @@ def test_calibration_matches_hand_computed_values():
     assert cal.sigma2 == pytest.approx(2 * half, rel=1e-6)
 
 
-def test_huber_and_softmax_constants_enter_lambda():
+def test_huber_and_softmax_constants_enter_lambda_and_sigma1():
     common = dict(n_samples=500, output_fraction=0.01, eps3_fraction=0.9)
-    huber = amp_calibration(1.0, 1e-6, lipschitz=1.0, smoothness=1 / (2 * 0.1), rank=2, **common)
+    huber = amp_calibration(1.0, 1e-6, lipschitz=1.0, smoothness=1 / (2 * 0.1), rank=2,
+                            trace_bound=5.0, **common)
+    assert huber.curvature == pytest.approx(10.0)
     assert huber.reg_strength == pytest.approx(2 * 5.0 / 0.099)
     loss = MultinomialLoss(10)
-    soft = amp_calibration(1.0, 1e-6, lipschitz=loss.lipschitz(2.0), smoothness=loss.smoothness(2.0),
-                           rank=loss.hessian_rank_bound(650), **common)
+    soft = amp_calibration(1.0, 1e-6, lipschitz=loss.lipschitz(2.0),
+                           smoothness=loss.smoothness(2.0), rank=loss.hessian_rank_bound(650),
+                           trace_bound=loss.hessian_trace_bound(2.0), **common)
     assert soft.rank == 18
-    assert soft.reg_strength == pytest.approx(18 * 2.0 / 0.099)  # beta = 2^2 / 2
-    assert soft.sigma1 == pytest.approx(
-        (2 * 2 * math.sqrt(2) / 500) * (1 + math.sqrt(2 * math.log(1 / 9.9e-7))) / 0.891)
+    # C = min(r beta, 2 T) = min(18 * 2^2 / 2, 2 * 0.9 * 2^2) = 7.2
+    assert soft.curvature == pytest.approx(7.2)
+    assert soft.reg_strength == pytest.approx(7.2 / 0.099)
+    # sigma1 uses the chi-square tail with r = 18 degrees of freedom.
+    sens = 2 * 2 * math.sqrt(2) / 500
+    t = math.sqrt(chi2.isf(9.9e-7, 18))
+    assert soft.sigma1 == pytest.approx(sens / (math.sqrt(t * t + 2 * 0.891) - t), rel=1e-9)
+    thesis = sens * (1 + math.sqrt(2 * math.log(1 / 9.9e-7))) / 0.891
+    assert soft.sigma1 > 1.2 * thesis  # the thesis formula would under-noise the softmax
 
 
-def test_sigma1_switches_to_the_exact_tail_calibration_for_large_eps3():
-    m, delta = 100, 1e-4
-    cal = amp_calibration(40.0, delta, n_samples=m, lipschitz=1.0, smoothness=0.25, rank=2)
-    sens = 2.0 / m
-    thesis = sens * (1 + math.sqrt(2 * math.log(1 / cal.delta1))) / cal.eps3
-
-    def tail(sigma):  # P[privacy loss > eps3] for the Gaussian shift sens
-        a = sens / sigma
-        return norm.sf(cal.eps3 / a - a / 2)
-
-    assert tail(thesis) > cal.delta1  # the thesis calibration would fail here
-    assert tail(cal.sigma1) == pytest.approx(cal.delta1, rel=1e-6)
-    assert cal.sigma1 > thesis
-    small = amp_calibration(1.0, delta, n_samples=m, lipschitz=1.0, smoothness=0.25, rank=2)
-    assert small.sigma1 == pytest.approx(
-        sens * (1 + math.sqrt(2 * math.log(1 / small.delta1))) / small.eps3)
-    assert tail(small.sigma1) < small.delta1
+def test_objective_noise_meets_the_tail_bound_and_replaces_the_thesis_formula():
+    sens, delta1 = 0.02, 1e-4
+    for eps3 in (0.05, 1.0, 5.0, 12.0, 40.0):
+        for k in (1, 2, 7):
+            sigma = objective_noise_sigma(sens, eps3, delta1, k)
+            # privacy loss <= (s R + s^2 / 2) / sigma^2 with R / sigma ~ chi_k:
+            # it exceeds eps3 exactly when R / sigma > (eps3 sigma^2 - s^2 / 2) / (s sigma).
+            radius = (eps3 * sigma**2 - sens**2 / 2) / (sens * sigma)
+            assert chi2.sf(radius**2, k) == pytest.approx(delta1, rel=1e-6)
+        t = math.sqrt(2 * math.log(1 / delta1))
+        thesis = sens * (1 + t) / eps3
+        sigma2d = objective_noise_sigma(sens, eps3, delta1, 2)
+        if eps3 <= 2 * (1 + t):
+            assert sigma2d <= thesis
+        else:
+            assert sigma2d > thesis  # where the thesis' formula under-noises
 
 
 @pytest.mark.parametrize("eps1, expected", [
@@ -112,12 +129,31 @@ def test_sigma1_switches_to_the_exact_tail_calibration_for_large_eps3():
     (9.99, 1 - 0.99 / 9.99),  # the eps1 - eps3 < 1 constraint binds
 ])
 def test_thesis_eps3_rule_low_dimensional(eps1, expected):
-    assert eps3_fraction_rule(eps1) == pytest.approx(expected, rel=1e-12)
+    assert thesis_eps3_fraction(eps1) == pytest.approx(expected, rel=1e-12)
 
 
 def test_thesis_eps3_rule_high_dimensional():
-    assert eps3_fraction_rule(0.5, high_dimensional=True) == pytest.approx(0.97)
-    assert eps3_fraction_rule(50.0, high_dimensional=True) == pytest.approx(1 - 0.99 / 50)
+    assert thesis_eps3_fraction(0.5, high_dimensional=True) == pytest.approx(0.97)
+    assert thesis_eps3_fraction(50.0, high_dimensional=True) == pytest.approx(1 - 0.99 / 50)
+
+
+@pytest.mark.parametrize("eps1, curvature, expected", [
+    (0.99, 0.5, 1 - 0.5 * 0.99 / 30),  # Lambda = 30 / eps1^2
+    (0.099, 10.0, 1 - 10 * 0.099 / 30),
+    (9.9, 0.5, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
+    (0.1, 1000.0, 0.5),  # eps1 - eps3 clamped to eps1 / 2
+])
+def test_default_eps3_rule(eps1, curvature, expected):
+    f1 = eps3_fraction_rule(eps1, curvature)
+    assert f1 == pytest.approx(expected, rel=1e-12)
+    if f1 == pytest.approx(1 - curvature * eps1 / 30):
+        assert curvature / (eps1 - f1 * eps1) == pytest.approx(30 / eps1**2)
+
+
+def test_thesis_rule_is_available_by_name(small_binary):
+    X, y = small_binary
+    clf = DPLogisticRegressionAMP(epsilon=1.0, eps3_fraction="thesis", random_state=0).fit(X, y)
+    assert clf.calibration_.eps3 == pytest.approx(0.99 * thesis_eps3_fraction(0.99))
 
 
 def test_eps3_split_violation_is_a_clear_error():
@@ -159,6 +195,32 @@ def test_softmax_constants_hold_and_are_nearly_tight():
     assert worst_eig <= loss.smoothness(norm_x) + 1e-12
     assert worst_eig > 0.9 * loss.smoothness(norm_x)  # 1/2 is needed, not just 1/4
     assert loss.hessian_rank_bound(K * d) == 6 and loss.hessian_rank_bound(4) == 4
+
+
+def test_softmax_eigenvalue_shift_is_bounded_by_twice_the_trace_bound():
+    # What Lemma 4.3.2 needs: sum_i |lambda_i(A + E) - lambda_i(A)| <= C for
+    # A = m x (data Hessian) and E the difference of two rows' Hessians.
+    rng = np.random.default_rng(2)
+    K, d, norm_x = 5, 4, 1.3
+    loss = MultinomialLoss(K)
+    bound = 2 * loss.hessian_trace_bound(norm_x)
+    assert bound < loss.hessian_rank_bound(K * d) * loss.smoothness(norm_x)
+    worst = 0.0
+    for _ in range(300):
+        W = rng.normal(scale=rng.choice([0.1, 1.0, 10.0]), size=(K, d))
+        rows = rng.normal(size=(6, d))
+        rows *= norm_x / np.linalg.norm(rows, axis=1, keepdims=True)
+        labels = rng.integers(K, size=6)
+        hessians = [_softmax_loss_parts(W, x, c)[1] for x, c in zip(rows, labels)]
+        A = sum(hessians[:5])
+        shift = np.abs(np.linalg.eigvalsh(A - hessians[0] + hessians[5])
+                       - np.linalg.eigvalsh(A)).sum()
+        worst = max(worst, shift)
+        assert shift <= bound + 1e-9
+    assert worst > 0.3 * bound
+    # The trace bound (1 - 1/K) ||x||^2 is reached at uniform probabilities.
+    _, hess = _softmax_loss_parts(np.zeros((K, d)), np.full(d, norm_x / 2), 0)
+    assert np.trace(hess) == pytest.approx(loss.hessian_trace_bound(norm_x))
 
 
 def test_multinomial_objective_gradient_and_hessian():
@@ -219,9 +281,9 @@ def test_solver_that_misses_gamma_raises_and_releases_nothing(small_binary):
 
 def test_scipy_solver_is_certified_or_refused(small_binary):
     X, y = small_binary
-    clf = DPLogisticRegressionAMP(epsilon=1.0, solver="L-BFGS-B", gamma=1e-6,
+    clf = DPLogisticRegressionAMP(epsilon=1.0, solver="BFGS", gamma=1e-5,
                                   random_state=0).fit(X, y)
-    assert clf.gradient_norm_[0] <= 1e-6
+    assert clf.gradient_norm_[0] <= 1e-5
     with pytest.raises(CertificationError):
         DPLogisticRegressionAMP(epsilon=1.0, solver="CG", gamma=1e-300, max_iter=5,
                                 random_state=0).fit(X, y)
@@ -258,7 +320,7 @@ def test_defaults_are_hyperparameter_free(small_binary):
     assert clf.delta_ == pytest.approx(1 / m**2)
     assert clf.privacy_spent_ == PrivacyBudget(0.5, 1 / m**2)
     assert cal.eps2 == pytest.approx(0.005) and cal.delta2 == pytest.approx(0.01 / m**2)
-    assert cal.eps3 == pytest.approx(eps3_fraction_rule(0.495) * 0.495)
+    assert cal.eps3 == pytest.approx(eps3_fraction_rule(0.495, 0.5) * 0.495)
     assert cal.lipschitz == 1.0 and cal.smoothness == 0.25 and cal.rank == 2
     assert clf.multi_class_ == "binary" and clf.coef_.shape == (1, 6)
     assert clf.n_iter_.shape == (1,) and clf.gradient_norm_.shape == (1,)
@@ -298,8 +360,9 @@ def test_one_vs_rest_splits_the_budget_and_parallel_is_reproducible():
     X, y = make_classification(n_samples=900, n_features=5, n_informative=4, n_redundant=0, n_classes=3,
                                n_clusters_per_class=1, random_state=0)
     serial = DPLogisticRegressionAMP(epsilon=3.0, multi_class="ovr", random_state=1).fit(X, y)
-    parallel = DPLogisticRegressionAMP(epsilon=3.0, multi_class="ovr", n_jobs=2,
-                                       random_state=1).fit(X, y)
+    with parallel_config(backend="threading"):
+        parallel = DPLogisticRegressionAMP(epsilon=3.0, multi_class="ovr", n_jobs=2,
+                                           random_state=1).fit(X, y)
     np.testing.assert_array_equal(serial.coef_, parallel.coef_)
     assert serial.coef_.shape == (3, 5) and serial.multi_class_ == "ovr"
     assert serial.calibration_.epsilon == pytest.approx(1.0)
