@@ -40,29 +40,33 @@ __all__ = [
 _SCIPY_SOLVERS = ("bfgs", "l-bfgs-b", "cg", "newton-cg", "tnc", "slsqp", "trust-constr")
 
 
-# c in the default rule's target regularization Lambda = c / eps1^2; derived on
-# generated data only by skdp/benchmarks/_amp_eps3_study.py.
+# c in the default rule's target regularization Lambda = c (r / 2) / eps1^2;
+# derived on generated data only by skdp/benchmarks/_amp_eps3_study.py.
 _REGULARIZATION_SCALE = 30.0
 
 
-def eps3_fraction_rule(eps1, curvature):
+def eps3_fraction_rule(eps1, curvature, rank=2):
     """The default, data-independent ``f1 = eps3 / eps1`` of hyperparameter-free AMP.
 
     ``eps3`` only decides how much of ``eps1`` pays for regularization:
     ``Lambda = C / (eps1 - eps3)``. This rule aims at
-    ``Lambda = 30 / eps1^2`` (regularization growing like the variance of the
-    objective noise), i.e. ``eps1 - eps3 = C eps1^2 / 30``, clamped to at most
-    0.99 (Alg. 1 line 1 needs ``eps1 - eps3 < 1``) and to at most
-    ``eps1 / 2``. Because it targets ``Lambda`` rather than ``f1``, it adapts to
-    the loss's curvature constant ``C`` (20 times larger for the Huber loss
-    with ``h = 0.1`` than for the logistic loss).
+    ``Lambda = 30 (r / 2) / eps1^2`` (regularization growing like the
+    variance of the objective noise, and with the number ``r / 2`` of
+    independent score directions: 1 for a binary model, ``K - 1`` for a
+    softmax over ``K`` classes), i.e. ``eps1 - eps3 = 2 C eps1^2 / (30 r)``,
+    clamped to at most 0.99 (Alg. 1 line 1 needs ``eps1 - eps3 < 1``) and
+    to at most ``eps1 / 2``. Because it targets ``Lambda`` rather than
+    ``f1``, it adapts to the loss's curvature constant ``C`` (20 times
+    larger for the Huber loss with ``h = 0.1`` than for the logistic loss).
 
-    The constant 30 was chosen on generated problems only (2,000 to 50,000
-    rows, 10 to 100 features, never the benchmark data): it had the smallest
-    mean accuracy regret among ``c`` in ``{1, 3, 10, 30, 100, 300, 1000}``
-    for both losses (see ``skdp/benchmarks/_amp_eps3_study.py``). The thesis'
-    rule (:func:`thesis_eps3_fraction`) corresponds to ``c`` between 0.7 and 5
-    below ``epsilon = 1`` and under-regularizes at small ``epsilon``.
+    The constant 30 was chosen on generated problems only (binary: 2,000 to
+    50,000 rows and 10 to 100 features; 5 and 10 classes: 1,500 to 5,000
+    rows; never the benchmark data): it had the smallest mean accuracy
+    regret on a grid of constants for the logistic and Huber losses, and
+    the softmax optimum grew with ``K - 1`` (see
+    ``skdp/benchmarks/_amp_eps3_study.py``). The thesis' rule
+    (:func:`thesis_eps3_fraction`) corresponds to constants between 0.7
+    and 5 below ``epsilon = 1`` and under-regularizes at small ``epsilon``.
 
     Parameters
     ----------
@@ -70,13 +74,16 @@ def eps3_fraction_rule(eps1, curvature):
         The objective-perturbation part of the budget, > 0.
     curvature : float
         ``C`` of the loss (``r beta`` for the binary losses).
+    rank : int, default=2
+        ``r`` of the loss (2 for binary losses, ``2 (K - 1)`` for softmax).
 
     Returns
     -------
     f1 : float
         The fraction of ``eps1`` spent on the objective noise, in ``[0.5, 1)``.
     """
-    gap = min(curvature * eps1**2 / _REGULARIZATION_SCALE, 0.99, 0.5 * eps1)
+    target = _REGULARIZATION_SCALE * (rank / 2.0) / eps1**2
+    gap = min(curvature / target, 0.99, 0.5 * eps1)
     return 1.0 - gap / eps1
 
 
@@ -251,7 +258,7 @@ def amp_calibration(epsilon, delta, *, n_samples, lipschitz, smoothness, rank,
     if trace_bound is not None:
         curvature = min(curvature, 2.0 * trace_bound)
     if eps3_fraction is None:
-        f1 = eps3_fraction_rule(eps1, curvature)
+        f1 = eps3_fraction_rule(eps1, curvature, rank)
     elif isinstance(eps3_fraction, str):
         f1 = thesis_eps3_fraction(eps1, high_dimensional)
     else:
@@ -377,8 +384,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         and ``eps1 - eps3`` for the regularization
         ``Lambda = C / (eps1 - eps3)``; ``0 < eps1 - eps3 < 1`` is required.
         ``None`` applies skdp's data-independent rule
-        (:func:`eps3_fraction_rule`: ``Lambda = 30 / eps1^2`` within the
-        constraint, chosen on generated data only); ``"thesis"`` applies the
+        (:func:`eps3_fraction_rule`: ``Lambda = 30 (r / 2) / eps1^2`` within
+        the constraint, chosen on generated data only); ``"thesis"`` applies the
         rule of Sec. 4.4.1 (:func:`thesis_eps3_fraction`, with its
         high-dimensional form when ``n_features > n_samples``).
     solver : str, default="auto"
