@@ -306,8 +306,8 @@ def _augment_and_clip(X, fit_intercept, data_norm):
     if fit_intercept:
         out[:, d] = 1.0
     norms = row_norms_l2(out)
-    big = norms > data_norm
-    out[big] *= (data_norm / norms[big])[:, None]
+    scale = np.divide(data_norm, norms, out=np.ones_like(norms), where=norms > data_norm)
+    out *= scale[:, None]  # in place: no second copy of the data
     return out
 
 
@@ -413,7 +413,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         Class labels.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names, when ``X`` has string column names.
     multi_class_ : {"binary", "ovr", "multinomial"}
         Strategy used.
@@ -681,35 +681,9 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     def _has_proba(self):
         return self.loss == "logistic"
 
-    @available_if(_has_proba)
-    def predict_proba(self, X):
-        """Class probabilities (logistic loss only): sigmoid, softmax or normalized OvR sigmoids.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return super().predict_proba(X)
-
-    @available_if(_has_proba)
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba` (logistic loss only).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        return super().predict_log_proba(X)
+    # The logistic link gives probabilities; the Huber SVM loss has none.
+    predict_proba = available_if(_has_proba)(PrivateLinearClassifierMixin.predict_proba)
+    predict_log_proba = available_if(_has_proba)(PrivateLinearClassifierMixin.predict_log_proba)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
