@@ -137,18 +137,20 @@ def test_thesis_eps3_rule_high_dimensional():
     assert thesis_eps3_fraction(50.0, high_dimensional=True) == pytest.approx(1 - 0.99 / 50)
 
 
-@pytest.mark.parametrize("eps1, curvature, rank, expected", [
-    (0.99, 0.5, 2, 1 - 0.5 * 0.99 / 30),  # Lambda = 30 / eps1^2
-    (0.099, 10.0, 2, 1 - 10 * 0.099 / 30),
-    (0.99, 1.8, 18, 1 - 1.8 * 0.99 / (30 * 9)),  # softmax, K = 10: Lambda = 270 / eps1^2
-    (9.9, 0.5, 2, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
-    (0.1, 1000.0, 2, 0.5),  # eps1 - eps3 clamped to eps1 / 2
+@pytest.mark.parametrize("eps1, curvature, rank, high_dim, expected", [
+    (0.99, 0.5, 2, False, 1 - 0.5 * 0.99 / 30),  # Lambda = 30 / eps1^2
+    (0.099, 10.0, 2, False, 1 - 10 * 0.099 / 30),
+    (0.99, 1.8, 18, False, 1 - 1.8 * 0.99 / (30 * 9)),  # softmax, K = 10: 270 / eps1^2
+    (0.99, 0.5, 2, True, 1 - 0.5 * 0.99 / 1000),  # more features than rows
+    (9.9, 0.5, 2, False, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
+    (0.1, 1000.0, 2, False, 0.5),  # eps1 - eps3 clamped to eps1 / 2
 ])
-def test_default_eps3_rule(eps1, curvature, rank, expected):
-    f1 = eps3_fraction_rule(eps1, curvature, rank)
+def test_default_eps3_rule(eps1, curvature, rank, high_dim, expected):
+    f1 = eps3_fraction_rule(eps1, curvature, rank, high_dim)
     assert f1 == pytest.approx(expected, rel=1e-12)
-    if f1 == pytest.approx(1 - curvature * eps1 / (15 * rank)):
-        assert curvature / (eps1 - f1 * eps1) == pytest.approx(15 * rank / eps1**2)
+    scale = (1000 if high_dim else 30) * rank / 2
+    if f1 == pytest.approx(1 - curvature * eps1 / scale):
+        assert curvature / (eps1 - f1 * eps1) == pytest.approx(scale / eps1**2)
 
 
 def test_thesis_rule_is_available_by_name(small_binary):
@@ -321,7 +323,7 @@ def test_defaults_are_hyperparameter_free(small_binary):
     assert clf.delta_ == pytest.approx(1 / m**2)
     assert clf.privacy_spent_ == PrivacyBudget(0.5, 1 / m**2)
     assert cal.eps2 == pytest.approx(0.005) and cal.delta2 == pytest.approx(0.01 / m**2)
-    assert cal.eps3 == pytest.approx(eps3_fraction_rule(0.495, 0.5, 2) * 0.495)
+    assert cal.eps3 == pytest.approx(eps3_fraction_rule(0.495, 0.5, 2, False) * 0.495)
     assert cal.lipschitz == 1.0 and cal.smoothness == 0.25 and cal.rank == 2
     assert clf.multi_class_ == "binary" and clf.coef_.shape == (1, 6)
     assert clf.n_iter_.shape == (1,) and clf.gradient_norm_.shape == (1,)

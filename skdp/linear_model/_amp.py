@@ -40,33 +40,38 @@ __all__ = [
 _SCIPY_SOLVERS = ("bfgs", "l-bfgs-b", "cg", "newton-cg", "tnc", "slsqp", "trust-constr")
 
 
-# c in the default rule's target regularization Lambda = c (r / 2) / eps1^2;
-# derived on generated data only by skdp/benchmarks/_amp_eps3_study.py.
+# c in the default rule's target regularization Lambda = c (r / 2) / eps1^2, for
+# low- and high-dimensional data (more features than rows); derived on generated
+# data only by skdp/benchmarks/_amp_eps3_study.py.
 _REGULARIZATION_SCALE = 30.0
+_REGULARIZATION_SCALE_HIGH_DIM = 1000.0
 
 
-def eps3_fraction_rule(eps1, curvature, rank=2):
+def eps3_fraction_rule(eps1, curvature, rank=2, high_dimensional=False):
     """The default, data-independent ``f1 = eps3 / eps1`` of hyperparameter-free AMP.
 
     ``eps3`` only decides how much of ``eps1`` pays for regularization:
     ``Lambda = C / (eps1 - eps3)``. This rule aims at
-    ``Lambda = 30 (r / 2) / eps1^2`` (regularization growing like the
+    ``Lambda = c (r / 2) / eps1^2`` (regularization growing like the
     variance of the objective noise, and with the number ``r / 2`` of
     independent score directions: 1 for a binary model, ``K - 1`` for a
-    softmax over ``K`` classes), i.e. ``eps1 - eps3 = 2 C eps1^2 / (30 r)``,
+    softmax over ``K`` classes), i.e. ``eps1 - eps3 = 2 C eps1^2 / (c r)``,
     clamped to at most 0.99 (Alg. 1 line 1 needs ``eps1 - eps3 < 1``) and
-    to at most ``eps1 / 2``. Because it targets ``Lambda`` rather than
-    ``f1``, it adapts to the loss's curvature constant ``C`` (20 times
+    to at most ``eps1 / 2``. ``c = 30``, or ``c = 1000`` for
+    high-dimensional data (more features than rows, both public), where the
+    noise spreads over more directions. Because it targets ``Lambda`` rather
+    than ``f1``, it adapts to the loss's curvature constant ``C`` (20 times
     larger for the Huber loss with ``h = 0.1`` than for the logistic loss).
 
-    The constant 30 was chosen on generated problems only (binary: 2,000 to
-    50,000 rows and 10 to 100 features; 5 and 10 classes: 1,500 to 5,000
-    rows; never the benchmark data): it had the smallest mean accuracy
-    regret on a grid of constants for the logistic and Huber losses, and
-    the softmax optimum grew with ``K - 1`` (see
-    ``skdp/benchmarks/_amp_eps3_study.py``). The thesis' rule
-    (:func:`thesis_eps3_fraction`) corresponds to constants between 0.7
-    and 5 below ``epsilon = 1`` and under-regularizes at small ``epsilon``.
+    The constants were chosen on generated problems only (never the
+    benchmark data): on a grid of ``c``, 30 had the smallest mean accuracy
+    regret for the logistic and Huber losses on binary problems with 2,000
+    to 50,000 rows and 10 to 100 features, and a small one for softmax
+    problems with 5 and 10 classes; 1000 had the smallest on problems with
+    more features than rows (see ``skdp/benchmarks/_amp_eps3_study.py``).
+    The thesis' rule (:func:`thesis_eps3_fraction`) corresponds to ``c``
+    between 0.7 and 5 below ``epsilon = 1`` and under-regularizes at small
+    ``epsilon``.
 
     Parameters
     ----------
@@ -76,13 +81,16 @@ def eps3_fraction_rule(eps1, curvature, rank=2):
         ``C`` of the loss (``r beta`` for the binary losses).
     rank : int, default=2
         ``r`` of the loss (2 for binary losses, ``2 (K - 1)`` for softmax).
+    high_dimensional : bool, default=False
+        Whether the data has more features than rows.
 
     Returns
     -------
     f1 : float
         The fraction of ``eps1`` spent on the objective noise, in ``[0.5, 1)``.
     """
-    target = _REGULARIZATION_SCALE * (rank / 2.0) / eps1**2
+    scale = _REGULARIZATION_SCALE_HIGH_DIM if high_dimensional else _REGULARIZATION_SCALE
+    target = scale * (rank / 2.0) / eps1**2
     gap = min(curvature / target, 0.99, 0.5 * eps1)
     return 1.0 - gap / eps1
 
@@ -237,7 +245,8 @@ def amp_calibration(epsilon, delta, *, n_samples, lipschitz, smoothness, rank,
     gamma : float or None, default=None
         Gradient norm bound; ``None`` means ``1 / m^2``.
     high_dimensional : bool, default=False
-        Passed to :func:`thesis_eps3_fraction`.
+        Whether the data has more features than rows (selects the
+        high-dimensional form of either rule).
 
     Returns
     -------
@@ -258,7 +267,7 @@ def amp_calibration(epsilon, delta, *, n_samples, lipschitz, smoothness, rank,
     if trace_bound is not None:
         curvature = min(curvature, 2.0 * trace_bound)
     if eps3_fraction is None:
-        f1 = eps3_fraction_rule(eps1, curvature, rank)
+        f1 = eps3_fraction_rule(eps1, curvature, rank, high_dimensional)
     elif isinstance(eps3_fraction, str):
         f1 = thesis_eps3_fraction(eps1, high_dimensional)
     else:
@@ -337,11 +346,13 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     """Differentially private logistic regression by Approximate Minima Perturbation.
 
     A drop-in replacement for :class:`sklearn.linear_model.LogisticRegression`
-    that needs no tuning: with its defaults it runs the hyperparameter-free
-    AMP of seed 004 (Iyengar et al. 2019), Ch. 4, Alg. 1 and Sec. 4.4.1. AMP
+    that needs no tuning. AMP (seed 004, Iyengar et al. 2019, Ch. 4, Alg. 1)
     perturbs the objective with Gaussian noise, minimizes it with any solver
     until the gradient norm is *certified* to be at most ``gamma``, and adds a
-    small Gaussian noise to the result.
+    small Gaussian noise to the result. The defaults follow the
+    hyperparameter-free strategy of Sec. 4.4.1 (``data_norm = 1``,
+    ``f = 0.01``, ``gamma = 1 / m^2``) with skdp's own data-independent
+    ``eps3`` rule (the thesis' rule is ``eps3_fraction="thesis"``).
 
     Parameters
     ----------
@@ -385,15 +396,19 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         ``Lambda = C / (eps1 - eps3)``; ``0 < eps1 - eps3 < 1`` is required.
         ``None`` applies skdp's data-independent rule
         (:func:`eps3_fraction_rule`: ``Lambda = 30 (r / 2) / eps1^2`` within
-        the constraint, chosen on generated data only); ``"thesis"`` applies the
-        rule of Sec. 4.4.1 (:func:`thesis_eps3_fraction`, with its
-        high-dimensional form when ``n_features > n_samples``).
+        the constraint, ``1000 (r / 2) / eps1^2`` when
+        ``n_features > n_samples``; chosen on generated data only);
+        ``"thesis"`` applies the rule of Sec. 4.4.1
+        (:func:`thesis_eps3_fraction`, with its high-dimensional form when
+        ``n_features > n_samples``).
     solver : str, default="auto"
         ``"auto"`` or ``"newton"``: damped Newton steps with the exact
         gradient and a subsampled, reused Hessian (certifies ``1 / m^2`` in
         a few dozen cheap iterations). Any gradient-based method name of
         :func:`scipy.optimize.minimize` (e.g. ``"L-BFGS-B"``) is also
-        accepted; it often stalls above ``1 / m^2``.
+        accepted; it often stalls above ``1 / m^2``. The Newton solver
+        factors a dense Hessian over all parameters, so it suits up to a few
+        thousand of them.
     max_iter : int, default=100
         Iteration limit of the solver. If the gradient bound is not certified
         by then, :class:`~skdp.exceptions.CertificationError` is raised and
@@ -468,6 +483,12 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
       noise (each retry would be an unaccounted release);
     * all noise comes from ``random_state`` (the reference code seeded its
       noise from one random byte).
+
+    The budget is charged before the solve. A solver that cannot certify
+    ``gamma`` raises :class:`~skdp.exceptions.CertificationError`; that
+    outcome is itself observable, so the budget stays spent (the default
+    Newton solver certifies these strongly convex problems well within
+    ``max_iter``).
 
     See Also
     --------

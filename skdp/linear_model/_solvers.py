@@ -65,8 +65,9 @@ def _newton(objective, x0, gamma, max_iter, hessian_rows, rng, reuse_hessian=Tru
     subset of rows and kept across iterations: a factorization is reused
     while full steps keep at least halving the gradient norm, and recomputed
     otherwise. When a fresh subsampled Hessian shrinks the gradient norm by
-    less than fourfold, the next subsample is twice as large. The stopping test is the exact full-data
-    gradient norm, so none of this can weaken the certificate.
+    less than fourfold, the next subsample is twice as large. The stopping
+    test is the exact full-data gradient norm, so none of this can weaken
+    the certificate.
     """
     x = np.array(x0, dtype=float)
     value, grad = objective.value_and_grad(x)
