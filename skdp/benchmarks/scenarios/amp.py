@@ -79,7 +79,7 @@ def _accuracy_rows(quick, seed):
     base_row, base_sec = evaluate_baseline(NAME, digits, "LogisticRegression",
                                            LogisticRegression(max_iter=1000))
     rows.append(base_row)
-    n_draws = 3 if quick else 10
+    n_draws = 2 if quick else 10
     # Rows are unit-norm already; an appended intercept feature would take half of
     # the norm budget, so the digit models have no intercept.
     rows += evaluate_private(NAME, digits, "H-F AMP multinomial",
