@@ -1,3 +1,8 @@
 """Synthetic data generators of the seed papers and loaders for files a user already has."""
 
-__all__ = []
+from skdp.datasets._synthetic import make_synthetic_h, make_synthetic_l
+
+__all__ = [
+    "make_synthetic_h",
+    "make_synthetic_l",
+]
