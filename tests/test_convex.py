@@ -12,7 +12,7 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
-from skdp.accounting import advanced_composition, subsampled_gaussian_epsilon
+from skdp.accounting import advanced_composition, subsampled_gaussian_epsilon, zcdp_for_dp
 from skdp.exceptions import CertificationError
 from skdp.linear_model import (
     DPSGDClassifier,
@@ -59,8 +59,10 @@ def test_frank_wolfe_formulas():
     assert frank_wolfe_step_epsilon(1.0, 0.0, 20, "zcdp") == pytest.approx(0.05)
     # zCDP: rho = 1 / (sqrt(ln 1e6 + 1) + sqrt(ln 1e6))^2 = 0.0174689; eps0 = sqrt(8 rho / 10).
     assert frank_wolfe_step_epsilon(1.0, 1e-6, 10, "zcdp") == pytest.approx(0.1182164279)
-    # Small T: advanced composition is no better than basic (eps / T).
+    # Small T: advanced composition is no better than basic (eps / T) ...
     assert frank_wolfe_step_epsilon(0.1, 1e-6, 10, "advanced") == pytest.approx(0.01)
+    # ... and zCDP falls back to it when that is larger (T = 1: eps0 = eps).
+    assert frank_wolfe_step_epsilon(0.1, 1e-6, 1, "zcdp") == pytest.approx(0.1)
 
 
 def test_frank_wolfe_thesis_scale_used_where_valid_and_corrected_where_not():
@@ -85,9 +87,11 @@ def test_frank_wolfe_thesis_scale_used_where_valid_and_corrected_where_not():
 
 def test_frank_wolfe_zcdp_halves_the_noise_of_advanced_for_many_steps():
     adv, _, m_adv = frank_wolfe_noise(5000, 1.0, 1.0, 1.0, 1e-8, 500, "advanced")
-    zc, _, m_zc = frank_wolfe_noise(5000, 1.0, 1.0, 1.0, 1e-8, 500, "zcdp")
+    zc, step, m_zc = frank_wolfe_noise(5000, 1.0, 1.0, 1.0, 1e-8, 500, "zcdp")
     assert m_adv == m_zc == "gumbel"
     assert 0.4 < zc / adv < 0.6
+    # 500 steps of eps0^2 / 8 spend exactly the rho that converts to (1, 1e-8).
+    assert 500 * step**2 / 8 == pytest.approx(zcdp_for_dp(1.0, 1e-8))
 
 
 def test_perturbation_formulas():
@@ -273,20 +277,20 @@ class _QuarterDPSGD(DPSGDClassifier):
         return super()._noise_multiplier(settings, budget) / 4
 
 
-@pytest.mark.parametrize("accounting", ["thesis", "zcdp"])
+@pytest.mark.parametrize("accounting", ["thesis", "advanced"])
 def test_audit_frank_wolfe(accounting):
     # One step in one dimension, Huber loss (l'(0) = -1): the differing row moves
-    # both vertex scores by the full sensitivity, in opposite directions. The
-    # claim audited is the per-step epsilon (the composition over steps is
-    # checked by the formula tests above).
+    # both vertex scores by the full sensitivity, in opposite directions.
+    # "thesis" is Laplace report-noisy-max, "advanced" (and "zcdp") the
+    # exponential mechanism; with one step both spend the whole epsilon. The
+    # per-step epsilon of longer runs (the composition) is checked by the
+    # formula tests above.
     d0, d1 = _pair()
-    delta = 0.0 if accounting == "thesis" else 1e-3
-    kw = dict(epsilon=1.0 if accounting == "thesis" else 2.5, delta=delta, loss="huber",
+    kw = dict(epsilon=1.0, delta=0.0 if accounting == "thesis" else 1e-3, loss="huber",
               max_iter=1, accounting=accounting, fit_intercept=False)
-    claim = PrivateFrankWolfeClassifier(**kw).fit(*d0).step_epsilon_
-    assert claim == pytest.approx(1.0 if accounting == "thesis" else 1.24153, abs=1e-5)
-    assert _audit(lambda r: PrivateFrankWolfeClassifier(**kw, random_state=r), d0, d1) < claim
-    assert _audit(lambda r: _QuarterFW(**kw, random_state=r), d0, d1) > claim
+    assert PrivateFrankWolfeClassifier(**kw).fit(*d0).step_epsilon_ == pytest.approx(1.0)
+    assert _audit(lambda r: PrivateFrankWolfeClassifier(**kw, random_state=r), d0, d1) < 1
+    assert _audit(lambda r: _QuarterFW(**kw, random_state=r), d0, d1) > 1
 
 
 def test_audit_output_perturbation():
