@@ -7,9 +7,12 @@ from functools import lru_cache
 import numpy as np
 
 from skdp.accounting import calibrate_subsampled_gaussian
-from skdp.linear_model._private_glm import PrivateGLMClassifier, delta_one_over_n_squared
+from skdp.linear_model._private_glm import (
+    PrivateGLMClassifier,
+    delta_one_over_n_squared,
+    fill_glm_doc,
+)
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
-from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = ["DPSGDClassifier", "dpsgd_noise_multiplier", "dpsgd_schedule"]
@@ -105,7 +108,7 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng):
     return w
 
 
-@fill_doc
+@fill_glm_doc
 class DPSGDClassifier(PrivateGLMClassifier):
     """Differentially private minibatch SGD for a linear classifier (DP-SGD).
 
@@ -120,13 +123,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
     Parameters
     ----------
     %(epsilon)s
-    delta : float or None, default=None
-        In ``(0, 1)``. ``None`` uses ``1 / n_samples^2`` (seed 004, Sec. 4.4.1),
-        stored in ``delta_``.
-    loss : {"logistic", "huber"}, default="logistic"
-        Margin loss.
-    huber_h : float, default=0.1
-        Width of the Huber SVM loss.
+    %(delta_n2)s
+    %(loss)s
     data_norm : float, default=1.0
         Bound ``C`` on each example's contribution: with
         ``clipping="gradient"`` every per-example gradient is clipped to L2
@@ -156,14 +154,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Weights.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    %(linear_attributes)s
     noise_multiplier_ : float
         ``z``: noise standard deviation divided by ``data_norm``.
     sample_rate_ : float
@@ -233,7 +224,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
         self.random_state = random_state
         self.accountant = accountant
 
-    def _check_params(self, n_samples, n_features):
+    def _check_params(self, n_samples):
         batch_size = check_positive_int(self.batch_size, "batch_size")
         epochs = check_positive_int(self.epochs, "epochs")
         sample_rate, steps = dpsgd_schedule(n_samples, batch_size, epochs)

@@ -7,9 +7,12 @@ import scipy.sparse as sp
 from scipy import optimize
 
 from skdp.accounting import PrivacyBudget, advanced_composition, zcdp_for_dp
-from skdp.linear_model._private_glm import PrivateGLMClassifier, delta_one_over_n_squared
+from skdp.linear_model._private_glm import (
+    PrivateGLMClassifier,
+    delta_one_over_n_squared,
+    fill_glm_doc,
+)
 from skdp.utils._clipping import clip_entries
-from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = [
@@ -195,7 +198,7 @@ def _frank_wolfe_path(X, X_columns, y, loss, l1_radius, n_steps, scale, mechanis
     return w
 
 
-@fill_doc
+@fill_glm_doc
 class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     """Private Frank-Wolfe: a sparse linear classifier in an L1 ball.
 
@@ -216,10 +219,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         Failure probability of the composition over the ``max_iter`` steps, in
         ``[0, 1)``. ``None`` uses ``1 / n_samples^2`` (seed 004, Sec. 4.4.1),
         stored in ``delta_``. ``0`` gives pure epsilon-DP by basic composition.
-    loss : {"logistic", "huber"}, default="logistic"
-        Margin loss.
-    huber_h : float, default=0.1
-        Width of the Huber SVM loss.
+    %(loss)s
     data_norm : float, default=1.0
         Bound ``R`` on the absolute value of every feature (L-infinity norm of
         each row, seed 004 Sec. 4.4.1 "Sample clipping"). Entries are clipped to
@@ -336,7 +336,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         self.random_state = random_state
         self.accountant = accountant
 
-    def _check_params(self, n_samples, n_features):
+    def _check_params(self, n_samples):
         return {
             "l1_radius": check_real(self.l1_radius, "l1_radius", low=0.0, low_inclusive=False),
             "max_iter": check_positive_int(self.max_iter, "max_iter"),

@@ -9,10 +9,10 @@ from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
     check_bool,
     delta_one_over_n_squared,
+    fill_glm_doc,
 )
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.utils._clipping import clip_rows_l2
-from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = [
@@ -131,7 +131,7 @@ def _permutation_sgd_path(X, y, loss, settings, rng):
     return w
 
 
-@fill_doc
+@fill_glm_doc
 class PermutationSGDClassifier(PrivateGLMClassifier):
     """Permutation-based SGD with Gaussian output perturbation (Wu et al. 2017, "bolt-on" DP).
 
@@ -144,13 +144,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     Parameters
     ----------
     %(epsilon)s
-    delta : float or None, default=None
-        In ``(0, 1)``. ``None`` uses ``1 / n_samples^2`` (seed 004, Sec. 4.4.1),
-        stored in ``delta_``.
-    loss : {"logistic", "huber"}, default="logistic"
-        Margin loss.
-    huber_h : float, default=0.1
-        Width of the Huber SVM loss.
+    %(delta_n2)s
+    %(loss)s
     %(data_norm)s
     strongly_convex : bool, default=False
         ``False``: Alg. 2 (P-PSGD), constant ``learning_rate``. ``True``:
@@ -177,14 +172,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Weights.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    %(linear_attributes)s
     sensitivity_ : float
         L2 sensitivity of the SGD output.
     noise_std_ : float
@@ -259,7 +247,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         self.random_state = random_state
         self.accountant = accountant
 
-    def _check_params(self, n_samples, n_features):
+    def _check_params(self, n_samples):
         strongly_convex = check_bool(self.strongly_convex, "strongly_convex")
         alpha = check_real(self.alpha, "alpha", low=0.0)
         if strongly_convex and alpha == 0.0:

@@ -18,10 +18,9 @@ import math
 import numpy as np
 
 from skdp.linear_model._objective import GLMObjective
-from skdp.linear_model._private_glm import PrivateGLMClassifier
+from skdp.linear_model._private_glm import PrivateGLMClassifier, fill_glm_doc
 from skdp.linear_model._solvers import minimize_certified
 from skdp.utils._clipping import clip_rows_l2
-from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_positive_int, check_real
 
 __all__ = [
@@ -135,7 +134,7 @@ def _certified_minimizer(X, y, loss, reg, b, settings, solver):
                               max_iter=settings["max_iter"], solver=solver)
 
 
-@fill_doc
+@fill_glm_doc
 class OutputPerturbationClassifier(PrivateGLMClassifier):
     """Output perturbation: the regularized ERM minimizer plus norm-Gamma noise.
 
@@ -146,39 +145,22 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     Parameters
     ----------
     %(epsilon)s
-    loss : {"logistic", "huber"}, default="logistic"
-        Margin loss.
-    huber_h : float, default=0.1
-        Width of the Huber SVM loss.
+    %(loss)s
     %(data_norm)s
-    alpha : float, default=0.01
-        Regularization strength ``Lambda`` > 0.
-    fit_intercept : bool, default=True
-        Append a constant feature 1 (before clipping, so it counts in the row
-        norm) whose weight is the intercept; it is regularized like the others.
+    %(ridge)s
     tol : float or None, default=None
         Certified bound on the gradient norm of the released minimizer.
         ``None`` uses ``1e-5 * data_norm / n_samples`` (adds 0.001% to the
         sensitivity). A solver that cannot certify it raises
         :class:`~skdp.exceptions.CertificationError` and releases nothing.
-    solver : str, default="newton"
-        ``"newton"`` or a :func:`scipy.optimize.minimize` method using gradients.
-    max_iter : int, default=100
-        Iteration limit of the solver.
+    %(certified_solver)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Weights.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    %(linear_attributes)s
     sensitivity_ : float
         L2 sensitivity the noise is calibrated to.
     noise_scale_ : float
@@ -238,7 +220,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
         self.random_state = random_state
         self.accountant = accountant
 
-    def _check_params(self, n_samples, n_features):
+    def _check_params(self, n_samples):
         return _check_solver_params(self, n_samples)
 
     def _clip(self, X, data_norm):
@@ -265,7 +247,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
         self.n_iter_ = np.array([i["n_iter"] for i in infos])
 
 
-@fill_doc
+@fill_glm_doc
 class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     """Objective perturbation: minimize the regularized loss plus a random linear term.
 
@@ -278,16 +260,9 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     Parameters
     ----------
     %(epsilon)s
-    loss : {"logistic", "huber"}, default="logistic"
-        Margin loss (``huber`` is seed 002's Huber SVM, Sec. 3.4.2).
-    huber_h : float, default=0.1
-        Width of the Huber SVM loss.
+    %(loss)s
     %(data_norm)s
-    alpha : float, default=0.01
-        Regularization strength ``Lambda`` > 0.
-    fit_intercept : bool, default=True
-        Append a constant feature 1 (before clipping, so it counts in the row
-        norm) whose weight is the intercept; it is regularized like the others.
+    %(ridge)s
     tol : float or None, default=None
         Certified bound on the gradient norm of the minimizer. ``None`` uses
         ``1e-5 * data_norm / n_samples``.
@@ -295,24 +270,14 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         Fraction of epsilon spent on the small output noise that covers the
         certified solver's distance to the exact minimizer (see Privacy), in
         ``(0, 1)``.
-    solver : str, default="newton"
-        ``"newton"`` or a :func:`scipy.optimize.minimize` method using gradients.
-    max_iter : int, default=100
-        Iteration limit of the solver.
+    %(certified_solver)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Weights.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    %(linear_attributes)s
     epsilon_prime_ : float
         Epsilon spent on the density of ``b`` (per class).
     extra_regularization_ : float
@@ -382,7 +347,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         self.random_state = random_state
         self.accountant = accountant
 
-    def _check_params(self, n_samples, n_features):
+    def _check_params(self, n_samples):
         settings = _check_solver_params(self, n_samples)
         settings["certification_fraction"] = check_real(
             self.certification_fraction, "certification_fraction", low=0.0, high=1.0,

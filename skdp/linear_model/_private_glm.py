@@ -10,6 +10,8 @@ class, then record what was spent. Each estimator only supplies
 and ``_fit_binary`` (the mechanism).
 """
 
+import re
+import textwrap
 from functools import partial
 
 import numpy as np
@@ -20,10 +22,54 @@ from sklearn.utils.validation import validate_data
 from skdp.base import DPEstimatorMixin
 from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_column
 from skdp.linear_model._losses import get_loss
+from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import fit_one_vs_rest
 from skdp.utils._validation import check_real
 
-__all__ = ["PrivateGLMClassifier", "check_bool", "delta_one_over_n_squared"]
+__all__ = ["PrivateGLMClassifier", "check_bool", "delta_one_over_n_squared", "fill_glm_doc"]
+
+# Docstring blocks shared by the classifiers of this family (on top of skdp's
+# shared parameter blocks): a line holding only ``%(name)s`` is replaced.
+_GLM_DOCS = {
+    "loss": """\
+loss : {"logistic", "huber"}, default="logistic"
+    Margin loss: logistic, or the Huber SVM loss (a smoothed hinge, seed 004
+    Sec. 4.4.6; seed 002 Sec. 3.4.2).
+huber_h : float, default=0.1
+    Width of the Huber SVM loss.""",
+    "delta_n2": """\
+delta : float or None, default=None
+    In ``(0, 1)``. ``None`` uses ``1 / n_samples^2`` (seed 004, Sec. 4.4.1),
+    stored in ``delta_``.""",
+    "ridge": """\
+alpha : float, default=0.01
+    Regularization strength ``Lambda`` > 0.
+fit_intercept : bool, default=True
+    Append a constant feature 1 (before clipping, so it counts in the row
+    norm) whose weight is the intercept; it is regularized like the others.""",
+    "certified_solver": """\
+solver : str, default="newton"
+    ``"newton"`` or a :func:`scipy.optimize.minimize` method using gradients.
+max_iter : int, default=100
+    Iteration limit of the solver.""",
+    "linear_attributes": """\
+coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    Weights.
+intercept_ : ndarray of shape (1,) or (n_classes,)
+    Intercepts.
+classes_ : ndarray of shape (n_classes,)
+    Class labels.
+n_features_in_ : int
+    Number of features seen in ``fit``.""",
+}
+
+
+def fill_glm_doc(cls):
+    """Substitute this family's docstring blocks, then skdp's shared ones (a decorator)."""
+    for name, block in _GLM_DOCS.items():
+        pattern = re.compile(rf"^([ \t]*)%\({name}\)s[ \t]*$", re.MULTILINE)
+        cls.__doc__ = pattern.sub(lambda m, b=block: textwrap.indent(b, m.group(1)), cls.__doc__)
+    return fill_doc(cls)
 
 
 def delta_one_over_n_squared(n_samples):
@@ -46,7 +92,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
     ``data_norm``, ``fit_intercept``, ``n_jobs``, ``random_state`` and
     ``accountant`` (and ``delta`` when the mechanism uses one), and define:
 
-    - ``_check_params(n_samples, n_features)`` -> dict of validated settings;
+    - ``_check_params(n_samples)`` -> dict of validated settings;
     - ``_clip(X, data_norm)`` -> the clipped copy of the (augmented) data;
     - ``_fit_binary(X, y_pm1, rng, *, loss, budget, settings)`` -> ``(w, info)``
       with ``w`` the weights on the augmented features and ``info`` a dict
@@ -66,7 +112,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         return tags
 
     # --- hooks -------------------------------------------------------------
-    def _check_params(self, n_samples, n_features):
+    def _check_params(self, n_samples):
         return {}
 
     def _clip(self, X, data_norm):
@@ -107,11 +153,11 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
                 f"{type(self).__name__} needs samples of at least 2 classes; the data "
                 f"contains only 1 class: {self.classes_[0]!r}."
             )
-        n_samples, n_features = X.shape
+        n_samples = X.shape[0]
         loss = get_loss(self.loss, self.huber_h)
         data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
-        settings = self._check_params(n_samples, n_features + int(fit_intercept))
+        settings = self._check_params(n_samples)
 
         # Everything is validated: now spend the budget (nothing before this line
         # draws noise or charges the accountant).
