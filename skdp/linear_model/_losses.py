@@ -55,6 +55,10 @@ class LogisticLoss:
         """
         return min(int(n_params), 2)
 
+    def hessian_trace_bound(self, data_norm):
+        """Bound on the trace of one row's Hessian ``l''(z) x x^T``: the smoothness constant."""
+        return self.smoothness(data_norm)
+
     def __repr__(self):
         return "LogisticLoss()"
 
@@ -110,6 +114,10 @@ class HuberSVMLoss:
         Each sample's Hessian ``l''(z) x x^T`` has rank <= 1 (seed 004, Lemma 4.3.2).
         """
         return min(int(n_params), 2)
+
+    def hessian_trace_bound(self, data_norm):
+        """Bound on the trace of one row's Hessian ``l''(z) x x^T``: the smoothness constant."""
+        return self.smoothness(data_norm)
 
     def __repr__(self):
         return f"HuberSVMLoss(h={self.h!r})"
