@@ -79,9 +79,23 @@ def _huber_value(m, U, h, w):
     return 0.5 * float(w @ w) + U * float(np.sum(value)), deriv, band
 
 
-def _dense_rows(Z, rows):
-    B = Z[rows]
-    return B.toarray() if sp.issparse(B) else B
+class _Signed:
+    """The signed rows ``z_i = y_i x_i`` without copying ``X``."""
+
+    def __init__(self, X, y):
+        self.X, self.y = X, y
+        self.shape = X.shape
+
+    def __matmul__(self, w):
+        return self.y * np.asarray(self.X @ w).ravel()
+
+    def rmatvec(self, v):
+        return np.asarray(self.X.T @ (self.y * v)).ravel()
+
+    def rows(self, idx):
+        B = self.X[idx]
+        B = B.toarray() if sp.issparse(B) else B
+        return B * self.y[idx, None]
 
 
 def _newton_direction(Z, band, c, grad):
@@ -92,7 +106,7 @@ def _newton_direction(Z, band, c, grad):
     if rows.size > _HESSIAN_ROWS:
         c *= rows.size / _HESSIAN_ROWS
         rows = rows[np.linspace(0, rows.size - 1, _HESSIAN_ROWS).astype(int)]
-    B = _dense_rows(Z, rows)
+    B = Z.rows(rows)
     if rows.size < grad.shape[0]:  # Woodbury: (I + c B^T B)^-1 = I - c B^T (I + c B B^T)^-1 B
         K = c * (B @ B.T)
         K[np.diag_indices_from(K)] += 1.0
@@ -112,7 +126,7 @@ def _newton_huber(Z, U, h, w, gtol, max_iter):
     """
     m = Z @ w
     obj, deriv, band = _huber_value(m, U, h, w)
-    grad = w + U * np.asarray(Z.T @ deriv).ravel()
+    grad = w + U * Z.rmatvec(deriv)
     gnorm = float(np.linalg.norm(grad))
     steps = 0
     while steps < max_iter and gnorm > gtol:
@@ -132,14 +146,14 @@ def _newton_huber(Z, U, h, w, gtol, max_iter):
             break  # no decrease left at double precision
         w, m = w + t * step, m + t * dm
         obj, deriv, band = new
-        grad = w + U * np.asarray(Z.T @ deriv).ravel()
+        grad = w + U * Z.rmatvec(deriv)
         gnorm = float(np.linalg.norm(grad))
     return w, gnorm, steps
 
 
 def _hinge_gap(Z, U, a):
     """Primal point ``w(a)`` of dual-feasible ``a`` and its exact duality gap."""
-    w = U * np.asarray(Z.T @ a).ravel()
+    w = U * Z.rmatvec(a)
     m = Z @ w
     ww = float(w @ w)
     primal = 0.5 * ww + U * float(np.sum(np.maximum(0.0, 1.0 - m)))
@@ -184,22 +198,24 @@ def _polish(Z, U, m, width):
     free = np.flatnonzero(np.abs(1.0 - m) <= width)
     if free.size == 0 or free.size > _POLISH_ROWS:
         return a
-    B = _dense_rows(Z, free)
+    B = Z.rows(free)
     # With w(a) = w_fixed + U B' a_free the dual is, up to a constant,
     # -(a'Ga/2 - r'a) with G = U BB' and r = 1 - B w_fixed.
     G = U * (B @ B.T)
-    r = 1.0 - B @ (U * np.asarray(Z.T @ a).ravel())
+    r = 1.0 - B @ (U * Z.rmatvec(a))
     a[free] = _box_qp(G, r, (m[free] < 1.0).astype(float))
     return a
 
 
-def solve_svm_certified(Z, C, *, loss="hinge", huber_h=0.1, radius, max_iter=200):
-    """Minimize ``1/2 ||w||^2 + (C/n) sum_i loss(<w, z_i>)`` with a certified distance.
+def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=200):
+    """Minimize ``1/2 ||w||^2 + (C/n) sum_i loss(y_i <w, x_i>)`` with a certified distance.
 
     Parameters
     ----------
-    Z : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        Signed rows ``z_i = y_i x_i`` (already clipped to the norm bound).
+    X : {ndarray, CSR matrix} of shape (n_samples, n_features)
+        Rows, already clipped to the norm bound the privacy proof uses.
+    y : ndarray of shape (n_samples,)
+        Labels in ``{-1, +1}``.
     C : float
         Regularization parameter, > 0.
     loss : {"hinge", "huber"}, default="hinge"
@@ -224,14 +240,15 @@ def solve_svm_certified(Z, C, *, loss="hinge", huber_h=0.1, radius, max_iter=200
     # Small dense factorizations dominate; multi-threaded BLAS only adds
     # contention for them (scikit-learn's liblinear baseline is single-threaded too).
     with threadpool_limits(limits=1, user_api="blas"):
-        return _solve(Z, C, loss, huber_h, radius, max_iter)
+        return _solve(_Signed(X, np.asarray(y, dtype=float)), C, loss, huber_h, radius,
+                      max_iter)
 
 
 def _solve(Z, C, loss, huber_h, radius, max_iter):
     n_samples = Z.shape[0]
     U = C / n_samples
     # The all-ones dual point: the exact solution when no margin can reach 1.
-    w = U * np.asarray(Z.sum(axis=0)).ravel()
+    w = U * Z.rmatvec(np.ones(n_samples))
     if loss == "huber":
         w, gnorm, steps = _newton_huber(Z, U, huber_h, w, radius, max_iter)
         if gnorm <= radius:
@@ -241,7 +258,7 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
             f"needs <= {radius:.3g}; nothing was released. Increase max_iter or tol.")
 
     gap_target = 0.5 * radius**2
-    kappa = float(np.max(row_norms_l2(Z)))
+    kappa = float(np.max(row_norms_l2(Z.X)))
     best_gap, total, h = np.inf, 0, 0.01
     w_cand, gap = _hinge_gap(Z, U, np.ones(n_samples))
     while True:
