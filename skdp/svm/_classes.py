@@ -59,7 +59,7 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
     certified_distance_ : float
         Largest certified distance of a solver output to the exact minimizer.
     n_iter_ : int
-        Largest number of Newton steps over the class problems.
+        Largest number of solver iterations over the class problems.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` spent by the fit."""
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from skdp.exceptions import CertificationError
 from skdp.utils._clipping import row_norms_l2
@@ -54,6 +54,7 @@ class CertifiedSVM:
     certificate : float
         The duality gap (hinge) or gradient norm (Huber) it rests on.
     n_iter : int
+        Iterations: the closed-form starting point counts as one, plus the
         Newton steps taken.
     """
 
@@ -237,11 +238,23 @@ def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=
     CertificationError
         If no point with a certified distance ``<= radius`` was found.
     """
+    Z = _Signed(X, np.asarray(y, dtype=float))
+    if X.shape[0] * X.shape[1] < 100_000:
+        return _solve(Z, C, loss, huber_h, radius, max_iter)
     # Small dense factorizations dominate; multi-threaded BLAS only adds
     # contention for them (scikit-learn's liblinear baseline is single-threaded too).
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _solve(_Signed(X, np.asarray(y, dtype=float)), C, loss, huber_h, radius,
-                      max_iter)
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        return _solve(Z, C, loss, huber_h, radius, max_iter)
+
+
+_CONTROLLER = []
+
+
+def _blas_controller():
+    # Inspecting the loaded libraries is slow: do it once per process.
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
 
 
 def _solve(Z, C, loss, huber_h, radius, max_iter):
@@ -252,7 +265,7 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
     if loss == "huber":
         w, gnorm, steps = _newton_huber(Z, U, huber_h, w, radius, max_iter)
         if gnorm <= radius:
-            return CertifiedSVM(w, gnorm, gnorm, steps)
+            return CertifiedSVM(w, gnorm, gnorm, steps + 1)
         raise CertificationError(
             f"the SVM solver reached a gradient norm of {gnorm:.3g} but the privacy proof "
             f"needs <= {radius:.3g}; nothing was released. Increase max_iter or tol.")
@@ -264,7 +277,7 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
     while True:
         best_gap = min(best_gap, gap)
         if gap <= gap_target:
-            return CertifiedSVM(w_cand, float(np.sqrt(2.0 * gap)), gap, total)
+            return CertifiedSVM(w_cand, float(np.sqrt(2.0 * gap)), gap, total + 1)
         if total >= max_iter or h < 1e-14:
             break
         w, gnorm, steps = _newton_huber(Z, U, h, w, min(1e-2 * h, radius), max_iter - total)
