@@ -13,6 +13,9 @@ certificates into distances:
   ``g = P(w) - D(a) >= P(w) - P(w*) >= ||w - w*||^2 / 2``, so
   ``||w - w*|| <= sqrt(2 g)``.
 
+Both certificates include worst-case bounds on the floating-point error of
+the quantities they are computed from, so rounding cannot fake a certificate.
+
 Hinge loss is solved by a continuation on Huber smoothings of shrinking width
 (damped Newton steps on the rows inside the quadratic zone), each followed by
 an exact active-set "polish" of the hinge optimality conditions; every
@@ -120,7 +123,7 @@ def _newton_direction(Z, band, c, grad):
 
 
 def _newton_huber(Z, U, h, w, gtol, max_iter):
-    """Damped Newton on the Huber-smoothed primal; returns ``(w, margins, grad_norm, steps)``.
+    """Damped Newton on the Huber-smoothed primal; returns ``(w, grad_norm, steps)``.
 
     The line search moves along precomputed margins, so each step costs two
     passes over the data (``Z @ step`` and the gradient).
@@ -152,14 +155,47 @@ def _newton_huber(Z, U, h, w, gtol, max_iter):
     return w, gnorm, steps
 
 
-def _hinge_gap(Z, U, a):
-    """Primal point ``w(a)`` of dual-feasible ``a`` and its exact duality gap."""
+def _rounding(Z, C, kappa, w):
+    """Bounds on floating-point errors: of ``U Z'v`` (``|v_i| <= 1``) and of one margin.
+
+    ``U Z'v`` sums ``n`` terms of norm at most ``U kappa``: its error is at most
+    ``n eps C kappa`` (standard summation bound); a margin ``<z_i, w>`` is a dot
+    product of length ``d``: error at most ``d eps kappa ||w||``.
+    """
+    eps = np.finfo(float).eps
+    n_samples, n_features = Z.shape
+    sum_error = n_samples * eps * C * kappa
+    return sum_error, n_features * eps * kappa * float(np.linalg.norm(w))
+
+
+def _hinge_gap(Z, U, a, C, kappa):
+    """Primal point ``w(a)`` of dual-feasible ``a`` and a rigorous bound on its duality gap.
+
+    With ``w = U sum_i a_i z_i`` exactly, the gap ``P(w) - D(a)`` equals
+    ``U sum_i [max(0, 1 - m_i) - a_i (1 - m_i)]`` (``m_i = <z_i, w>``), a sum of
+    non-negative terms computed without cancellation. Rounding is paid for:
+    each term whose margin could sit across the hinge (or whose ``a_i`` is
+    fractional or on the wrong side) may move by twice the margin error, and
+    the returned point differs from the exact ``w(a)`` by at most ``w_error``.
+
+    Returns
+    -------
+    w : ndarray
+    gap : float
+        Upper bound on the duality gap of the exact ``w(a)``.
+    w_error : float
+        Bound on ``||w - w(a)||``.
+    """
     w = U * Z.rmatvec(a)
     m = Z @ w
-    ww = float(w @ w)
-    primal = 0.5 * ww + U * float(np.sum(np.maximum(0.0, 1.0 - m)))
-    dual = U * float(np.sum(a)) - 0.5 * ww
-    return w, max(primal - dual, 0.0)
+    w_error, dot_error = _rounding(Z, C, kappa, w)
+    m_error = dot_error + kappa * w_error
+    u = 1.0 - m
+    gap = U * float(np.sum(np.maximum(u, 0.0) - a * u))
+    exposed = (np.abs(u) <= m_error) | ((a > 0.0) & (a < 1.0)) | ((a == 1.0) & (u < 0.0)) \
+        | ((a == 0.0) & (u > 0.0))
+    gap += 2.0 * U * m_error * np.count_nonzero(exposed)
+    return w, max(gap, 0.0), w_error
 
 
 def _box_qp(G, r, a, max_rounds=20):
@@ -262,38 +298,43 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
     U = C / n_samples
     # The all-ones dual point: the exact solution when no margin can reach 1.
     w = U * Z.rmatvec(np.ones(n_samples))
+    kappa = float(np.max(row_norms_l2(Z.X)))
     if loss == "huber":
-        w, gnorm, steps = _newton_huber(Z, U, huber_h, w, radius, max_iter)
-        if gnorm <= radius:
-            return CertifiedSVM(w, gnorm, gnorm, steps + 1)
+        w, gnorm, steps = _newton_huber(Z, U, huber_h, w, 0.5 * radius, max_iter)
+        # Rounding: of the gradient's sum, and of the margins through the
+        # derivative (Lipschitz 1/(2h)) over all n rows.
+        sum_error, m_error = _rounding(Z, C, kappa, w)
+        distance = gnorm + sum_error + C * kappa * m_error / (2.0 * huber_h)
+        if distance <= radius:
+            return CertifiedSVM(w, distance, gnorm, steps + 1)
         raise CertificationError(
             f"the SVM solver reached a gradient norm of {gnorm:.3g} but the privacy proof "
             f"needs <= {radius:.3g}; nothing was released. Increase max_iter or tol.")
 
-    gap_target = 0.5 * radius**2
-    kappa = float(np.max(row_norms_l2(Z.X)))
     best_gap, total, h = np.inf, 0, 0.01
-    w_cand, gap = _hinge_gap(Z, U, np.ones(n_samples))
+    w_cand, gap, w_error = _hinge_gap(Z, U, np.ones(n_samples), C, kappa)
     while True:
         best_gap = min(best_gap, gap)
-        if gap <= gap_target:
-            return CertifiedSVM(w_cand, float(np.sqrt(2.0 * gap)), gap, total + 1)
+        distance = float(np.sqrt(2.0 * gap)) + w_error
+        if distance <= radius:
+            return CertifiedSVM(w_cand, distance, gap, total + 1)
         if total >= max_iter or h < 1e-14:
             break
         w, gnorm, steps = _newton_huber(Z, U, h, w, min(1e-2 * h, radius), max_iter - total)
         total += steps
         m = Z @ w
-        w_cand, gap = _hinge_gap(Z, U, -_huber_parts(m, h)[1])
+        w_cand, gap, w_error = _hinge_gap(Z, U, -_huber_parts(m, h)[1], C, kappa)
         # ||w_h - w*||^2 <= C h / 2 (smoothing moves P by at most C h / 4), so the
         # exact margins lie within `widest` of m; narrower widths are tried first.
         widest = h + kappa * (np.sqrt(C * h / 2.0) + gnorm)
         for width in (h, 10.0 * h, 100.0 * h, widest):
-            if gap <= gap_target or width > widest:
+            if np.sqrt(2.0 * gap) + w_error <= radius or width > widest:
                 break
-            w_pol, gap_pol = _hinge_gap(Z, U, _polish(Z, U, m, width))
-            if gap_pol < gap:
-                w_cand, gap = w_pol, gap_pol
+            polished = _hinge_gap(Z, U, _polish(Z, U, m, width), C, kappa)
+            if polished[1] < gap:
+                w_cand, gap, w_error = polished
         h *= 0.1
     raise CertificationError(
         f"the SVM solver's best duality gap was {best_gap:.3g} but the privacy proof needs "
-        f"<= {gap_target:.3g}; nothing was released. Increase max_iter or tol.")
+        f"a distance <= {radius:.3g}, i.e. a gap below about {0.5 * radius**2:.3g}; nothing "
+        "was released. Increase max_iter or tol.")
