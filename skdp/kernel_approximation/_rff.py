@@ -113,13 +113,13 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     Attributes
     ----------
-    frequencies_ : ndarray of shape (n_features_in_, n_components)
+    frequencies_ : ndarray of shape (n_features, n_components)
         The frequency vectors ``rho_1, ..., rho_d_hat`` (columns). They are
         drawn independently of the data and are part of any model released
         on these features.
     n_features_in_ : int
         Number of input features.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Input feature names, when ``X`` has string column names.
 
     Privacy

@@ -49,7 +49,7 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
         Class labels.
     n_features_in_ : int
         Number of input features.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Input feature names, when ``X`` has string column names.
     sensitivity_ : float
         L2 sensitivity the noise is calibrated to (per class problem),
