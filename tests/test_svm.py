@@ -147,7 +147,8 @@ def test_uncertified_solution_is_never_released(spheres):
     est = PrivateSVMRFF(C=1000.0, gamma=2.0, max_iter=1, random_state=0, accountant=acc)
     with pytest.raises(CertificationError, match="nothing was released"):
         est.fit(X, y)
-    assert not hasattr(est, "coef_")
+    for attribute in ("coef_", "random_fourier_features_", "noise_scale_", "privacy_spent_"):
+        assert not hasattr(est, attribute)
 
 
 # --- privacy audits --------------------------------------------------------------------------

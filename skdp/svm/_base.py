@@ -100,8 +100,10 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
     """Validation, budget, one-vs-rest, certified solve and output noise.
 
     Subclasses implement ``_check_feature_params()`` and
-    ``_features(X, rng) -> (features, kappa)`` and turn the fitted weight
-    vectors into ``coef_``/``intercept_`` in ``_set_coef(W)``.
+    ``_features(X, rng) -> (features, kappa, fitted)`` and turn the fitted
+    weight vectors (and ``fitted``, anything the feature step must keep) into
+    attributes in ``_set_model(W, fitted)``. Attributes are only set once
+    every class problem is certified, so a failed fit leaves nothing behind.
     """
 
     _proba_link = False
@@ -146,30 +148,30 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             X.shape[0], allow_zero_delta=self.mechanism == "laplace")
         # Separate streams: the released feature map must not reveal the noise.
         map_rng, noise_rng = rng.spawn(2)
-        features, kappa = self._features(X, map_rng)
+        features, kappa, fitted = self._features(X, map_rng)
         n_samples, n_coef = features.shape
 
         exact = svm_sensitivity(C, n_samples, kappa)
         # A certified solver lands within `radius` of the exact minimizer on
         # every dataset, so released points differ by at most exact + 2 radius.
         radius = 0.5 * tol * exact
-        self.sensitivity_ = exact + 2.0 * radius
+        sensitivity = exact + 2.0 * radius
         part = budget.split(1 if n_classes == 2 else n_classes)
-        self.noise_scale_ = svm_noise_scale(self.mechanism, self.sensitivity_, n_coef,
-                                            part.epsilon, part.delta)
+        scale = svm_noise_scale(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta)
 
         def fit_binary(F, y_pm1, child_rng):
             sol = solve_svm_certified(F, y_pm1, C, loss=self.loss, huber_h=huber_h,
                                       radius=radius, max_iter=max_iter)
             if self.mechanism == "laplace":
-                noise = child_rng.laplace(0.0, self.noise_scale_, size=n_coef)
+                noise = child_rng.laplace(0.0, scale, size=n_coef)
             else:
-                noise = child_rng.normal(0.0, self.noise_scale_, size=n_coef)
+                noise = child_rng.normal(0.0, scale, size=n_coef)
             return sol.coef + self._noise_multiplier * noise, sol
 
         results = fit_one_vs_rest(fit_binary, features, y_index, n_classes, noise_rng,
                                   n_jobs=self.n_jobs)
-        self._set_coef(np.vstack([w for w, _ in results]))
+        self._set_model(np.vstack([w for w, _ in results]), fitted)
+        self.sensitivity_, self.noise_scale_ = sensitivity, scale
         self.certified_distance_ = max(sol.distance_bound for _, sol in results)
         self.n_iter_ = max(sol.n_iter for _, sol in results)
         self.privacy_spent_ = budget

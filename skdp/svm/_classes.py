@@ -67,20 +67,41 @@ _PRIVACY_COMMON = """\
 Protected: every training row, features and label, under replace-one
     neighbours (datasets of the same size differing in one row). The exact
     primal minimizer moves by at most ``2 L C kappa / n`` in L2 norm between
-    such datasets (seed 001, Lemma 9, tightened by a factor of 2, see
-    :func:`skdp.svm._base.svm_sensitivity`; ``L = 1`` for hinge and Huber
-    losses). The solver's certificate adds ``tol`` times that, and the weights
-    get Laplace noise of scale ``sqrt(F) Delta / epsilon`` (``F``
-    coefficients; seed 001, Thm. 10) or analytic Gaussian noise for
+    such datasets (seed 001, Lemma 9, tightened by a factor of 2: see Notes;
+    ``L = 1`` for hinge and Huber losses). The solver's certificate adds
+    ``tol`` times that, and the weights get Laplace noise of scale
+    ``sqrt(F) Delta / epsilon`` (``F`` coefficients; seed 001, Thm. 10) or
+    analytic Gaussian noise for
     ``(epsilon, delta)``. With more than two classes each one-vs-rest problem
     gets ``(epsilon / K, delta / K)`` (basic composition). Seed 001 calls the
     privacy parameter ``beta``."""
 
 
+_NOTES_COMMON = """\
+Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
+    ``4 L C kappa / n`` using the strong convexity of one objective only.
+    Adding the inequalities of both, ``P_D(w') - P_D(w) >= ||w - w'||^2 / 2``
+    and ``P_D'(w) - P_D'(w') >= ||w - w'||^2 / 2``, leaves ``||w - w'||^2`` below
+    the change of the single replaced loss term, at most
+    ``2 (C / n) L kappa ||w - w'||``; hence ``2 L C kappa / n`` (Chaudhuri,
+    Monteleoni and Sarwate 2011, Cor. 8, with regularization ``1 / C``). The
+    L1 sensitivity used by the Laplace mechanism is ``sqrt(F)`` times that
+    (seed 001, Thm. 10), half of what Thm. 10 and Cor. 12 state.
+
+    Certified solving. The objective is 1-strongly convex, so a duality gap
+    ``g`` (hinge) certifies ``||w - w*|| <= sqrt(2 g)`` and a gradient norm
+    (Huber) certifies ``||w - w*|| <= ||grad||``; the solver must reach the
+    data-independent bound ``tol C L kappa / n`` (rounding errors included)
+    or raise :class:`~skdp.exceptions.CertificationError`. Two certified
+    outputs on neighbouring datasets are then within
+    ``(1 + tol) 2 L C kappa / n``."""
+
+
 def _fill_svm_doc(cls):
     cls.__doc__ = (cls.__doc__.replace("%(svm_params)s", _SHARED_PARAMS)
                    .replace("%(svm_attributes)s", _SHARED_ATTRIBUTES)
-                   .replace("%(svm_privacy)s", _PRIVACY_COMMON))
+                   .replace("%(svm_privacy)s", _PRIVACY_COMMON)
+                   .replace("%(svm_notes)s", _NOTES_COMMON))
     return fill_doc(cls)
 
 
@@ -137,6 +158,8 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     Notes
     -----
+    %(svm_notes)s
+
     The intercept is 0: the random feature space has no constant feature
     (seed 001 learns ``f(x) = <w, phi(x)>``). Prediction uses only the
     released weights and frequencies, so it costs no privacy.
@@ -187,10 +210,11 @@ class PrivateSVMRFF(BasePrivateSVM):
         self._make_map(None)._check_params()
 
     def _features(self, X, rng):
-        self.random_fourier_features_ = self._make_map(rng).fit(X)
-        return self.random_fourier_features_.transform(X), 1.0
+        feature_map = self._make_map(rng).fit(X)
+        return feature_map.transform(X), 1.0, feature_map
 
-    def _set_coef(self, W):
+    def _set_model(self, W, feature_map):
+        self.random_fourier_features_ = feature_map
         self.coef_ = W
         self.intercept_ = np.zeros(W.shape[0])
 
@@ -253,6 +277,10 @@ class PrivateLinearSVM(BasePrivateSVM):
     --------
     PrivateSVMRFF : The same mechanism in a random Fourier feature space.
 
+    Notes
+    -----
+    %(svm_notes)s
+
     References
     ----------
     B. Rubinstein, P. Bartlett, L. Huang and N. Taft, "Learning in a large
@@ -297,9 +325,9 @@ class PrivateLinearSVM(BasePrivateSVM):
     def _features(self, X, rng):
         if self.fit_intercept:
             X = add_intercept_column(X)
-        return clip_rows_l2(X, self.data_norm), float(self.data_norm)
+        return clip_rows_l2(X, self.data_norm), float(self.data_norm), None
 
-    def _set_coef(self, W):
+    def _set_model(self, W, _):
         if self.fit_intercept:
             self.coef_, self.intercept_ = W[:, :-1], W[:, -1].copy()
         else:
