@@ -71,10 +71,9 @@ Protected: every training row, features and label, under replace-one
     ``L = 1`` for hinge and Huber losses). The solver's certificate adds
     ``tol`` times that, and the weights get Laplace noise of scale
     ``sqrt(F) Delta / epsilon`` (``F`` coefficients; seed 001, Thm. 10) or
-    analytic Gaussian noise for
-    ``(epsilon, delta)``. With more than two classes each one-vs-rest problem
-    gets ``(epsilon / K, delta / K)`` (basic composition). Seed 001 calls the
-    privacy parameter ``beta``."""
+    analytic Gaussian noise for ``(epsilon, delta)``. With more than two
+    classes each one-vs-rest problem gets ``(epsilon / K, delta / K)`` (basic
+    composition). Seed 001 calls the privacy parameter ``beta``."""
 
 
 _NOTES_COMMON = """\
