@@ -190,6 +190,37 @@ def test_audit_passes_and_catches_quarter_noise():
     assert _audit(_QuarterNoiseSVM, 1000).epsilon_lower_bound > 1.0
 
 
+class _QuarterNoiseSVMRFF(PrivateSVMRFF):
+    _noise_multiplier = 0.25
+
+
+def _audit_rff(cls, n_runs):
+    # Random features have norm 1 whatever the frequencies; with C = 1/2 every
+    # margin stays below 1 and w* = (C/n) sum_i y_i phi(x_i), so flipping the
+    # label of x = 0.3 moves w* by 2 (C/n) phi(0.3), of norm exactly 2C/n, for
+    # every draw of the (released) frequencies. The auditor, who knows the
+    # other rows and sees the frequencies, projects the released weights on
+    # phi(0.3) and removes the other rows' part: a 1-D Gaussian mechanism.
+    X = np.linspace(-1.0, 1.0, 10)[:, None]
+    X[-1] = 0.3
+    y0 = np.r_[np.ones(5), np.zeros(4), 1.0]
+    y1 = np.r_[np.ones(5), np.zeros(4), 0.0]
+
+    def mechanism(labels, rng):
+        est = cls(epsilon=1.0, delta=1e-5, mechanism="gaussian", n_components=1, C=0.5,
+                  random_state=rng).fit(X, labels)
+        phi = est.random_fourier_features_.transform(X)
+        others = 0.5 / 10 * (2 * labels[:-1] - 1) @ (phi[:-1] @ phi[-1])
+        return float(est.coef_[0] @ phi[-1] - others)
+
+    return audit_epsilon(mechanism, y0, y1, n_runs=n_runs, delta=1e-5, random_state=0)
+
+
+def test_rff_gaussian_audit_passes_and_catches_quarter_noise():
+    assert _audit_rff(PrivateSVMRFF, 600).epsilon_lower_bound <= 1.0
+    assert _audit_rff(_QuarterNoiseSVMRFF, 600).epsilon_lower_bound > 1.0
+
+
 # --- utility ---------------------------------------------------------------------------------
 
 def test_private_rff_svm_close_to_non_private_and_beats_linear(spheres):
