@@ -1,8 +1,10 @@
 """Synthetic data generators of the seed papers and loaders for files a user already has."""
 
+from skdp.datasets._spheres import make_concentric_spheres
 from skdp.datasets._synthetic import make_synthetic_h, make_synthetic_l
 
 __all__ = [
+    "make_concentric_spheres",
     "make_synthetic_h",
     "make_synthetic_l",
 ]
