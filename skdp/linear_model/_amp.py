@@ -8,7 +8,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
@@ -699,12 +698,6 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
                   f"<= {calibration.gamma:.3g} in {self.n_iter_} iterations")
         return self
 
-    def _has_proba(self):
-        return self.loss == "logistic"
-
-    # The logistic link gives probabilities; the Huber SVM loss has none.
-    predict_proba = available_if(_has_proba)(PrivateLinearClassifierMixin.predict_proba)
-    predict_log_proba = available_if(_has_proba)(PrivateLinearClassifierMixin.predict_log_proba)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
@@ -91,10 +90,6 @@ def svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta):
     return gaussian_sigma_analytic(sensitivity, epsilon, delta)
 
 
-def _no_proba(estimator):
-    return False
-
-
 class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierMixin,
                      BaseEstimator):
     """Validation, budget, one-vs-rest, certified solve and output noise.
@@ -105,8 +100,6 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
     attributes in ``_set_model(W, fitted)``. Attributes are only set once
     every class problem is certified, so a failed fit leaves nothing behind.
     """
-
-    _proba_link = False
 
     def _check_svm_params(self):
         C = check_real(self.C, "C", low=0.0, low_inclusive=False)
@@ -179,14 +172,6 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
 
     # Test hook: the audit's deliberately under-noised copy sets this below 1.
     _noise_multiplier = 1.0
-
-    @available_if(_no_proba)
-    def predict_proba(self, X):
-        """Not available: an SVM's scores have no probabilistic link."""
-
-    @available_if(_no_proba)
-    def predict_log_proba(self, X):
-        """Not available: an SVM's scores have no probabilistic link."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
