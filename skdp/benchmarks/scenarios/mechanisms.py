@@ -9,7 +9,7 @@ from skdp.testing import audit_epsilon, mechanism_audit_cases
                    "and of an under-noised copy")
 def run(quick, random_state):
     rows = []
-    scale = 0.25 if quick else 1.0
+    scale = 0.15 if quick else 1.0
     for case in progress(mechanism_audit_cases(), desc="audits"):
         n_runs = max(2000, int(case.n_runs * scale))
         for label, factor in (("", 1.0), (f" (noise x{case.catch_factor:g})", case.catch_factor)):
