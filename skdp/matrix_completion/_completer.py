@@ -92,7 +92,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     center : {"user", None}, default="user"
         ``"user"`` subtracts each user's mean observed rating before completion
         and adds it back afterwards (free: it is local, seed 004 Sec. 6.4).
-    oja_iter : int, default=10
+    oja_iter : int, default=5
         Noisy Oja steps per eigen-decomposition (``eigensolver="oja"``).
     step_schedule : {"standard", "constant"}, default="standard"
         Frank-Wolfe step sizes: ``2 / (t + 1)`` (Jaggi 2013) or the thesis'
@@ -240,7 +240,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     def __init__(self, epsilon=1.0, delta=None, *, nuclear_norm=None, max_iter=10,
                  row_norm_bound=1.0, method="frank_wolfe", eigensolver="auto", rank=None,
-                 center="user", oja_iter=10, step_schedule="standard", random_state=None,
+                 center="user", oja_iter=5, step_schedule="standard", random_state=None,
                  accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
@@ -392,5 +392,6 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                 coef = least_squares_coef(block, self.components_)
             else:
                 coef = svd_coef(block, self.components_)
-            out[start:stop] = coef @ self.components_ + block.means[:, None]
+            np.matmul(coef, self.components_, out=out[start:stop])
+            out[start:stop] += block.means[:, None]
         return out

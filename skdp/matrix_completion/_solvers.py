@@ -17,9 +17,11 @@ from skdp.matrix_completion._ratings import clip_scale
 
 __all__ = [
     "clipped_values",
+    "eigenvalue_release",
     "frank_wolfe_local",
     "least_squares_coef",
     "noisy_gram",
+    "oja_release",
     "private_oja",
     "private_top_eigen",
     "pursuit_local",
@@ -109,15 +111,29 @@ def private_top_eigen(A, sigma, rng, k=1):
     return vectors[:, ::-1], values[::-1]
 
 
+def oja_release(A, V, sigma, rng):
+    """One release of private Oja's method: ``A^T A V + G``, ``G`` i.i.d. ``N(0, sigma^2)``."""
+    return A.T @ (A @ V) + sigma * rng.standard_normal(V.shape)
+
+
+def eigenvalue_release(A, v, sigma, rng):
+    """Release ``||A v||^2 + N(0, sigma^2)`` (seed 004, Alg. 14, last line)."""
+    Av = A @ v
+    return float(Av @ Av) + sigma * rng.standard_normal()
+
+
 def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
     """Private Oja's method (seed 004, Alg. 14), never forming an ``n x n`` matrix.
 
-    Each step releases ``A^T A V + G`` with ``G`` i.i.d. ``N(0, sigma^2)``
-    (a Gaussian mechanism: ``V`` is a function of earlier releases only) and
-    moves ``V <- orth(V + eta (A^T A V + G))`` with the thesis' step
-    ``eta = 1 / (n_steps sigma sqrt(n))``. With ``eigenvalue=True`` the top
-    eigenvalue is released as ``||A v||^2 + N(0, sigma^2)`` (Alg. 14, last line).
-    Memory is ``O(nnz(A) + n_users + n k)``.
+    Starts from a random orthonormal ``V`` (independent of the data); each
+    step releases ``Y = A^T A V + G`` (:func:`oja_release`; ``V`` depends on
+    earlier releases only) and moves ``V <- orth(V + eta Y)`` with
+    ``eta = 1 / (sigma sqrt(n))``, so that ``eta ||G||`` is about one. (Alg. 14
+    has ``eta = 1 / (Gamma sigma sqrt(n))``, made for a large number of steps
+    ``Gamma``: with the few steps a private budget affords, it barely moves
+    ``V`` away from its random start.) With ``eigenvalue=True`` the top
+    eigenvalue is released by :func:`eigenvalue_release`. Memory is
+    ``O(nnz(A) + n_users + n k)``.
 
     Returns
     -------
@@ -127,14 +143,10 @@ def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
     """
     n = A.shape[1]
     V = linalg.qr(rng.standard_normal((n, k)), mode="economic")[0]
-    eta = 1.0 / (n_steps * sigma * math.sqrt(n))
+    eta = 1.0 / (sigma * math.sqrt(n)) if sigma > 0 else 1.0
     for _ in range(n_steps):
-        released = A.T @ (A @ V) + sigma * rng.standard_normal((n, k))
-        V = linalg.qr(V + eta * released, mode="economic")[0]
-    value = None
-    if eigenvalue:
-        Av = A @ V[:, 0]
-        value = float(Av @ Av) + sigma * rng.standard_normal()
+        V = linalg.qr(V + eta * oja_release(A, V, sigma, rng), mode="economic")[0]
+    value = eigenvalue_release(A, V[:, 0], sigma, rng) if eigenvalue else None
     return V, value
 
 
