@@ -279,11 +279,13 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                                 low_inclusive=False),
             "n_iter": check_positive_int(self.max_iter, "max_iter"),
             "oja_iter": check_positive_int(self.oja_iter, "oja_iter"),
-            "rank": 1 if self.rank is None else check_positive_int(self.rank, "rank",
-                                                                   high=n_items),
+            "rank": 1 if self.rank is None else check_positive_int(self.rank, "rank"),
             "eigensolver": (("exact" if n_items <= _AUTO_EXACT_MAX_ITEMS else "oja")
                             if eigensolver == "auto" else eigensolver),
         }
+        if params["rank"] > n_items:
+            raise ValueError(f"rank={params['rank']} exceeds the number of items "
+                             f"(n_features = {n_items}).")
         check_positive_int(self.verbose, "verbose", low=0)
         if method == "frank_wolfe":
             if self.nuclear_norm is None:
