@@ -16,8 +16,8 @@ from skdp.matrix_completion import _completer
 from skdp.matrix_completion._calibration import noise_sigma, thesis_sigma, total_sensitivity
 from skdp.matrix_completion._solvers import (
     eigenvalue_release,
-    noisy_gram,
     oja_release,
+    private_top_eigen,
     symmetric_noise,
 )
 from skdp.testing import audit_epsilon
@@ -148,17 +148,20 @@ def _frank_wolfe_gram_audit(noise_factor, bound=1.0, T=3, epsilon=1.0, delta=1e-
 
     The differing user's residual row has norm Delta in the first iteration
     and 2 Delta after (Y = -Y* on her ratings); the two neighbours' rows are
-    orthogonal. The statistic is the likelihood-ratio direction of each release.
+    orthogonal. The statistic is the likelihood-ratio direction of each
+    release, read from both eigenpairs of the released 2 x 2 matrix.
     """
     sigma = noise_sigma(epsilon, delta, total_sensitivity(bound, n_iter=T)) * noise_factor
     other = np.array([[0.3, 0.4]])
+    residuals = {(user, rho): np.vstack([rho * np.eye(2)[user], other])
+                 for user in (0, 1) for rho in (bound, 2 * bound)}
 
     def mechanism(user, rng):
         total = 0.0
         for t in range(T):
-            rho = bound if t == 0 else 2 * bound
-            row = rho * np.eye(2)[user]
-            W = noisy_gram(np.vstack([row, other]), sigma, rng)
+            A = residuals[user, bound if t == 0 else 2 * bound]
+            vectors, values = private_top_eigen(A, sigma, rng, k=2)
+            W = (vectors * values) @ vectors.T
             total += W[0, 0] - W[1, 1]
         return total
 

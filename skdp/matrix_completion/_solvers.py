@@ -20,7 +20,6 @@ __all__ = [
     "eigenvalue_release",
     "frank_wolfe_local",
     "least_squares_coef",
-    "noisy_gram",
     "oja_release",
     "private_oja",
     "private_top_eigen",
@@ -56,36 +55,24 @@ def _gram(A):
     return W.toarray() if hasattr(W, "toarray") else np.asarray(W)
 
 
-def noisy_gram(A, sigma, rng):
-    """Release ``A^T A + E`` (seed 004, Alg. 13 global component / Alg. 15).
-
-    Parameters
-    ----------
-    A : sparse matrix or ndarray of shape (n_users, n_items)
-        Rows of L2 norm at most ``rho`` (clipped ratings or residuals).
-    sigma : float
-        Noise scale from :func:`~skdp.matrix_completion._calibration.noise_sigma`.
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    W_noisy : ndarray of shape (n_items, n_items)
-    """
-    return _gram(A) + symmetric_noise(A.shape[1], sigma, rng)
-
-
 def _explicit_is_cheaper(A):
     # Forming A^T A costs about sum_i nnz_i^2; a Lanczos solve costs some tens
     # of products with A and A^T plus the dense noise: about nnz + n^2 each.
-    counts = np.diff(A.indptr) if hasattr(A, "indptr") else np.full(A.shape[0], A.shape[1])
     n = A.shape[1]
-    return float(np.sum(counts.astype(np.float64) ** 2)) <= 10.0 * (len(A.data) + n * n)
+    if not hasattr(A, "indptr"):  # dense
+        return True
+    counts = np.diff(A.indptr).astype(np.float64)
+    return float(counts @ counts) <= 10.0 * (A.nnz + n * n)
 
 
 def private_top_eigen(A, sigma, rng, k=1):
     """Top-``k`` eigenpairs of ``A^T A + E``, ``E`` from :func:`symmetric_noise`.
 
-    This is the exact eigensolver: one release of a noisy ``n x n`` matrix.
+    This is the exact eigensolver (seed 004, Alg. 13 global component and
+    Alg. 15): one release of the noisy ``n x n`` matrix, of which the
+    eigenpairs are a post-processing. ``A``'s rows have L2 norm at most
+    ``rho`` (clipped ratings or residuals) and ``sigma`` comes from
+    :func:`~skdp.matrix_completion._calibration.noise_sigma`.
     When forming ``A^T A`` would cost more than a Lanczos solve, the same
     matrix ``A^T A + E`` is only applied to vectors (ARPACK); the result is the
     same function of the released matrix either way.
