@@ -271,10 +271,11 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         """Validate every parameter (before any budget is spent); return the resolved ones."""
         method = check_option(self.method, "method", METHODS)
         eigensolver = check_option(self.eigensolver, "eigensolver", EIGENSOLVERS)
-        check_option(self.center, "center", ("user", None))
-        check_option(self.step_schedule, "step_schedule", ("standard", "constant"))
         params = {
             "method": method,
+            "center": check_option(self.center, "center", ("user", None)),
+            "step_schedule": check_option(self.step_schedule, "step_schedule",
+                                          ("standard", "constant")),
             "bound": check_real(self.row_norm_bound, "row_norm_bound", low=0.0,
                                 low_inclusive=False),
             "n_iter": check_positive_int(self.max_iter, "max_iter"),
@@ -317,7 +318,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         X = self._validate_input(X, reset=True)
         n_users, n_items = X.shape
         p = self._check_params(n_items)
-        ratings = ratings_from_input(X, center=self.center)
+        ratings = ratings_from_input(X, center=p["center"])
         sensitivity = total_sensitivity(p["bound"], method=p["method"],
                                         eigensolver=p["eigensolver"], n_iter=p["n_iter"],
                                         oja_iter=p["oja_iter"], rank=p["rank"])
@@ -345,7 +346,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
         if p["method"] == "frank_wolfe":
             frank_wolfe_local(ratings, global_direction, nuclear_norm=p["nuclear_norm"],
-                              bound=p["bound"], etas=step_sizes(p["n_iter"], self.step_schedule))
+                              bound=p["bound"], etas=step_sizes(p["n_iter"], p["step_schedule"]))
         elif p["method"] == "pursuit":
             pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
         else:
@@ -379,8 +380,8 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         """
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
-        p = self._local_params
-        ratings = ratings_from_input(X, center=self.center)
+        p = self._local_params  # as fitted, even if parameters were changed since
+        ratings = ratings_from_input(X, center=p["center"])
         out = np.empty(X.shape)
         for start in range(0, ratings.n_users, _TRANSFORM_BLOCK):
             stop = min(start + _TRANSFORM_BLOCK, ratings.n_users)
@@ -389,7 +390,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                 coef = frank_wolfe_local(
                     block, lambda t, A: (self.components_[t], self.singular_values_[t]),
                     nuclear_norm=p["nuclear_norm"], bound=p["bound"],
-                    etas=step_sizes(self.n_iter_, self.step_schedule), coefficients=True)
+                    etas=step_sizes(p["n_iter"], p["step_schedule"]), coefficients=True)
             elif p["method"] == "pursuit":
                 coef = least_squares_coef(block, self.components_)
             else:
