@@ -1,0 +1,197 @@
+import math
+import pickle
+
+import numpy as np
+import pytest
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, cross_val_score
+
+from _dummy import NoisyCentroidClassifier
+from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
+from skdp.accounting import (
+    advanced_composition,
+    basic_composition,
+    calibrate_subsampled_gaussian,
+    dp_to_zcdp,
+    gaussian_zcdp,
+    subsampled_gaussian_epsilon,
+    zcdp_for_dp,
+    zcdp_to_dp,
+)
+from skdp.mechanisms import gaussian_sigma_analytic
+
+
+# --- PrivacyBudget -----------------------------------------------------------
+
+@pytest.mark.parametrize("epsilon", [0, -1, math.inf, math.nan])
+def test_budget_rejects_bad_epsilon(epsilon):
+    with pytest.raises(ValueError, match="epsilon"):
+        PrivacyBudget(epsilon, 0.0)
+
+
+@pytest.mark.parametrize("delta", [1.0, -0.1, math.nan, 1.5])
+def test_budget_rejects_bad_delta(delta):
+    with pytest.raises(ValueError, match="delta"):
+        PrivacyBudget(1.0, delta)
+
+
+@pytest.mark.parametrize("value", ["1", None, True])
+def test_budget_rejects_non_numbers(value):
+    with pytest.raises(TypeError, match="epsilon"):
+        PrivacyBudget(value)
+
+
+def test_budget_is_immutable_and_adds():
+    b = PrivacyBudget(0.5, 1e-6) + PrivacyBudget(0.25, 2e-6)
+    assert b == PrivacyBudget(0.75, 3e-6)
+    with pytest.raises(AttributeError):
+        b.epsilon = 3.0
+    eps, delta = b
+    assert (eps, delta) == (0.75, 3e-6)
+    part = PrivacyBudget(1.0, 1e-5).split(4)
+    assert part == PrivacyBudget(0.25, 2.5e-6)
+    assert basic_composition([part] * 4).epsilon == pytest.approx(1.0)
+
+
+# --- composition ---------------------------------------------------------------
+
+def test_advanced_composition_worked_example():
+    # k = 1000 mechanisms with epsilon = 0.01 and delta' = 1e-5 (seed 004 Lemma 2.1.6):
+    # sum eps^2 = 0.1; drift = 1000 * 0.01 * tanh(0.005) = 0.0499996;
+    # 2 * 0.1 * ln(e + sqrt(0.1) / 1e-5) = 0.2 * ln(31625.495) = 2.072342 < 2 * 0.1 * ln(1e5);
+    # eps' = 0.0499996 + sqrt(2.072342) = 0.0499996 + 1.439563 = 1.489563, far below the basic 10.
+    total = advanced_composition([PrivacyBudget(0.01)] * 1000, 1e-5)
+    assert total.epsilon == pytest.approx(1.489563, abs=2e-6)
+    assert total.delta == pytest.approx(1e-5)
+
+
+def test_advanced_composition_never_worse_than_basic():
+    total = advanced_composition([PrivacyBudget(0.1, 1e-7)] * 10, 1e-5)
+    assert total.epsilon == pytest.approx(1.0)  # basic wins for few mechanisms
+    # delta = 1 - (1 - 1e-5)(1 - 1e-7)^10
+    assert total.delta == pytest.approx(1 - (1 - 1e-5) * (1 - 1e-7) ** 10, rel=1e-12)
+
+
+def test_zcdp_conversions_worked_values():
+    assert dp_to_zcdp(1.0) == 0.5
+    assert gaussian_zcdp(1.0, 2.0) == pytest.approx(1 / 8)
+    # rho = 0.5, delta = 1e-6: 0.5 + 2 sqrt(0.5 * 13.815511) = 0.5 + 2 * 2.628261 = 5.756522
+    assert zcdp_to_dp(0.5, 1e-6).epsilon == pytest.approx(5.756522, abs=1e-6)
+    rho = zcdp_for_dp(5.756522, 1e-6)
+    assert rho == pytest.approx(0.5, rel=1e-6)
+    for eps in (0.01, 1.0, 10.0):
+        assert zcdp_to_dp(zcdp_for_dp(eps, 1e-8), 1e-8).epsilon == pytest.approx(eps, rel=1e-10)
+
+
+def test_subsampled_gaussian_calibration_round_trip():
+    sigma = calibrate_subsampled_gaussian(1.0, 1e-5, sample_rate=0.01, steps=1000)
+    eps = subsampled_gaussian_epsilon(sigma, 0.01, 1000, 1e-5)
+    assert eps <= 1.0
+    assert eps > 0.99  # calibrated, not merely safe
+    # Less noise must cost more.
+    assert subsampled_gaussian_epsilon(0.8 * sigma, 0.01, 1000, 1e-5) > 1.0
+
+
+def test_subsampled_gaussian_without_sampling_matches_analytic_gaussian():
+    # One full-batch step is the plain Gaussian mechanism: PLD accounting must
+    # agree with the exact (analytic) calibration to a few percent, and RDP
+    # must be no tighter than exact.
+    sigma = gaussian_sigma_analytic(1.0, 1.0, 1e-5)
+    pld = subsampled_gaussian_epsilon(sigma, 1.0, 1, 1e-5, accountant="pld")
+    rdp = subsampled_gaussian_epsilon(sigma, 1.0, 1, 1e-5, accountant="rdp")
+    assert pld == pytest.approx(1.0, rel=0.03)
+    assert rdp >= 1.0 - 1e-9
+
+
+# --- accountant -------------------------------------------------------------------
+
+def test_accountant_records_and_refuses():
+    acc = BudgetAccountant(1.0, 1e-5)
+    acc.spend(PrivacyBudget(0.25, 2.5e-6), by="a")
+    acc.spend(PrivacyBudget(0.25, 2.5e-6), by="b")
+    assert acc.spent == PrivacyBudget(0.5, 5e-6)
+    assert acc.remaining.epsilon == pytest.approx(0.5)
+    with pytest.raises(BudgetExceededError, match="Nothing was spent"):
+        acc.spend(PrivacyBudget(0.6, 0.0))
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(0.1, 6e-6))  # delta overrun alone
+    assert [s.by for s in acc.spends] == ["a", "b"]
+    # Four exact quarters fit despite rounding.
+    acc2 = BudgetAccountant(0.3)
+    for _ in range(3):
+        acc2.spend(PrivacyBudget(0.1))
+    assert acc2.remaining is None
+
+
+def test_clone_shares_the_accountant():
+    acc = BudgetAccountant(10.0)
+    est = NoisyCentroidClassifier(epsilon=1.0, accountant=acc)
+    assert clone(est).accountant is acc
+    assert pickle.loads(pickle.dumps(acc)) is not acc  # pickling does copy
+
+
+def test_grid_search_spends_once_per_fit_and_is_refused_when_over():
+    X, y = make_classification(200, 4, random_state=0)
+    acc = BudgetAccountant(epsilon=5.0)
+    grid = GridSearchCV(NoisyCentroidClassifier(accountant=acc, random_state=0),
+                        {"epsilon": [0.5, 1.0]}, cv=2, refit=True)
+    grid.fit(X, y)
+    # 2 candidates x 2 folds + 1 refit at the best epsilon.
+    assert len(acc.spends) == 5
+    assert acc.spent.epsilon == pytest.approx(0.5 * 2 + 1.0 * 2 + grid.best_params_["epsilon"])
+    before = len(acc.spends)
+    with pytest.raises(BudgetExceededError):
+        cross_val_score(NoisyCentroidClassifier(epsilon=1.0, accountant=acc), X, y, cv=5,
+                        error_score="raise")
+    assert acc.spent.epsilon <= 5.0 * (1 + 1e-9)
+    assert len(acc.spends) >= before
+
+
+def test_refused_fit_draws_no_noise():
+    X, y = make_classification(50, 4, random_state=0)
+    acc = BudgetAccountant(epsilon=0.5)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    est = NoisyCentroidClassifier(epsilon=1.0, accountant=acc, random_state=rng)
+    with pytest.raises(BudgetExceededError):
+        est.fit(X, y)
+    assert rng.bit_generator.state == state
+    assert not hasattr(est, "centroids_")
+    assert acc.spends == []
+
+
+def _spend_in_worker(acc):
+    acc.spend(PrivacyBudget(0.1))
+
+
+def test_accountant_refuses_to_spend_in_another_process():
+    acc = BudgetAccountant(1.0)
+    with pytest.raises(RuntimeError, match="another process"):
+        Parallel(n_jobs=2, backend="loky")(delayed(_spend_in_worker)(acc) for _ in range(2))
+    # Threads share the object and are counted.
+    Parallel(n_jobs=2, backend="threading")(delayed(_spend_in_worker)(acc) for _ in range(2))
+    assert acc.spent.epsilon == pytest.approx(0.2)
+
+
+def test_accountant_type_is_checked_before_spending():
+    X, y = make_classification(50, 4, random_state=0)
+    with pytest.raises(TypeError, match="BudgetAccountant"):
+        NoisyCentroidClassifier(accountant=3.0).fit(X, y)
+
+
+def test_nan_input_is_refused_before_spending():
+    X, y = make_classification(50, 4, random_state=0)
+    X[0, 0] = np.nan
+    acc = BudgetAccountant(1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        NoisyCentroidClassifier(accountant=acc).fit(X, y)
+    assert acc.spends == []
+
+
+def test_pld_calibration_is_tighter_than_rdp_and_safe():
+    rdp = calibrate_subsampled_gaussian(1.0, 1e-5, sample_rate=0.02, steps=200)
+    pld = calibrate_subsampled_gaussian(1.0, 1e-5, sample_rate=0.02, steps=200, accountant="pld")
+    assert pld <= rdp
+    assert subsampled_gaussian_epsilon(pld, 0.02, 200, 1e-5, accountant="pld") <= 1.0

@@ -1,0 +1,154 @@
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+
+from skdp.exceptions import SparseVectorExhaustedError
+from skdp.mechanisms import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    SparseVector,
+    exponential_mechanism,
+    gaussian_delta_analytic,
+    gaussian_sigma,
+    gaussian_sigma_analytic,
+    gaussian_sigma_classic,
+    gaussian_sigma_thesis,
+    laplace_scale,
+    report_noisy_max,
+)
+from skdp.testing import audit_epsilon, mechanism_audit_cases
+
+
+def test_laplace_scale_hand_computed():
+    assert laplace_scale(2.0, 0.5) == 4.0
+    mech = LaplaceMechanism(epsilon=0.5, sensitivity=2.0, random_state=0)
+    assert mech.scale == 4.0
+    # The scale is never cached: changing epsilon changes the noise.
+    mech.epsilon = 2.0
+    assert mech.scale == 1.0
+    draws = LaplaceMechanism(epsilon=1.0, sensitivity=3.0, random_state=1)(np.zeros(200_000))
+    assert np.mean(np.abs(draws)) == pytest.approx(3.0, rel=0.02)  # E|Lap(b)| = b
+
+
+def test_gaussian_calibrations_hand_computed():
+    # classic: sqrt(2 ln(1.25 / 1e-5)) / 0.5 = sqrt(23.47242) * 2 = 9.689611
+    assert gaussian_sigma_classic(1.0, 0.5, 1e-5) == pytest.approx(9.689611, abs=1e-6)
+    # thesis (seed 004 Lemma 2.1.9): 2 * (1 + sqrt(2 ln 1e6)) / 1 = 2 * 6.256522 = 12.513044
+    assert gaussian_sigma_thesis(2.0, 1.0, 1e-6) == pytest.approx(12.513044, abs=1e-6)
+    with pytest.raises(ValueError, match="epsilon < 1"):
+        gaussian_sigma_classic(1.0, 1.0, 1e-5)
+    assert gaussian_sigma(1.0, 0.5, 1e-5, "classic") == gaussian_sigma_classic(1.0, 0.5, 1e-5)
+    with pytest.raises(ValueError, match="calibration"):
+        gaussian_sigma(1.0, 0.5, 1e-5, "loose")
+
+
+@pytest.mark.parametrize("epsilon,delta", [(0.05, 1e-5), (0.5, 1e-6), (1.0, 1e-5),
+                                           (4.0, 1e-3), (20.0, 1e-10)])
+def test_analytic_gaussian_matches_dp_accounting(epsilon, delta):
+    ours = gaussian_sigma_analytic(1.0, epsilon, delta)
+    theirs = dp_accounting.get_sigma_gaussian(epsilon, delta)
+    assert ours == pytest.approx(theirs, rel=1e-6)
+    assert gaussian_sigma_analytic(3.0, epsilon, delta) == pytest.approx(3 * ours, rel=1e-12)
+    # Never under-shoots: the exact delta at the returned sigma is <= the target.
+    assert gaussian_delta_analytic(1.0, ours, epsilon) <= delta
+    assert gaussian_delta_analytic(1.0, 0.99 * ours, epsilon) > delta
+
+
+def test_thesis_calibration_refuses_where_lemma_2_1_9_fails():
+    # At epsilon = 20, delta = 1e-4 the thesis sigma (1 + sqrt(2 ln 1e4)) / 20 = 0.26459
+    # has an exact delta above 1e-4.
+    sigma = (1 + math.sqrt(2 * math.log(1e4))) / 20
+    assert gaussian_delta_analytic(1.0, sigma, 20.0) > 1e-4
+    with pytest.raises(ValueError, match="analytic"):
+        gaussian_sigma_thesis(1.0, 20.0, 1e-4)
+    assert gaussian_sigma_thesis(1.0, 10.0, 1e-4) == pytest.approx(
+        (1 + math.sqrt(2 * math.log(1e4))) / 10)
+
+
+def test_analytic_is_tighter_than_the_bounds():
+    for eps in (0.1, 0.5, 0.9):
+        a = gaussian_sigma_analytic(1.0, eps, 1e-5)
+        assert a < gaussian_sigma_classic(1.0, eps, 1e-5)
+        assert a < gaussian_sigma_thesis(1.0, eps, 1e-5)
+
+
+def test_gaussian_mechanism_noise_has_the_right_spread():
+    mech = GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=2.0, random_state=0)
+    draws = mech(np.zeros(200_000))
+    assert np.std(draws) == pytest.approx(mech.sigma, rel=0.01)
+    assert isinstance(mech(0.0), float)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(epsilon=0.0, delta=1e-5), "epsilon"),
+    (dict(epsilon=-1.0, delta=1e-5), "epsilon"),
+    (dict(epsilon=math.inf, delta=1e-5), "epsilon"),
+    (dict(epsilon=math.nan, delta=1e-5), "epsilon"),
+    (dict(epsilon=1.0, delta=0.0), "delta"),
+    (dict(epsilon=1.0, delta=1.0), "delta"),
+    (dict(epsilon=1.0, delta=-0.1), "delta"),
+])
+def test_gaussian_rejects_bad_budgets(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        GaussianMechanism(sensitivity=1.0, **kwargs).sigma
+
+
+def test_exponential_mechanism_samples_the_exact_distribution():
+    rng = np.random.default_rng(0)
+    u = np.array([0.0, 1.0, 2.0])
+    picks = np.bincount([exponential_mechanism(u, epsilon=2.0, random_state=rng)
+                         for _ in range(30_000)], minlength=3) / 30_000
+    expected = np.exp(u * 2.0 / 2.0) / np.exp(u * 2.0 / 2.0).sum()
+    np.testing.assert_allclose(picks, expected, atol=0.012)
+    # monotonic=True doubles the exponent.
+    picks_mono = np.bincount([exponential_mechanism(u, epsilon=1.0, monotonic=True,
+                                                    random_state=rng)
+                              for _ in range(30_000)], minlength=3) / 30_000
+    np.testing.assert_allclose(picks_mono, np.exp(u) / np.exp(u).sum(), atol=0.012)
+
+
+def test_selection_rejects_bad_scores():
+    with pytest.raises(ValueError, match="finite"):
+        report_noisy_max([0.0, np.nan], epsilon=1.0)
+    with pytest.raises(ValueError, match="1-D"):
+        exponential_mechanism([], epsilon=1.0)
+
+
+def test_report_noisy_max_picks_a_clear_winner():
+    assert report_noisy_max([0.0, 1000.0, 0.0], epsilon=1.0, random_state=0) == 1
+
+
+def test_sparse_vector_scale_and_cutoff():
+    sv = SparseVector(epsilon=2.0, delta=1e-6, threshold=0.0, cutoff=4, random_state=0)
+    # Seed 004 Alg. 6: lambda = sqrt(32 * 4 * ln(1e6)) / 2 = sqrt(1768.385) / 2 = 21.0261
+    assert sv.noise_scale == pytest.approx(21.0261, abs=1e-4)
+    assert sv.query(1e9) is True  # far above: free
+    assert sv.n_below_ == 0
+    answers = [sv.query(-1e9) for _ in range(4)]  # far below: each costs
+    assert answers == [False] * 4
+    assert sv.exhausted
+    with pytest.raises(SparseVectorExhaustedError):
+        sv.query(1e9)
+    assert sv.n_queries_ == 5
+
+
+def test_sparse_vector_validates():
+    with pytest.raises(ValueError, match="cutoff"):
+        SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=0)
+    with pytest.raises(ValueError, match="delta"):
+        SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=1)
+
+
+@pytest.mark.parametrize("case", mechanism_audit_cases(), ids=lambda c: c.name)
+def test_mechanism_audit(case):
+    """The real mechanism stays under its claim; the under-noised copy is caught."""
+    n_runs = case.n_runs // 2
+    honest = audit_epsilon(case.make(1.0), case.dataset_0, case.dataset_1, n_runs=n_runs,
+                           delta=case.delta, vectorized=case.vectorized, random_state=1)
+    assert honest.epsilon_lower_bound <= case.epsilon, honest
+    cheat = audit_epsilon(case.make(case.catch_factor), case.dataset_0, case.dataset_1,
+                          n_runs=n_runs, delta=case.delta, vectorized=case.vectorized,
+                          random_state=2)
+    assert cheat.epsilon_lower_bound > case.epsilon, cheat

@@ -1,0 +1,83 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skdp.utils import (
+    check_epsilon_delta,
+    check_option,
+    check_positive_int,
+    check_random_state,
+    check_real,
+    clip_entries,
+    clip_rows_l2,
+    fill_doc,
+    row_norms_l2,
+)
+
+
+def test_clip_rows_l2_dense_and_sparse():
+    X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    out = clip_rows_l2(X, 1.0)
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])
+    assert X[0, 0] == 3.0  # input untouched
+    Xs = sp.csr_matrix(X)
+    outs = clip_rows_l2(Xs, 1.0)
+    assert sp.issparse(outs)
+    np.testing.assert_allclose(outs.toarray(), out)
+    np.testing.assert_allclose(row_norms_l2(outs), [1.0, 0.5, 0.0])
+
+
+def test_clip_entries_dense_and_sparse():
+    X = np.array([[3.0, -4.0], [0.3, 0.4]])
+    np.testing.assert_allclose(clip_entries(X, 1.0), [[1.0, -1.0], [0.3, 0.4]])
+    Xs = sp.csr_matrix(X)
+    out = clip_entries(Xs, 1.0)
+    assert sp.issparse(out) and Xs.data.max() == 3.0
+    np.testing.assert_allclose(out.toarray(), [[1.0, -1.0], [0.3, 0.4]])
+    with pytest.raises(ValueError, match="bound"):
+        clip_entries(X, 0.0)
+
+
+def test_random_state_semantics():
+    a = check_random_state(None).normal(size=4)
+    b = check_random_state(None).normal(size=4)
+    assert not np.allclose(a, b)  # fresh OS entropy each time
+    np.testing.assert_array_equal(check_random_state(7).normal(size=4),
+                                  check_random_state(7).normal(size=4))
+    g = np.random.default_rng(0)
+    assert check_random_state(g) is g
+    assert isinstance(check_random_state(np.random.RandomState(0)), np.random.Generator)
+    with pytest.raises(TypeError):
+        check_random_state("seed")
+    with pytest.raises(ValueError):
+        check_random_state(-1)
+
+
+def test_validators():
+    assert check_epsilon_delta(1, 0) == (1.0, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        check_epsilon_delta(1.0, 0.0, allow_zero_delta=False)
+    with pytest.raises(TypeError):
+        check_real(True, "x")
+    with pytest.raises(ValueError, match="x must be > 0"):
+        check_real(0.0, "x", low=0.0, low_inclusive=False)
+    assert check_real(float("inf"), "x", allow_inf=True) == float("inf")
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        check_positive_int(0, "n")
+    with pytest.raises(TypeError):
+        check_positive_int(1.5, "n")
+    assert check_option("a", "opt", ("a", "b")) == "a"
+    with pytest.raises(ValueError, match="opt must be one of"):
+        check_option("c", "opt", ("a", "b"))
+
+
+def test_fill_doc_substitutes_with_indentation():
+    @fill_doc
+    def f():
+        """Doc.
+
+        Parameters
+        ----------
+        %(epsilon)s
+        """
+    assert "        epsilon : float, default=1.0\n            Privacy loss bound" in f.__doc__
