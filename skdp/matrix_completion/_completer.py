@@ -103,7 +103,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_features_in_)
+    components_ : ndarray of shape (n_components, n_items)
         The released unit directions: one per Frank-Wolfe or pursuit
         iteration, or the ``rank`` orthonormal ones of ``"svd"``. Public: they
         are ``(epsilon, delta)``-DP.
@@ -124,7 +124,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         ``(epsilon, delta_)``.
     n_features_in_ : int
         Number of items.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_items,)
         Item names, when ``X`` has string column names.
 
     Privacy
