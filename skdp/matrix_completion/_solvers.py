@@ -55,14 +55,15 @@ def _gram(A):
     return W.toarray() if hasattr(W, "toarray") else np.asarray(W)
 
 
-def _explicit_is_cheaper(A):
-    # Forming A^T A costs about sum_i nnz_i^2; a Lanczos solve costs some tens
-    # of products with A and A^T plus the dense noise: about nnz + n^2 each.
-    n = A.shape[1]
-    if not hasattr(A, "indptr"):  # dense
-        return True
-    counts = np.diff(A.indptr).astype(np.float64)
-    return float(counts @ counts) <= 10.0 * (A.nnz + n * n)
+_EXPLICIT_MAX_ENTRIES = 2_000_000
+
+
+def _explicit_gram(A, k):
+    # Form A^T A when the users x items shape is small (or k is too close to n
+    # for ARPACK); otherwise apply A^T A + E to vectors only. The choice uses
+    # the public shape, never the private sparsity pattern.
+    n_users, n_items = A.shape
+    return k >= n_items - 1 or n_users * n_items <= _EXPLICIT_MAX_ENTRIES
 
 
 def private_top_eigen(A, sigma, rng, k=1):
@@ -73,9 +74,9 @@ def private_top_eigen(A, sigma, rng, k=1):
     eigenpairs are a post-processing. ``A``'s rows have L2 norm at most
     ``rho`` (clipped ratings or residuals) and ``sigma`` comes from
     :func:`~skdp.matrix_completion._calibration.noise_sigma`.
-    When forming ``A^T A`` would cost more than a Lanczos solve, the same
-    matrix ``A^T A + E`` is only applied to vectors (ARPACK); the result is the
-    same function of the released matrix either way.
+    For large inputs ``A^T A`` is not formed: the released matrix
+    ``A^T A + E`` is only applied to vectors (ARPACK, relative tolerance
+    ``1e-6``); the result is the same function of the released matrix.
 
     Returns
     -------
@@ -86,7 +87,7 @@ def private_top_eigen(A, sigma, rng, k=1):
     n = A.shape[1]
     E = symmetric_noise(n, sigma, rng)
     start = rng.standard_normal(n)
-    if k < n - 1 and not _explicit_is_cheaper(A):
+    if not _explicit_gram(A, k):
         op = LinearOperator((n, n), matvec=lambda x: A.T @ (A @ x) + E @ x, dtype=np.float64)
         try:
             values, vectors = eigsh(op, k=k, which="LA", v0=start, tol=1e-6, maxiter=50 * n)
