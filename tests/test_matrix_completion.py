@@ -181,7 +181,8 @@ def _oja_audit(noise_factor, bound=1.0, oja_iter=2, epsilon=1.0, delta=1e-5):
     s = total_sensitivity(bound, eigensolver="oja", n_iter=1, oja_iter=oja_iter)
     sigma = noise_sigma(epsilon, delta, s) * noise_factor
     v = np.array([1.0, 0.0])
-    matrices = [sp.csr_matrix([[bound, 0.0], [0.3, 0.4]]), sp.csr_matrix([[0.0, bound], [0.3, 0.4]])]
+    matrices = [sp.csr_matrix([[bound, 0.0], [0.3, 0.4]]),
+                sp.csr_matrix([[0.0, bound], [0.3, 0.4]])]
 
     def mechanism(user, rng):
         A = matrices[user]

@@ -21,9 +21,10 @@ In private Frank-Wolfe (Alg. 13) the residual rows are
 ``A_i = P_Omega(Y_i - Y*_i)`` with both terms clipped to ``Delta`` on the
 observed entries, so ``rho = 2 Delta``; in the first iteration ``Y = 0`` and
 ``rho = Delta``. Rank-one pursuit clips each residual row to ``Delta``, and
-private SVD (Alg. 15) each row of ratings, so ``rho = Delta`` for both. Seed 004, Lemma 6.2.1, states the Frobenius sensitivity as
-``4 Delta^2``; the bound above, ``sqrt(2) (2 Delta)^2 = 4 sqrt(2) Delta^2``, is
-the correct (and attained) value.
+private SVD (Alg. 15) each row of ratings, so ``rho = Delta`` for both.
+Seed 004, Lemma 6.2.1, states the Frobenius sensitivity of Frank-Wolfe as
+``4 Delta^2``; the bound above, ``sqrt(2) (2 Delta)^2 = 4 sqrt(2) Delta^2``,
+is the correct (and attained) value.
 
 Composition. The releases are adaptive Gaussian mechanisms with noise
 ``sigma`` and sensitivities ``s_1, ..., s_K``. Their privacy-loss

@@ -240,14 +240,16 @@ class _LeastSquares:
         self.ridge = _RIDGE * ratings.counts / ratings.n_items
         self.V = np.zeros((0, ratings.n_items))
 
-    def add(self, v):
-        """Append direction ``v`` and return the refitted coefficients."""
+    def add(self, v, solve=True):
+        """Append direction ``v``; return the refitted coefficients (if ``solve``)."""
         self.V = np.vstack([self.V, v])
         d = len(self.V)
         column = self.pattern @ (self.V * v).T  # (n_users, d): <V_a, v> on Omega_i
         self.gram[:, :d, d - 1] = column
         self.gram[:, d - 1, :d] = column
         self.rhs[:, d - 1] = self.observed @ v
+        if not solve:
+            return None
         system = self.gram[:, :d, :d] + self.ridge[:, None, None] * np.eye(d)
         empty = self.ratings.counts == 0
         system[empty] = np.eye(d)  # users with no ratings keep coefficients 0
@@ -286,12 +288,14 @@ def pursuit_local(ratings, directions, *, n_iter, bound):
 
 
 def least_squares_coef(ratings, V):
-    """Each user's ridge least-squares coefficients on the rows of ``V`` (see :class:`_LeastSquares`)."""
+    """Each user's ridge least-squares coefficients on the rows of ``V``.
+
+    The local step of pursuit in ``transform``; see :class:`_LeastSquares`.
+    """
     solver = _LeastSquares(ratings, len(V))
-    coef = np.zeros((ratings.n_users, 0))
-    for v in V:
-        coef = solver.add(v)
-    return coef
+    for v in V[:-1]:
+        solver.add(v, solve=False)
+    return solver.add(V[-1])
 
 
 def svd_coef(ratings, V):
