@@ -87,8 +87,10 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         + n)``). ``"auto"`` is ``"exact"`` up to 2000 items, else ``"oja"``.
     rank : int or None, default=None
         Number of directions for ``"svd"`` (subspace dimension) and
-        ``"pursuit"`` (one per iteration); ``None`` means 1. Ignored by
-        ``"frank_wolfe"``, whose rank is at most ``max_iter``.
+        ``"pursuit"`` (one per iteration, each costing privacy like a
+        Frank-Wolfe iteration); ``None`` means 1. Ignored by
+        ``"frank_wolfe"``, whose rank is at most ``max_iter``. Pursuit keeps
+        a ``rank x rank`` Gram matrix per user (``8 n_users rank^2`` bytes).
     center : {"user", None}, default="user"
         ``"user"`` subtracts each user's mean observed rating before completion
         and adds it back afterwards (free: it is local, seed 004 Sec. 6.4).
@@ -136,8 +138,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     training user; each completed row is then computed from these and the
     user's own row only (post-processing, seed 004 Lemma 2.1.4), so the
     completions of all other users together are ``(epsilon, delta)``-DP with
-    respect to her data (Thm. 20, Thm. 28). This holds for any input,
-    because ``row_norm_bound`` clipping is applied to every row.
+    respect to her data (Thm. 20, Thm. 28; pursuit rests on the same
+    argument). This holds for any input, because ``row_norm_bound`` clipping
+    is applied to every row.
 
     Joint DP protects a user from what is released **to others**: deliver
     row ``i`` of :meth:`transform`'s output to user ``i`` only. The completed
@@ -180,7 +183,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ``|(a.v)^2 - (b.v)^2| <= rho_t^2``. (For ``"svd"`` a block of ``rank``
     orthonormal columns ``V`` is used: ``||D V||_F <= min(sqrt(2),
     sqrt(rank)) rho^2``.) The thesis calibrates Alg. 14 for one eigenvector
-    in isolation; here its noise covers every step of every iteration.
+    in isolation; here its noise covers every step of every iteration. Each
+    step moves ``v <- (v + eta (W v + g)) / ||...||`` with
+    ``eta = 1 / (sigma sqrt(n))``; Alg. 14's ``1 / (Gamma sigma sqrt(n))`` is
+    meant for a large number of steps ``Gamma`` and, with the few steps a
+    private budget affords, barely moves ``v`` from its random start (a
+    post-processing choice, free of privacy cost).
 
     **Composition.** All releases are adaptive Gaussian mechanisms with the
     same ``sigma``. Their composition is exactly a single Gaussian mechanism
