@@ -1,0 +1,7 @@
+"""User-level (joint) differentially private matrix completion (seed 004, Ch. 6)."""
+
+from skdp.matrix_completion._completer import DPMatrixCompleter
+
+__all__ = [
+    "DPMatrixCompleter",
+]

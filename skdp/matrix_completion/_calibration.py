@@ -1,0 +1,165 @@
+"""Sensitivities and noise scales of the private matrix completion releases.
+
+Neighbouring relation: replace one user's whole row of ratings (seed 004,
+Def. 2.1.1 applied to users, as Ch. 6 does). Every release is a Gaussian
+mechanism on a sum over users of ``a_i a_i^T`` (or of ``a_i a_i^T`` applied to
+a released unit vector), where ``a_i`` is user ``i``'s clipped row or residual
+row with ``||a_i||_2 <= rho``. Replacing user ``i`` changes the sum by
+``D = a a^T - b b^T`` with ``||a||, ||b|| <= rho``.
+
+* Frobenius norm (the whole symmetric matrix is released):
+  ``||D||_F^2 = ||a||^4 + ||b||^4 - 2 (a.b)^2 <= 2 rho^4``, so
+  ``||D||_F <= sqrt(2) rho^2``, attained by orthogonal ``a, b`` of norm ``rho``.
+* Operator norm (``D x`` or ``x^T D x`` for a unit ``x`` is released): the two
+  eigenvalues of ``D`` have opposite signs and each is at most
+  ``max(||a||^2, ||b||^2)`` in absolute value, so ``||D||_2 <= rho^2``,
+  attained by ``a`` parallel to ``x`` and ``b`` orthogonal to it.
+* Block of ``r`` orthonormal columns ``X`` (``D X`` is released):
+  ``||D X||_F <= min(||D||_F, sqrt(r) ||D||_2) = min(sqrt(2), sqrt(r)) rho^2``.
+
+In private Frank-Wolfe (Alg. 13) the residual rows are
+``A_i = P_Omega(Y_i - Y*_i)`` with both terms clipped to ``Delta`` on the
+observed entries, so ``rho = 2 Delta``; in the first iteration ``Y = 0`` and
+``rho = Delta``. Rank-one pursuit clips each residual row to ``Delta``, and
+private SVD (Alg. 15) each row of ratings, so ``rho = Delta`` for both.
+Seed 004, Lemma 6.2.1, states the Frobenius sensitivity of Frank-Wolfe as
+``4 Delta^2``; the bound above, ``sqrt(2) (2 Delta)^2 = 4 sqrt(2) Delta^2``,
+is the correct (and attained) value.
+
+Composition. The releases are adaptive Gaussian mechanisms with noise
+``sigma`` and sensitivities ``s_1, ..., s_K``. Their privacy-loss
+distributions compose exactly into that of a single Gaussian mechanism with
+sensitivity ``sqrt(s_1^2 + ... + s_K^2)`` and the same ``sigma`` (Dong, Roth
+and Su 2022, Cor. 3.3: mu-GDP composes as ``sqrt(sum mu_k^2)``, and a Gaussian
+mechanism is exactly ``s/sigma``-GDP). The noise is therefore the analytic
+Gaussian calibration (Balle and Wang 2018) of that total sensitivity, exact at
+every ``epsilon > 0``; the thesis' zCDP route (Lemmas 2.1.12 to 2.1.14) is
+looser and needs ``epsilon <= 2 ln(1/delta)``.
+"""
+
+import math
+
+from skdp.mechanisms import gaussian_sigma_analytic
+from skdp.utils._validation import check_epsilon_delta, check_positive_int, check_real
+
+__all__ = ["noise_sigma", "thesis_sigma", "total_sensitivity"]
+
+
+def total_sensitivity(row_norm_bound, *, method="frank_wolfe", eigensolver="exact",
+                      n_iter=1, oja_iter=1, rank=1):
+    """L2 sensitivity of everything the global component releases, composed.
+
+    Parameters
+    ----------
+    row_norm_bound : float
+        ``Delta``: bound on the L2 norm of a user's clipped observed ratings.
+    method : {"frank_wolfe", "pursuit", "svd"}, default="frank_wolfe"
+        Private Frank-Wolfe (seed 004, Alg. 13): residual rows of norm
+        ``rho_1 = Delta`` in the first iteration and ``rho_t = 2 Delta`` after.
+        Rank-one pursuit: residual rows clipped to ``rho_t = Delta`` in each
+        of its ``n_iter`` iterations. Private SVD (Alg. 15): one release on
+        rows of norm ``Delta``.
+    eigensolver : {"exact", "oja"}, default="exact"
+        ``"exact"`` releases one noisy symmetric ``n x n`` matrix per
+        eigen-decomposition (Frobenius sensitivity ``sqrt(2) rho^2``);
+        ``"oja"`` releases ``oja_iter`` noisy products with a unit vector
+        (operator sensitivity ``rho^2``) or with an orthonormal block of
+        ``rank`` columns (``min(sqrt(2), sqrt(rank)) rho^2``), plus, for
+        Frank-Wolfe, one noisy eigenvalue ``||A v||^2`` (``rho^2``; Alg. 14).
+    n_iter : int, default=1
+        Iterations ``T`` (ignored by ``"svd"``).
+    oja_iter : int, default=1
+        Oja steps per eigen-decomposition (``"oja"`` only).
+    rank : int, default=1
+        Subspace dimension (``"svd"`` only).
+
+    Returns
+    -------
+    sensitivity : float
+        ``sqrt(sum_k s_k^2)`` over all Gaussian releases ``k``.
+    """
+    delta2 = check_real(row_norm_bound, "row_norm_bound", low=0.0, low_inclusive=False) ** 2
+    n_iter = check_positive_int(n_iter, "n_iter")
+    oja_iter = check_positive_int(oja_iter, "oja_iter")
+    rank = check_positive_int(rank, "rank")
+    if method == "svd":
+        if eigensolver == "exact":
+            return math.sqrt(2.0) * delta2
+        return math.sqrt(oja_iter) * min(math.sqrt(2.0), math.sqrt(rank)) * delta2
+    if method == "pursuit":
+        rho4_sum, releases_per_iter = n_iter * delta2**2, oja_iter
+    else:
+        # rho_1 = Delta, rho_t = 2 Delta for t >= 2; Oja also releases ||A v||^2.
+        rho4_sum, releases_per_iter = delta2**2 * (1.0 + 16.0 * (n_iter - 1)), oja_iter + 1
+    if eigensolver == "exact":
+        return math.sqrt(2.0 * rho4_sum)
+    return math.sqrt(releases_per_iter * rho4_sum)
+
+
+def noise_sigma(epsilon, delta, sensitivity):
+    """Noise standard deviation of every release: analytic Gaussian, exact.
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0.
+    delta : float
+        In ``(0, 1)``.
+    sensitivity : float
+        Composed sensitivity from :func:`total_sensitivity`.
+
+    Returns
+    -------
+    sigma : float
+        The same ``sigma`` is used by each of the composed releases.
+    """
+    # Balle and Wang (2018), Thm. 8, on the composed Gaussian (Dong, Roth and
+    # Su 2022, Cor. 3.3); replaces seed 004, Lemma 6.2.1 / Alg. 13-15.
+    return gaussian_sigma_analytic(sensitivity, epsilon, delta)
+
+
+def thesis_sigma(epsilon, delta, row_norm_bound, *, method="frank_wolfe",
+                 eigensolver="exact", n_iter=1, oja_iter=1):
+    """The thesis' noise scale, for comparison only (not used to fit).
+
+    Seed 004: Alg. 13 / Lemma 6.2.1 (Frank-Wolfe, exact eigen-decomposition)
+    ``sigma = Delta^2 sqrt(64 T ln(1/delta)) / epsilon``; Alg. 14 (Oja, on a
+    matrix with rows of norm ``2 Delta``) ``sigma = (2 Delta)^2 sqrt(256
+    Gamma ln(2/delta)) / epsilon`` for one eigenvector; Alg. 15 (SVD)
+    ``sigma = Delta^2 sqrt(64 ln(1/delta)) / epsilon``. (Alg. 13 prints
+    ``epsilon`` inside the square root; the proof of Lemma 6.2.1 has it
+    outside, as here.) These come from zCDP composition and the conversion
+    ``rho = epsilon^2 / (8 ln(1/delta))``, which is valid only for
+    ``epsilon <= 2 ln(1/delta)``; the Frank-Wolfe one also uses the
+    sensitivity ``4 Delta^2`` where the correct value is ``4 sqrt(2) Delta^2``.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Privacy budget; ``epsilon <= 2 ln(1/delta)`` is required.
+    row_norm_bound : float
+        ``Delta``.
+    method : {"frank_wolfe", "svd"}, default="frank_wolfe"
+    eigensolver : {"exact", "oja"}, default="exact"
+    n_iter : int, default=1
+        ``T`` (Frank-Wolfe).
+    oja_iter : int, default=1
+        ``Gamma`` (Oja).
+
+    Returns
+    -------
+    sigma : float
+    """
+    epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+    log_term = math.log(1.0 / delta)
+    if epsilon > 2.0 * log_term:
+        raise ValueError(
+            f"the thesis' calibration needs epsilon <= 2 ln(1/delta) = {2.0 * log_term:.4g}, "
+            f"got epsilon={epsilon}."
+        )
+    delta2 = check_real(row_norm_bound, "row_norm_bound", low=0.0, low_inclusive=False) ** 2
+    if method == "svd":
+        return delta2 * math.sqrt(64.0 * log_term) / epsilon
+    if eigensolver == "oja":
+        return 4.0 * delta2 * math.sqrt(256.0 * oja_iter * math.log(2.0 / delta)) / epsilon
+    return delta2 * math.sqrt(64.0 * n_iter * log_term) / epsilon

@@ -1,0 +1,408 @@
+"""DPMatrixCompleter: user-level (joint) differentially private matrix completion."""
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skdp.base import DPEstimatorMixin
+from skdp.matrix_completion._calibration import noise_sigma, total_sensitivity
+from skdp.matrix_completion._ratings import ratings_from_input
+from skdp.matrix_completion._solvers import (
+    clipped_values,
+    frank_wolfe_local,
+    least_squares_coef,
+    private_oja,
+    private_top_eigen,
+    pursuit_local,
+    step_sizes,
+    svd_coef,
+)
+from skdp.utils._docstrings import fill_doc
+from skdp.utils._validation import check_option, check_positive_int, check_real
+
+__all__ = ["DPMatrixCompleter"]
+
+METHODS = ("frank_wolfe", "pursuit", "svd")
+EIGENSOLVERS = ("auto", "exact", "oja")
+_AUTO_EXACT_MAX_ITEMS = 2000  # above this, 'auto' avoids the n x n noise matrix
+_TRANSFORM_BLOCK = 20_000  # users completed at a time by transform
+
+
+@fill_doc
+class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, BaseEstimator):
+    """Complete a users x items ratings matrix with user-level joint differential privacy.
+
+    The algorithms of seed 004, Ch. 6 (Jain, Thakkar and Thakurta 2018) split
+    every iteration into a **global component**, the only step that sees all
+    users, which releases a noisy top eigenvector of the users' aggregated
+    statistic ``sum_i A_i^T A_i``, and a **local component** that completes
+    each user's row from her own ratings and the released vectors only.
+    :meth:`fit` runs the global component on the training users (the local
+    updates it needs are computed along the way) and keeps the released
+    vectors in ``components_``; :meth:`transform` runs the local component for
+    each row it is given, training users or new ones.
+
+    Three methods share this structure:
+
+    * ``"frank_wolfe"``: private Frank-Wolfe (Alg. 13) on
+      ``min ||P_Omega(Y - Y*)||_F^2`` over ``||Y||_nuc <= nuclear_norm``; each
+      iteration adds a rank-one update along the released direction.
+    * ``"pursuit"``: the same global component, but each user refits her row
+      by least squares on all directions released so far, and contributes her
+      clipped residual to the next iteration (a private greedy rank-one
+      pursuit; an skdp addition, not in the thesis).
+    * ``"svd"``: private SVD completion (Alg. 15): one noisy top-``rank``
+      subspace of the clipped ratings; each user projects her own row on it.
+
+    Parameters
+    ----------
+    %(epsilon)s
+    delta : float or None, default=None
+        In ``(0, 1)``. ``None`` uses ``1 / n_users**2`` (stored in ``delta_``);
+        seed 004 asks for ``delta < 1 / n_users``.
+    nuclear_norm : float or None, default=None
+        Frank-Wolfe's constraint ``k`` on the nuclear norm of the (centred)
+        completed matrix, > 0. Required by ``method="frank_wolfe"``, unused
+        otherwise. It scales every update, so it must be chosen without
+        looking at the private data (seed 004 uses the true nuclear norm on
+        synthetic data and a cross-validated value otherwise).
+    max_iter : int, default=10
+        Frank-Wolfe iterations ``T`` (``"frank_wolfe"`` only). Each costs
+        privacy: the noise grows like ``sqrt(T)``.
+    row_norm_bound : float, default=1.0
+        ``Delta``: each user's (centred) observed ratings, and for
+        Frank-Wolfe each iterate on her observed entries, are scaled down to
+        this L2 norm before they enter the global statistic. A per-user
+        operation that costs no privacy. The noise grows like ``Delta^2``.
+        Must be chosen without looking at the data.
+    method : {"frank_wolfe", "pursuit", "svd"}, default="frank_wolfe"
+        See above.
+    eigensolver : {"auto", "exact", "oja"}, default="auto"
+        ``"exact"``: top eigenpair(s) of the noisy ``n x n`` matrix
+        ``sum_i A_i^T A_i + E`` (memory ``O(nnz + n^2)``). ``"oja"``: private
+        Oja's method (Alg. 14), which only releases noisy products with
+        vectors and never forms an ``n x n`` matrix (memory ``O(nnz + n_users
+        + n)``). ``"auto"`` is ``"exact"`` up to 2000 items, else ``"oja"``.
+    rank : int or None, default=None
+        Number of directions for ``"svd"`` (subspace dimension) and
+        ``"pursuit"`` (one per iteration, each costing privacy like a
+        Frank-Wolfe iteration); ``None`` means 1. Ignored by
+        ``"frank_wolfe"``, whose rank is at most ``max_iter``. Pursuit keeps
+        a ``rank x rank`` Gram matrix per user (``8 n_users rank^2`` bytes).
+    center : {"user", None}, default="user"
+        ``"user"`` subtracts each user's mean observed rating before completion
+        and adds it back afterwards (free: it is local, seed 004 Sec. 6.4).
+    oja_iter : int, default=5
+        Noisy Oja steps per eigen-decomposition (``eigensolver="oja"``).
+    step_schedule : {"standard", "constant"}, default="standard"
+        Frank-Wolfe step sizes: ``2 / (t + 1)`` (Jaggi 2013) or the thesis'
+        ``1 / T`` (see Notes). No effect on privacy.
+    %(random_state)s
+    %(accountant)s
+    %(verbose)s
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_items)
+        The released unit directions: one per Frank-Wolfe or pursuit
+        iteration, or the ``rank`` orthonormal ones of ``"svd"``. Public: they
+        are ``(epsilon, delta)``-DP.
+    singular_values_ : ndarray of shape (max_iter,) or None
+        Frank-Wolfe only: the released estimate of ``||A v_t||`` used to scale
+        each local update (``None`` for the other methods).
+    eigensolver_ : str
+        The eigensolver used (``"exact"`` or ``"oja"``).
+    sensitivity_ : float
+        Composed L2 sensitivity of all releases (see Notes).
+    sigma_ : float
+        Standard deviation of the Gaussian noise of each release.
+    n_iter_ : int
+        Number of global iterations run.
+    delta_ : float
+        The delta used.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta_)``.
+    n_features_in_ : int
+        Number of items.
+    feature_names_in_ : ndarray of shape (n_items,)
+        Item names, when ``X`` has string column names.
+
+    Privacy
+    -------
+    User-level **joint** differential privacy (seed 004, Def. 18; Kearns et
+    al. 2014) under replacement of one user's entire row: which items she
+    rated and all her ratings. The released ``components_`` (and
+    ``singular_values_``) are ``(epsilon, delta)``-DP with respect to every
+    training user; each completed row is then computed from these and the
+    user's own row only (post-processing, seed 004 Lemma 2.1.4), so the
+    completions of all other users together are ``(epsilon, delta)``-DP with
+    respect to her data (Thm. 20, Thm. 28; pursuit rests on the same
+    argument). This holds for any input, because ``row_norm_bound`` clipping
+    is applied to every row.
+
+    Joint DP protects a user from what is released **to others**: deliver
+    row ``i`` of :meth:`transform`'s output to user ``i`` only. The completed
+    matrix as a whole is not differentially private (a user's completed row
+    depends on her own ratings). :meth:`transform` on users who were not in
+    the training data costs the training users nothing.
+
+    Corrections to the thesis: the Frobenius sensitivity of the Frank-Wolfe
+    statistic is ``4 sqrt(2) Delta^2``, not ``4 Delta^2`` (Lemma 6.2.1); the
+    noise is set by exact Gaussian composition and the analytic Gaussian
+    mechanism, valid for every ``epsilon > 0``; Oja's noise is calibrated to
+    all its releases in all iterations, its eigenvalue release included.
+
+    See Also
+    --------
+    skdp.datasets.make_low_rank_ratings : The synthetic ratings of seed 004, Sec. 6.4.
+
+    Notes
+    -----
+    **Sensitivity.** Replacing user ``i`` changes ``W = sum_j a_j a_j^T`` by
+    ``D = a a^T - b b^T`` with ``||a||, ||b|| <= rho``. Then
+    ``||D||_F^2 = ||a||^4 + ||b||^4 - 2 (a.b)^2 <= 2 rho^4``, attained by
+    orthogonal rows of norm ``rho``; and ``||D||_2 <= rho^2`` (its two
+    eigenvalues have opposite signs). For Frank-Wolfe,
+    ``a_i = P_Omega(Y_i - Y*_i)`` with both terms clipped to ``Delta`` on the
+    observed entries, so ``rho = 2 Delta`` and the Frobenius sensitivity is
+    ``4 sqrt(2) Delta^2``; in the first iteration ``Y = 0`` and
+    ``rho = Delta``. For pursuit the clipped residual has ``rho = Delta``; for
+    SVD the clipped ratings have ``rho = Delta``.
+
+    **Exact eigensolver.** Each iteration releases ``W + E`` with ``E``
+    symmetric, ``E_jj ~ N(0, sigma^2)`` and ``E_jk = E_kj ~ N(0, sigma^2/2)``:
+    isotropic noise in the Frobenius geometry of symmetric matrices, so each
+    release is a Gaussian mechanism with sensitivity ``s_t = sqrt(2) rho_t^2``.
+
+    **Oja's method** (Alg. 14) releases, at each of its ``oja_iter`` steps,
+    ``W v + g`` with ``g ~ N(0, sigma^2 I)`` and ``v`` a unit vector computed
+    from earlier releases: sensitivity ``||D v|| <= ||D||_2 = rho_t^2``. For
+    Frank-Wolfe it also releases ``||A v||^2 + N(0, sigma^2)``, sensitivity
+    ``|(a.v)^2 - (b.v)^2| <= rho_t^2``. (For ``"svd"`` a block of ``rank``
+    orthonormal columns ``V`` is used: ``||D V||_F <= min(sqrt(2),
+    sqrt(rank)) rho^2``.) The thesis calibrates Alg. 14 for one eigenvector
+    in isolation; here its noise covers every step of every iteration. Each
+    step moves ``v <- (v + eta (W v + g)) / ||...||`` with
+    ``eta = 1 / (sigma sqrt(n))``; Alg. 14's ``1 / (Gamma sigma sqrt(n))`` is
+    meant for a large number of steps ``Gamma`` and, with the few steps a
+    private budget affords, barely moves ``v`` from its random start (a
+    post-processing choice, free of privacy cost).
+
+    **Composition.** All releases are adaptive Gaussian mechanisms with the
+    same ``sigma``. Their composition is exactly a single Gaussian mechanism
+    with sensitivity ``sqrt(sum_k s_k^2)`` (Gaussian differential privacy,
+    Dong, Roth and Su 2022, Cor. 3.3), e.g. ``sqrt(2 (1 + 16 (T - 1)))
+    Delta^2`` for Frank-Wolfe with the exact solver (``sqrt(T) 4 sqrt(2)
+    Delta^2`` if the smaller first iteration were not used). ``sigma`` is
+    the analytic Gaussian calibration of that sensitivity (Balle and Wang
+    2018), exact for every ``epsilon``. The thesis' zCDP route gives
+    ``sigma = Delta^2 sqrt(64 T ln(1/delta)) / epsilon`` and needs
+    ``epsilon <= 2 ln(1/delta)``; the analytic value is smaller even before
+    correcting the sensitivity, and has no such restriction.
+
+    **Frank-Wolfe steps.** With the thesis' constant step ``1 / T`` the
+    recursion ``h_t <= (1 - 1/T) h_{t-1} + C / (2 T^2)`` (proof of Thm. 19)
+    unrolls to ``h_T <= (1 - 1/T)^T h_0 + C / (2T)``: the initial error only
+    shrinks by about ``e``, a term the thesis drops. The default schedule
+    ``2 / (t + 1)`` has the ``O(1/T)`` guarantee (Jaggi 2013). The thesis
+    adds a margin ``sqrt(sigma log(n / beta)) n^(1/4)`` to the eigenvalue
+    used to scale each update, to keep ``||u|| <= 1`` with high probability
+    in its proof; it shortens every step, and it is not used here: the
+    released eigenvalue itself is used.
+
+    **Local step of SVD.** Alg. 15 scales ``P_Omega(Y*_i) V V^T`` by
+    ``m / |Omega|``, where its proof uses ``1 / p = m n / |Omega|``. Here
+    each user uses her own observed fraction, ``n / |Omega_i|``, which is
+    local; the global ``|Omega|`` would itself need a private release.
+
+    **Users with no ratings** contribute nothing and are completed with
+    zeros (there is no private estimate of a global mean rating).
+
+    References
+    ----------
+    P. Jain, O. Thakkar and A. Thakurta, "Differentially private matrix
+    completion revisited", ICML 2018 (seed 004, Ch. 6).
+
+    J. Dong, A. Roth and W. Su, "Gaussian differential privacy", JRSS B, 2022.
+
+    B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for
+    differential privacy: analytical calibration and optimal denoising",
+    ICML 2018.
+
+    M. Jaggi, "Revisiting Frank-Wolfe: projection-free sparse convex
+    optimization", ICML 2013.
+
+    Examples
+    --------
+    >>> from skdp.datasets import make_low_rank_ratings
+    >>> from skdp.matrix_completion import DPMatrixCompleter
+    >>> data = make_low_rank_ratings(20_000, 30, n_ratings=10, random_state=0)
+    >>> model = DPMatrixCompleter(epsilon=1.0, delta=1e-6, method="pursuit", rank=2,
+    ...                           row_norm_bound=1.0, random_state=0).fit(data.train)
+    >>> completed = model.transform(data.train[:5])
+    >>> completed.shape
+    (5, 30)
+    """
+
+    def __init__(self, epsilon=1.0, delta=None, *, nuclear_norm=None, max_iter=10,
+                 row_norm_bound=1.0, method="frank_wolfe", eigensolver="auto", rank=None,
+                 center="user", oja_iter=5, step_schedule="standard", random_state=None,
+                 accountant=None, verbose=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.nuclear_norm = nuclear_norm
+        self.max_iter = max_iter
+        self.row_norm_bound = row_norm_bound
+        self.method = method
+        self.eigensolver = eigensolver
+        self.rank = rank
+        self.center = center
+        self.oja_iter = oja_iter
+        self.step_schedule = step_schedule
+        self.random_state = random_state
+        self.accountant = accountant
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def _validate_input(self, X, reset):
+        return validate_data(self, X, reset=reset, accept_sparse=("csr", "csc", "coo"),
+                             dtype=np.float64, ensure_all_finite="allow-nan")
+
+    def _check_params(self, n_items):
+        """Validate every parameter (before any budget is spent); return the resolved ones."""
+        method = check_option(self.method, "method", METHODS)
+        eigensolver = check_option(self.eigensolver, "eigensolver", EIGENSOLVERS)
+        params = {
+            "method": method,
+            "center": check_option(self.center, "center", ("user", None)),
+            "step_schedule": check_option(self.step_schedule, "step_schedule",
+                                          ("standard", "constant")),
+            "bound": check_real(self.row_norm_bound, "row_norm_bound", low=0.0,
+                                low_inclusive=False),
+            "n_iter": check_positive_int(self.max_iter, "max_iter"),
+            "oja_iter": check_positive_int(self.oja_iter, "oja_iter"),
+            "rank": 1 if self.rank is None else check_positive_int(self.rank, "rank"),
+            "eigensolver": (("exact" if n_items <= _AUTO_EXACT_MAX_ITEMS else "oja")
+                            if eigensolver == "auto" else eigensolver),
+        }
+        if params["rank"] > n_items:
+            raise ValueError(f"rank={params['rank']} exceeds the number of items "
+                             f"(n_features = {n_items}).")
+        check_positive_int(self.verbose, "verbose", low=0)
+        if method == "frank_wolfe":
+            if self.nuclear_norm is None:
+                raise ValueError("method='frank_wolfe' needs nuclear_norm (the constraint k).")
+            params["nuclear_norm"] = check_real(self.nuclear_norm, "nuclear_norm", low=0.0,
+                                                low_inclusive=False)
+        elif method == "pursuit":
+            params["n_iter"] = params["rank"]
+        else:
+            params["n_iter"] = 1
+        return params
+
+    def fit(self, X, y=None):
+        """Run the global component on the training users' ratings.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_users, n_items)
+            Ratings. Sparse: every stored entry (explicit zeros included) is
+            an observed rating, NaN may not be stored. Dense: NaN marks a
+            missing rating.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPMatrixCompleter
+        """
+        X = self._validate_input(X, reset=True)
+        n_users, n_items = X.shape
+        p = self._check_params(n_items)
+        ratings = ratings_from_input(X, center=p["center"])
+        sensitivity = total_sensitivity(p["bound"], method=p["method"],
+                                        eigensolver=p["eigensolver"], n_iter=p["n_iter"],
+                                        oja_iter=p["oja_iter"], rank=p["rank"])
+        budget, rng = self._start_private_fit(n_users, default_delta=lambda m: 1.0 / m**2,
+                                              allow_zero_delta=False)
+        sigma = noise_sigma(budget.epsilon, budget.delta, sensitivity)
+
+        def release(A, k=1, eigenvalue=False):
+            # The only access to all users' data: one noisy eigen-decomposition.
+            if p["eigensolver"] == "exact":
+                vectors, values = private_top_eigen(A, sigma, rng, k=k)
+                return vectors, values[0]
+            return private_oja(A, sigma, rng, n_steps=p["oja_iter"], k=k, eigenvalue=eigenvalue)
+
+        components, scales = [], []
+
+        def global_direction(t, A):
+            vectors, value = release(A, eigenvalue=p["method"] == "frank_wolfe")
+            v = vectors[:, 0]
+            components.append(v)
+            scales.append(math.sqrt(max(value, 0.0)) if value is not None else np.nan)
+            if self.verbose:
+                print(f"[DPMatrixCompleter] iteration {t + 1}/{p['n_iter']}")
+            return v, scales[-1]
+
+        if p["method"] == "frank_wolfe":
+            frank_wolfe_local(ratings, global_direction, nuclear_norm=p["nuclear_norm"],
+                              bound=p["bound"], etas=step_sizes(p["n_iter"], p["step_schedule"]))
+        elif p["method"] == "pursuit":
+            pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
+        else:
+            A = ratings.matrix(clipped_values(ratings, ratings.values, p["bound"]))
+            components = list(release(A, k=p["rank"])[0].T)
+
+        self._local_params = p
+        self.components_ = np.array(components)
+        self.singular_values_ = np.array(scales) if p["method"] == "frank_wolfe" else None
+        self.eigensolver_ = p["eigensolver"]
+        self.sensitivity_ = sensitivity
+        self.sigma_ = sigma
+        self.n_iter_ = p["n_iter"]
+        self.delta_ = budget.delta
+        self.privacy_spent_ = budget
+        return self
+
+    def transform(self, X):
+        """Complete each row with the local component (uses only that row).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_users, n_items)
+            Ratings of training users or of new users, in the format of :meth:`fit`.
+
+        Returns
+        -------
+        X_completed : ndarray of shape (n_users, n_items)
+            Row ``i`` is user ``i``'s completed ratings (her mean added back
+            when ``center="user"``). Give row ``i`` to user ``i`` only.
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        p = self._local_params  # as fitted, even if parameters were changed since
+        ratings = ratings_from_input(X, center=p["center"])
+        out = np.empty(X.shape)
+        for start in range(0, ratings.n_users, _TRANSFORM_BLOCK):
+            stop = min(start + _TRANSFORM_BLOCK, ratings.n_users)
+            block = ratings.rows(start, stop)
+            if p["method"] == "frank_wolfe":
+                coef = frank_wolfe_local(
+                    block, lambda t, A: (self.components_[t], self.singular_values_[t]),
+                    nuclear_norm=p["nuclear_norm"], bound=p["bound"],
+                    etas=step_sizes(p["n_iter"], p["step_schedule"]), coefficients=True)
+            elif p["method"] == "pursuit":
+                coef = least_squares_coef(block, self.components_)
+            else:
+                coef = svd_coef(block, self.components_)
+            np.matmul(coef, self.components_, out=out[start:stop])
+            out[start:stop] += block.means[:, None]
+        return out

@@ -1,0 +1,313 @@
+"""Numerics of private matrix completion: noisy eigen-decompositions (global) and
+per-user updates (local), seed 004, Ch. 6.
+
+The global functions are the only ones that see all users together, and every
+value they return is a post-processing of Gaussian releases calibrated in
+:mod:`skdp.matrix_completion._calibration`. The local functions compute each
+user's row from that user's own ratings and the released values only.
+"""
+
+import math
+
+import numpy as np
+from scipy import linalg
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+from skdp.matrix_completion._ratings import clip_scale
+
+__all__ = [
+    "clipped_values",
+    "eigenvalue_release",
+    "frank_wolfe_local",
+    "least_squares_coef",
+    "oja_release",
+    "private_oja",
+    "private_top_eigen",
+    "pursuit_local",
+    "step_sizes",
+    "svd_coef",
+    "symmetric_noise",
+]
+
+_ROWS_PER_BLOCK = 20_000
+
+
+# --------------------------------------------------------------------------- global
+
+
+def symmetric_noise(n, sigma, rng):
+    """Symmetric ``n x n`` Gaussian matrix, isotropic in the Frobenius geometry.
+
+    ``E = sigma (G + G^T) / 2`` with ``G`` i.i.d. standard normal: diagonal
+    entries have variance ``sigma^2``, off-diagonal ones ``sigma^2 / 2``. In the
+    orthonormal basis ``{e_j e_j^T} U {(e_j e_k^T + e_k e_j^T) / sqrt(2)}`` of
+    symmetric matrices every coordinate of ``E`` is ``N(0, sigma^2)``, so
+    releasing ``W + E`` is the Gaussian mechanism with L2 sensitivity equal to
+    the Frobenius sensitivity of ``W``.
+    """
+    g = rng.standard_normal((n, n))
+    return sigma * (g + g.T) / 2.0
+
+
+def _gram(A):
+    """``A^T A`` as a dense array (``A`` sparse or dense)."""
+    W = A.T @ A
+    return W.toarray() if hasattr(W, "toarray") else np.asarray(W)
+
+
+_EXPLICIT_MAX_ENTRIES = 2_000_000
+
+
+def _explicit_gram(A, k):
+    # Form A^T A when the users x items shape is small (or k is too close to n
+    # for ARPACK); otherwise apply A^T A + E to vectors only. The choice uses
+    # the public shape, never the private sparsity pattern.
+    n_users, n_items = A.shape
+    return k >= n_items - 1 or n_users * n_items <= _EXPLICIT_MAX_ENTRIES
+
+
+def private_top_eigen(A, sigma, rng, k=1):
+    """Top-``k`` eigenpairs of ``A^T A + E``, ``E`` from :func:`symmetric_noise`.
+
+    This is the exact eigensolver (seed 004, Alg. 13 global component and
+    Alg. 15): one release of the noisy ``n x n`` matrix, of which the
+    eigenpairs are a post-processing. ``A``'s rows have L2 norm at most
+    ``rho`` (clipped ratings or residuals) and ``sigma`` comes from
+    :func:`~skdp.matrix_completion._calibration.noise_sigma`.
+    For large inputs ``A^T A`` is not formed: the released matrix
+    ``A^T A + E`` is only applied to vectors (ARPACK, relative tolerance
+    ``1e-6``); the result is the same function of the released matrix.
+
+    Returns
+    -------
+    vectors : ndarray of shape (n_items, k)
+        Orthonormal eigenvectors, largest eigenvalue first.
+    values : ndarray of shape (k,)
+    """
+    n = A.shape[1]
+    E = symmetric_noise(n, sigma, rng)
+    start = rng.standard_normal(n)
+    if not _explicit_gram(A, k):
+        op = LinearOperator((n, n), matvec=lambda x: A.T @ (A @ x) + E @ x, dtype=np.float64)
+        try:
+            values, vectors = eigsh(op, k=k, which="LA", v0=start, tol=1e-6, maxiter=50 * n)
+            order = np.argsort(values)[::-1]
+            return vectors[:, order], values[order]
+        except ArpackNoConvergence:  # fall back to forming the matrix
+            pass
+    values, vectors = linalg.eigh(_gram(A) + E, subset_by_index=[n - k, n - 1])
+    return vectors[:, ::-1], values[::-1]
+
+
+def oja_release(A, V, sigma, rng):
+    """One release of private Oja's method: ``A^T A V + G``, ``G`` i.i.d. ``N(0, sigma^2)``."""
+    return A.T @ (A @ V) + sigma * rng.standard_normal(V.shape)
+
+
+def eigenvalue_release(A, v, sigma, rng):
+    """Release ``||A v||^2 + N(0, sigma^2)`` (seed 004, Alg. 14, last line)."""
+    Av = A @ v
+    return float(Av @ Av) + sigma * rng.standard_normal()
+
+
+def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
+    """Private Oja's method (seed 004, Alg. 14), never forming an ``n x n`` matrix.
+
+    Starts from a random orthonormal ``V`` (independent of the data); each
+    step releases ``Y = A^T A V + G`` (:func:`oja_release`; ``V`` depends on
+    earlier releases only) and moves ``V <- orth(V + eta Y)`` with
+    ``eta = 1 / (sigma sqrt(n))``, so that ``eta ||G||`` is about one. (Alg. 14
+    has ``eta = 1 / (Gamma sigma sqrt(n))``, made for a large number of steps
+    ``Gamma``: with the few steps a private budget affords, it barely moves
+    ``V`` away from its random start.) With ``eigenvalue=True`` the top
+    eigenvalue is released by :func:`eigenvalue_release`. Memory is
+    ``O(nnz(A) + n_users + n k)``.
+
+    Returns
+    -------
+    vectors : ndarray of shape (n_items, k)
+    value : float or None
+        Noisy ``||A v_1||^2`` when ``eigenvalue=True``.
+    """
+    n = A.shape[1]
+    V = linalg.qr(rng.standard_normal((n, k)), mode="economic")[0]
+    eta = 1.0 / (sigma * math.sqrt(n)) if sigma > 0 else 1.0
+    for _ in range(n_steps):
+        V = linalg.qr(V + eta * oja_release(A, V, sigma, rng), mode="economic")[0]
+    value = eigenvalue_release(A, V[:, 0], sigma, rng) if eigenvalue else None
+    return V, value
+
+
+# --------------------------------------------------------------------------- local
+
+
+def step_sizes(n_iter, schedule):
+    """Frank-Wolfe step sizes ``eta_1, ..., eta_T``.
+
+    ``"constant"``: ``1 / T`` at every step (seed 004, Alg. 12 and 13).
+    ``"standard"``: ``2 / (t + 1)`` (Jaggi 2013), whose first step is 1.
+    """
+    t = np.arange(1, n_iter + 1, dtype=np.float64)
+    return np.full(n_iter, 1.0 / n_iter) if schedule == "constant" else 2.0 / (t + 1.0)
+
+
+def clipped_values(ratings, values, bound):
+    """``values`` with each user's row scaled to L2 norm at most ``bound`` (Pi of Alg. 13)."""
+    return values * ratings.per_entry(clip_scale(ratings.row_norms(values), bound))
+
+
+def frank_wolfe_local(ratings, directions, *, nuclear_norm, bound, etas, coefficients=False):
+    """Run the local component of private Frank-Wolfe for every user of ``ratings``.
+
+    Seed 004, Alg. 13, ``A_local``: with ``A_i = P_Omega(Y_i - Y*_i)``, user
+    ``i`` sets ``u_i = A_i v_t / lambda_t`` and
+    ``Y_i <- Pi_Delta((1 - eta_t) Y_i - eta_t k u_i v_t^T)``, where ``Pi_Delta``
+    scales the row so that its observed entries have norm at most ``Delta``
+    and ``Y*_i`` is the user's ratings clipped the same way. Only the row's
+    observed entries and its coefficients on ``v_1..v_t`` are stored, never a
+    dense row.
+
+    Parameters
+    ----------
+    ratings : Ratings
+    directions : callable
+        ``directions(t, A)`` returns ``(v_t, lambda_t)``. In ``fit`` it is the
+        private global component (which sees the residual matrix ``A`` of all
+        users); in ``transform`` it reads the stored components and ignores ``A``.
+    nuclear_norm : float
+        ``k``.
+    bound : float
+        ``Delta``.
+    etas : ndarray of shape (T,)
+        Step sizes.
+    coefficients : bool, default=False
+        Whether to return each user's coefficients on the directions.
+
+    Returns
+    -------
+    coef : ndarray of shape (n_users, T) or None
+        Completed rows are ``coef @ components``.
+    """
+    target = clipped_values(ratings, ratings.values, bound)
+    y = np.zeros_like(target)
+    coef = np.zeros((ratings.n_users, len(etas))) if coefficients else None
+    for t, eta in enumerate(etas):
+        A = ratings.matrix(y - target)
+        v, lam = directions(t, A)
+        u = (A @ v) / lam if lam > 0 else np.zeros(ratings.n_users)
+        y *= 1.0 - eta
+        y -= eta * nuclear_norm * ratings.per_entry(u) * v[ratings.indices]
+        scale = clip_scale(ratings.row_norms(y), bound)
+        y *= ratings.per_entry(scale)
+        if coefficients:
+            coef *= 1.0 - eta
+            coef[:, t] = -eta * nuclear_norm * u
+            coef *= scale[:, None]
+    return coef
+
+
+_RIDGE = 1e-2  # relative ridge of the per-user least squares (numerical safeguard)
+
+
+def _observed_fit(ratings, coef, V):
+    """``P_Omega(coef @ V)``: each user's fitted values on her observed entries."""
+    out = np.empty(len(ratings.values))
+    for start in range(0, ratings.n_users, _ROWS_PER_BLOCK):
+        stop = min(start + _ROWS_PER_BLOCK, ratings.n_users)
+        lo, hi = ratings.indptr[start], ratings.indptr[stop]
+        rows = np.repeat(np.arange(stop - start), np.diff(ratings.indptr[start:stop + 1]))
+        out[lo:hi] = np.einsum("er,re->e", coef[start:stop][rows],
+                               V[:, ratings.indices[lo:hi]])
+    return out
+
+
+class _LeastSquares:
+    """Each user's ridge least-squares coefficients on a growing set of directions.
+
+    User ``i`` solves ``min_c ||P_Omega_i(c V) - y_i||^2 + alpha_i ||c||^2``
+    with ``alpha_i = 0.01 |Omega_i| / n`` (one percent of the expected diagonal
+    of her Gram matrix when ``V`` has orthonormal rows; it only matters for
+    users with fewer ratings than directions). Her Gram matrix and right-hand
+    side grow by one column per new direction.
+    """
+
+    def __init__(self, ratings, max_dim):
+        self.ratings = ratings
+        self.pattern = ratings.matrix(np.ones(len(ratings.values)))
+        self.observed = ratings.matrix(ratings.values)
+        self.gram = np.zeros((ratings.n_users, max_dim, max_dim))
+        self.rhs = np.zeros((ratings.n_users, max_dim))
+        self.ridge = _RIDGE * ratings.counts / ratings.n_items
+        self.V = np.zeros((0, ratings.n_items))
+
+    def add(self, v, solve=True):
+        """Append direction ``v``; return the refitted coefficients (if ``solve``)."""
+        self.V = np.vstack([self.V, v])
+        d = len(self.V)
+        column = self.pattern @ (self.V * v).T  # (n_users, d): <V_a, v> on Omega_i
+        self.gram[:, :d, d - 1] = column
+        self.gram[:, d - 1, :d] = column
+        self.rhs[:, d - 1] = self.observed @ v
+        if not solve:
+            return None
+        system = self.gram[:, :d, :d] + self.ridge[:, None, None] * np.eye(d)
+        empty = self.ratings.counts == 0
+        system[empty] = np.eye(d)  # users with no ratings keep coefficients 0
+        return np.linalg.solve(system, self.rhs[:, :d, None])[:, :, 0]
+
+
+def pursuit_local(ratings, directions, *, n_iter, bound):
+    """Rank-one pursuit with a per-user least-squares refit (local component).
+
+    In iteration ``t`` each user sends ``Pi_Delta(P_Omega(Y_i - y_i))``, her
+    residual on her observed ratings clipped to norm ``Delta``, to the global
+    component, which returns a new direction ``v_t``; she then refits her own
+    row as the least-squares combination of ``v_1..v_t`` on her observed
+    ratings. The refit uses her unclipped ratings: clipping only bounds what
+    she contributes to the shared statistic.
+
+    Parameters
+    ----------
+    ratings : Ratings
+    directions : callable
+        ``directions(t, A)`` returns ``(v_t, None)`` from the clipped residuals ``A``.
+    n_iter : int
+    bound : float
+
+    Returns
+    -------
+    coef : ndarray of shape (n_users, n_iter)
+    """
+    solver = _LeastSquares(ratings, n_iter)
+    coef = np.zeros((ratings.n_users, 0))
+    for t in range(n_iter):
+        residual = (_observed_fit(ratings, coef, solver.V) if t else 0.0) - ratings.values
+        v, _ = directions(t, ratings.matrix(clipped_values(ratings, residual, bound)))
+        coef = solver.add(v)
+    return coef
+
+
+def least_squares_coef(ratings, V):
+    """Each user's ridge least-squares coefficients on the rows of ``V``.
+
+    The local step of pursuit in ``transform``; see :class:`_LeastSquares`.
+    """
+    solver = _LeastSquares(ratings, len(V))
+    for v in V[:-1]:
+        solver.add(v, solve=False)
+    return solver.add(V[-1])
+
+
+def svd_coef(ratings, V):
+    """Local step of private SVD completion: ``(n / |Omega_i|) P_Omega(y_i) V^T``.
+
+    Seed 004, Alg. 15 scales by ``m / |Omega|``; its proof (Thm. 30) uses
+    ``1 / p`` with ``p = |Omega| / (m n)``. Here each user uses her own
+    observed fraction ``p_i = |Omega_i| / n``, a local quantity, instead of the
+    global ``|Omega|``, which would itself have to be released privately.
+    Users with no ratings get zero coefficients.
+    """
+    counts = ratings.counts
+    factor = np.zeros(ratings.n_users)
+    factor[counts > 0] = ratings.n_items / counts[counts > 0]
+    return (ratings.matrix(ratings.values) @ V.T) * factor[:, None]
