@@ -6,6 +6,7 @@ that bounds the probability of releasing an unstable vote, and the stateful
 release of a stream of votes through the sparse vector technique.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -109,6 +110,7 @@ def _laplace_difference_isf(p, scale_1, scale_2):
                   xtol=1e-12 * big, rtol=1e-14)
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of scalars; brentq costs ~1 ms
 def release_calibration(epsilon, delta, max_unstable, max_queries, calibration):
     """Noise scales and threshold of the stable-vote release.
 

@@ -1,5 +1,6 @@
 """The sparse vector technique (answer-above-threshold, stateful)."""
 
+import functools
 import math
 
 from skdp.exceptions import SparseVectorExhaustedError
@@ -16,6 +17,7 @@ __all__ = ["SparseVector", "sparse_vector_scales"]
 CALIBRATIONS = ("thesis", "lyu")
 
 
+@functools.lru_cache(maxsize=256)  # pure; called on every query
 def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="thesis"):
     """Laplace scales of the sparse vector technique under a calibration.
 
@@ -190,7 +192,9 @@ class SparseVector:
                 f"the sparse vector has given its {self.cutoff} below-threshold answers "
                 "and refuses further queries."
             )
-        value = check_real(value, "value")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"value must be finite, got {value}.")
         self.n_queries_ += 1
         if value + self._rng.laplace(0.0, self.query_scale) > self._noisy_threshold:
             return True
