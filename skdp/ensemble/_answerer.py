@@ -204,9 +204,9 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     >>> from sklearn.linear_model import LogisticRegression
     >>> from skdp.ensemble import PrivateQueryAnswerer
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(20_000, 2))
+    >>> X = rng.normal(size=(5000, 2))
     >>> y = (X[:, 0] > 0).astype(int)
-    >>> answerer = PrivateQueryAnswerer(LogisticRegression(), n_teachers=200, max_unstable=2,
+    >>> answerer = PrivateQueryAnswerer(LogisticRegression(), n_teachers=100, max_unstable=2,
     ...                                 max_queries=20, epsilon=3.0, random_state=0)
     >>> labels, answered = answerer.fit(X, y).answer([[2.0, 0.0], [-2.0, 0.0]])
     >>> labels[answered].tolist(), answerer.n_abstained_

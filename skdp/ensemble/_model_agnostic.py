@@ -160,10 +160,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     >>> from sklearn.linear_model import LogisticRegression
     >>> from skdp.ensemble import ModelAgnosticPrivateClassifier
     >>> rng = np.random.default_rng(0)
-    >>> X, X_public = rng.normal(size=(20_000, 2)), rng.normal(size=(100, 2))
+    >>> X, X_public = rng.normal(size=(5000, 2)), rng.normal(size=(100, 2))
     >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    >>> clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=200,
-    ...                                      max_unstable=5, epsilon=3.0, random_state=0)
+    >>> clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=100,
+    ...                                      max_unstable=2, epsilon=5.0, random_state=0)
     >>> clf.fit(X, y, X_public=X_public).predict([[1.0, 1.0], [-1.0, -1.0]]).tolist()
     [1, 0]
     """
@@ -231,12 +231,16 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             X, y, X_public = X[~is_query], y[~is_query], X[is_query]
             budget = LabelPrivateBudget(budget.epsilon, budget.delta,
                                         n_query_rows=int(is_query.sum()))
-        answerer = PrivateQueryAnswerer(
-            self.estimator, n_teachers=n_teachers, max_unstable=max_unstable,
-            max_queries=max(X_public.shape[0], 1), epsilon=epsilon, delta=delta,
-            calibration=calibration, n_jobs=self.n_jobs, random_state=rng, verbose=self.verbose,
-        ).fit(X, y)  # the budget was charged above; the inner answerer has no accountant
-        labels, answered = answerer.answer(X_public)
+        if X_public.shape[0] == 0:
+            labels, answered = np.empty(0), np.zeros(0, dtype=bool)
+        else:
+            answerer = PrivateQueryAnswerer(
+                self.estimator, n_teachers=n_teachers, max_unstable=max_unstable,
+                max_queries=X_public.shape[0], epsilon=epsilon, delta=delta,
+                calibration=calibration, n_jobs=self.n_jobs, random_state=rng,
+                verbose=self.verbose,
+            ).fit(X, y)  # the budget was charged above; the inner answerer has no accountant
+            labels, answered = answerer.answer(X_public)
         if np.unique(labels[answered]).size < 2:
             raise RuntimeError(
                 f"only {int(answered.sum())} of {len(answered)} public points were answered, "

@@ -1,10 +1,12 @@
 """Teachers of subsample-and-aggregate: per-record assignment, parallel training, votes."""
 
+import functools
+
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["assign_teachers", "fit_teachers", "keyed_row_hash", "vote_counts"]
 
@@ -68,6 +70,13 @@ def assign_teachers(X, n_teachers, key):
     return (keyed_row_hash(X, key) % np.uint64(n_teachers)).astype(np.intp)
 
 
+@functools.cache
+def _threadpools():
+    # Built once per process (threadpoolctl's one-shot helper rescans the libraries at
+    # every call, ~25 ms), after the estimators' native libraries are loaded.
+    return ThreadpoolController()
+
+
 def _fit_teacher(estimator, X, y, seed):
     if len(y) == 0:
         return None  # a teacher without data does not vote
@@ -77,9 +86,9 @@ def _fit_teacher(estimator, X, y, seed):
     estimator = clone(estimator)
     if seed is not None:
         estimator.set_params(random_state=seed)
-    # Teachers are many small fits: multi-threaded BLAS only adds contention (up to 10x
+    # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _threadpools().limit(limits=1):
         return estimator.fit(X, y)
 
 
@@ -137,13 +146,14 @@ def vote_counts(teachers, X, classes):
     """
     counts = np.zeros((X.shape[0], len(classes)), dtype=np.int64)
     rows = np.arange(X.shape[0])
-    for model in teachers:
-        if model is None:
-            continue
-        pred = np.asarray(model.predict(X))
-        idx = np.minimum(np.searchsorted(classes, pred), len(classes) - 1)
-        if np.any(classes[idx] != pred):
-            raise ValueError("a teacher predicted a label that is not among the training "
-                             "labels; the base estimator must be a classifier.")
-        counts[rows, idx] += 1
+    with _threadpools().limit(limits=1):  # many small predictions, as in _fit_teacher
+        for model in teachers:
+            if model is None:
+                continue
+            pred = np.asarray(model.predict(X))
+            idx = np.minimum(np.searchsorted(classes, pred), len(classes) - 1)
+            if np.any(classes[idx] != pred):
+                raise ValueError("a teacher predicted a label that is not among the training "
+                                 "labels; the base estimator must be a classifier.")
+            counts[rows, idx] += 1
     return counts

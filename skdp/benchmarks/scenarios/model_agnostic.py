@@ -8,6 +8,7 @@ calibration, exactly as :class:`~skdp.ensemble.ModelAgnosticPrivateClassifier`
 does, and a student is trained on the answered points.
 """
 
+import logging
 import time
 from dataclasses import dataclass
 
@@ -77,7 +78,8 @@ def _local_dask():
     @contextmanager
     def cluster():
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as lc, Client(lc) as client:
+                          dashboard_address=None, silence_logs=logging.ERROR) as lc, \
+                Client(lc) as client:
             yield client
     return cluster
 
