@@ -149,7 +149,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         ``(epsilon, delta)``, reserved at ``fit`` for the answerer's whole life.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit`` (only when ``X`` has string
         column names).
 

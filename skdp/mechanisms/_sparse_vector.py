@@ -163,7 +163,7 @@ class SparseVector:
 
     @property
     def noise_scale(self):
-        """``lambda`` of seed 004, Alg. 6 line 1: the threshold scale (same as ``threshold_scale``)."""
+        """Seed 004's ``lambda`` (Alg. 6, line 1): the threshold scale, as ``threshold_scale``."""
         return self.threshold_scale
 
     @property
