@@ -188,3 +188,10 @@ def test_nan_input_is_refused_before_spending():
     with pytest.raises(ValueError, match="NaN"):
         NoisyCentroidClassifier(accountant=acc).fit(X, y)
     assert acc.spends == []
+
+
+def test_pld_calibration_is_tighter_than_rdp_and_safe():
+    rdp = calibrate_subsampled_gaussian(1.0, 1e-5, sample_rate=0.02, steps=200)
+    pld = calibrate_subsampled_gaussian(1.0, 1e-5, sample_rate=0.02, steps=200, accountant="pld")
+    assert pld <= rdp
+    assert subsampled_gaussian_epsilon(pld, 0.02, 200, 1e-5, accountant="pld") <= 1.0

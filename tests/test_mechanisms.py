@@ -56,6 +56,17 @@ def test_analytic_gaussian_matches_dp_accounting(epsilon, delta):
     assert gaussian_delta_analytic(1.0, 0.99 * ours, epsilon) > delta
 
 
+def test_thesis_calibration_refuses_where_lemma_2_1_9_fails():
+    # At epsilon = 20, delta = 1e-4 the thesis sigma (1 + sqrt(2 ln 1e4)) / 20 = 0.26459
+    # has an exact delta above 1e-4.
+    sigma = (1 + math.sqrt(2 * math.log(1e4))) / 20
+    assert gaussian_delta_analytic(1.0, sigma, 20.0) > 1e-4
+    with pytest.raises(ValueError, match="analytic"):
+        gaussian_sigma_thesis(1.0, 20.0, 1e-4)
+    assert gaussian_sigma_thesis(1.0, 10.0, 1e-4) == pytest.approx(
+        (1 + math.sqrt(2 * math.log(1e4))) / 10)
+
+
 def test_analytic_is_tighter_than_the_bounds():
     for eps in (0.1, 0.5, 0.9):
         a = gaussian_sigma_analytic(1.0, eps, 1e-5)

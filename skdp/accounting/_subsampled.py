@@ -90,13 +90,24 @@ def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, account
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     sample_rate, steps = _check_common(sample_rate, steps)
+    # RDP first: it is fast and never tighter than PLD, so its answer bounds the
+    # PLD search from above (a PLD search started at tiny sigmas would build
+    # enormous discretized distributions).
     sigma = dp_accounting.calibrate_dp_mechanism(
-        lambda: _make_accountant(accountant),
+        lambda: _make_accountant("rdp"),
         lambda s: _event(s, sample_rate, steps),
         epsilon,
         delta,
         bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0),
     )
+    if accountant == "pld":
+        sigma = dp_accounting.calibrate_dp_mechanism(
+            lambda: _make_accountant("pld"),
+            lambda s: _event(s, sample_rate, steps),
+            epsilon,
+            delta,
+            bracket_interval=dp_accounting.ExplicitBracketInterval(0.25 * sigma, sigma),
+        )
     # calibrate_dp_mechanism searches to a tolerance; make sure we err on the safe side.
     while subsampled_gaussian_epsilon(sigma, sample_rate, steps, delta, accountant=accountant) > epsilon:
         sigma *= 1.0 + 1e-6

@@ -3,6 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, softmax
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["PrivateLinearClassifierMixin", "add_intercept_column"]
@@ -36,11 +37,12 @@ class PrivateLinearClassifierMixin:
     or ``(n_classes, n_features)``, ``intercept_``, ``classes_`` and
     ``n_features_in_``. Prediction uses only the released model, so it costs
     no privacy. ``predict_proba`` is the logistic link (sigmoid, or softmax
-    over classes) of the decision function; it is available when
-    ``_proba_link`` is true.
+    over classes) of the decision function; it exists only for the logistic
+    loss (hinge and Huber SVM scores have no probabilistic meaning).
     """
 
-    _proba_link = True
+    def _has_proba_link(self):
+        return getattr(self, "loss", "logistic") == "logistic"
 
     def decision_function(self, X):
         """Signed scores of each class (or of the positive class for binary problems).
@@ -77,6 +79,7 @@ class PrivateLinearClassifierMixin:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+    @available_if(_has_proba_link)
     def predict_proba(self, X):
         """Class probabilities through the logistic link of the decision function.
 
@@ -98,6 +101,7 @@ class PrivateLinearClassifierMixin:
         p = expit(scores)
         return p / p.sum(axis=1, keepdims=True)
 
+    @available_if(_has_proba_link)
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 

@@ -48,6 +48,17 @@ class LogisticLoss:
         """Smoothness constant ``beta = data_norm^2 / 4``."""
         return float(data_norm) ** 2 / 4.0
 
+    def hessian_rank_bound(self, n_params):
+        """Rank bound ``r = min(n_params, 2)`` of a difference of two samples' Hessians.
+
+        Each sample's Hessian ``l''(z) x x^T`` has rank <= 1 (seed 004, Lemma 4.3.2).
+        """
+        return min(int(n_params), 2)
+
+    def hessian_trace_bound(self, data_norm):
+        """Bound on the trace of one row's Hessian ``l''(z) x x^T``: the smoothness constant."""
+        return self.smoothness(data_norm)
+
     def __repr__(self):
         return "LogisticLoss()"
 
@@ -96,6 +107,17 @@ class HuberSVMLoss:
     def smoothness(self, data_norm):
         """Smoothness constant ``beta = data_norm^2 / (2 h)``."""
         return float(data_norm) ** 2 / (2.0 * self.h)
+
+    def hessian_rank_bound(self, n_params):
+        """Rank bound ``r = min(n_params, 2)`` of a difference of two samples' Hessians.
+
+        Each sample's Hessian ``l''(z) x x^T`` has rank <= 1 (seed 004, Lemma 4.3.2).
+        """
+        return min(int(n_params), 2)
+
+    def hessian_trace_bound(self, data_norm):
+        """Bound on the trace of one row's Hessian ``l''(z) x x^T``: the smoothness constant."""
+        return self.smoothness(data_norm)
 
     def __repr__(self):
         return f"HuberSVMLoss(h={self.h!r})"

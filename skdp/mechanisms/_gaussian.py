@@ -59,7 +59,11 @@ def gaussian_sigma_thesis(sensitivity, epsilon, delta):
     """The thesis' Gaussian calibration.
 
     Seed 004, Lemma 2.1.9 (Nikolov, Talwar and Zhang 2013):
-    ``sigma = Delta (1 + sqrt(2 ln(1/delta))) / epsilon``.
+    ``sigma = Delta (1 + sqrt(2 ln(1/delta))) / epsilon``. The lemma does not
+    hold for large epsilon (it fails from about epsilon = 20 at delta = 1e-4);
+    the returned sigma is checked against the exact privacy profile
+    (:func:`gaussian_delta_analytic`) and a ``ValueError`` is raised where it
+    would not be ``(epsilon, delta)``-DP.
 
     Parameters
     ----------
@@ -76,7 +80,16 @@ def gaussian_sigma_thesis(sensitivity, epsilon, delta):
         Noise standard deviation.
     """
     sensitivity, epsilon, delta = _check(sensitivity, epsilon, delta)
-    return sensitivity * (1.0 + math.sqrt(2.0 * math.log(1.0 / delta))) / epsilon
+    sigma = sensitivity * (1.0 + math.sqrt(2.0 * math.log(1.0 / delta))) / epsilon
+    # Lemma 2.1.9 is stated for every epsilon, but it fails for large epsilon
+    # (e.g. epsilon = 20, delta = 1e-4: the exact delta exceeds 1e-4). Check the
+    # exact privacy profile and refuse rather than release too little noise.
+    if _log_delta(sigma / sensitivity, epsilon) > math.log(delta):
+        raise ValueError(
+            f"the thesis' Gaussian calibration (seed 004, Lemma 2.1.9) is not "
+            f"(epsilon={epsilon:g}, delta={delta:g})-DP; use calibration='analytic'."
+        )
+    return sigma
 
 
 def _log_delta(sigma_over_sens, epsilon):

@@ -39,6 +39,8 @@ def fit_one_vs_rest(fit_binary, X, y_index, n_classes, rng, *, n_jobs=None):
     """
     targets = [1] if n_classes == 2 else list(range(n_classes))
     rngs = spawn_random_states(rng, len(targets))
+    if len(targets) == 1:  # a binary problem: skip joblib's dispatch overhead
+        return [fit_binary(X, np.where(y_index == 1, 1.0, -1.0), rngs[0])]
     return Parallel(n_jobs=n_jobs)(
         delayed(fit_binary)(X, np.where(y_index == k, 1.0, -1.0), child)
         for k, child in zip(targets, rngs)

@@ -1,0 +1,477 @@
+"""Seed 000's learners built on iterative dataset construction (Gupta et al. 2011).
+
+Both keep a public model ``w_t = sum_tau a_tau phi(z_tau)`` and move it toward
+the private minimizer ``w*`` at points ``z`` where the two disagree:
+
+* Alg. 3 (TDIL), :class:`PrivateKernelNetClassifier`: the learner itself picks
+  the points, from a public net of the input domain, with the exponential
+  mechanism, and releases the final ``w_B``;
+* Alg. 1 (PINP), :class:`InteractiveKernelPredictor`: a user sends test points
+  one at a time and gets a private prediction for each.
+"""
+
+import math
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_array, check_X_y
+
+from skdp.base import DPEstimatorMixin
+from skdp.kernel_methods._classifiers import _KernelERMClassifier, tddl_laplace_scale
+from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
+from skdp.kernel_methods._functional import default_delta
+from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
+from skdp.linear_model._losses import get_loss
+from skdp.mechanisms import SparseVector, exponential_mechanism
+from skdp.utils._validation import check_positive_int, check_real
+
+__all__ = ["InteractiveKernelPredictor", "PrivateKernelNetClassifier"]
+
+
+def _check_threshold(threshold):
+    if threshold is None:
+        return None
+    return check_real(threshold, "threshold", low=0.0, low_inclusive=False)
+
+
+@fill_kernel_doc
+class PrivateKernelNetClassifier(_KernelERMClassifier):
+    """Jain and Thakurta's test-data-independent private kernel learner (TDIL).
+
+    Seed 000, Alg. 3: no public sample is needed. The learner lays a public
+    net over the input domain (the box ``bounds``) and runs ``n_rounds``
+    rounds of iterative dataset construction: pick a net point where the
+    current public model ``w_t`` and the private minimizer ``w*`` disagree,
+    with the exponential mechanism on ``|<phi(z), w_t - w*>|``; get a
+    Laplace-noised ``<w*, phi(z)>``; if it differs from ``w_t``'s value by
+    more than ``threshold``, step ``w_t`` toward it. The released model is
+    ``w_B``, a kernel expansion on net points, accurate over the whole net.
+
+    The net grows exponentially with the dimension (the paper's caveat:
+    Alg. 3 may take exponential time), so this learner is meant for a few
+    features (``n_public`` points cover a ``d``-dimensional box with
+    ``n_public ** (1/d)`` points per axis).
+
+    Parameters
+    ----------
+    %(kernel)s
+    %(kernel_bound)s
+    %(kernel_erm)s
+    loss : {"logistic", "huber"}, default="logistic"
+        Margin loss, 1-Lipschitz in the margin.
+    n_public : int, default=400
+        Size of the public net laid over ``bounds`` (a grid when at least 8
+        points per axis fit, else a Halton sample).
+    n_rounds : int, default=100
+        ``B``, the number of rounds; each spends one exponential mechanism
+        and one Laplace draw.
+    threshold : float or None, default=None
+        ``sigma``, the disagreement that triggers an update; ``None`` uses
+        three times the Laplace scale ``noise_scale_``.
+    %(epsilon)s
+    delta : float or None, default=None
+        In ``[0, 1)``; ``0`` gives pure epsilon-DP (basic composition);
+        ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
+    %(random_state)s
+    %(accountant)s
+    %(n_jobs)s
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    support_ : ndarray of shape (m, n_features)
+        The public net.
+    dual_coef_ : ndarray of shape (n_functions, m)
+        ``decision_function(x) = k(x, support_) @ dual_coef_.T`` (non-zero
+        on the net points where updates happened).
+    kappa_ : float
+        ``R_phi``, the bound on the feature-map norm.
+    certificate_tol_ : float
+        Certified bound on the RKHS gradient norm of the minimizer.
+    n_iter_ : int
+        Newton iterations of the certified solver (the most over classes).
+    sensitivity_ : float
+        RKHS sensitivity of the certified minimizer.
+    noise_scale_ : float
+        Laplace scale of the noisy values; the exponential mechanism uses
+        the same per-round epsilon ``kappa_ * sensitivity_ / noise_scale_``.
+    delta_ : float
+        The delta used.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta_)``.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Privacy
+    -------
+    Replace-one neighbours; features and labels of every training row are
+    protected. Seed 000, Thm. 7: every round runs an exponential mechanism
+    whose scores ``|<phi(z), w_t - w*>|`` move by at most
+    ``R_phi ||w*(D) - w*(D')||`` (``w_t`` is a function of earlier private
+    outputs only) and a Laplace mechanism with the same sensitivity. The
+    ``2 B`` (times the number of one-vs-rest functions) mechanisms, each
+    ``epsilon_0``-DP, compose to ``(epsilon, delta)`` by the advanced
+    composition theorem (as in :func:`tddl_laplace_scale`). The constants
+    of Alg. 3 (``B``, ``epsilon_0``, the net size, the step) are garbled in
+    our copy of the paper and only given up to constants; here ``B`` and the
+    net are parameters and ``epsilon_0`` is computed exactly from them. The
+    exponential mechanism uses the standard ``exp(epsilon_0 u / (2 Delta))``.
+
+    See Also
+    --------
+    PrivateKernelSVC : Functional perturbation on the same kind of public
+        support, usually more accurate for the same budget.
+    PrivateKernelClassifier : The test-data-dependent learner (Alg. 2).
+
+    Notes
+    -----
+    The step is ``eta = threshold / (2 R_phi^2)``: an update moves ``w_t``'s
+    value at the chosen point by at most half the threshold toward the noisy
+    target, which decreases ``||w_t - w*||`` whenever the true disagreement
+    exceeds the threshold (the potential argument of Gupta et al. 2011).
+    Noisy values are clipped to ``[-R_phi rho, R_phi rho]``, the public range
+    of ``<w*, phi(z)>`` (``rho = (R_phi + tol) / lambda`` bounds ``||w*||``), a
+    post-processing that keeps pure noise from triggering updates.
+
+    References
+    ----------
+    Jain and Thakurta, "Differentially private learning with kernels",
+    ICML 2013 (seed 000). Gupta, Roth and Ullman, "Iterative constructions
+    and private data release", 2011.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from skdp.kernel_methods import PrivateKernelNetClassifier
+    >>> X, y = make_moons(2000, noise=0.1, random_state=0)
+    >>> clf = PrivateKernelNetClassifier(gamma=2.0, alpha=0.5, bounds=(-1.5, 2.5),
+    ...                                  epsilon=20.0, random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.8)
+    True
+    """
+
+    def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
+                 kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
+                 bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None, epsilon=1.0,
+                 delta=None, random_state=None, accountant=None, n_jobs=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.kernel_bound = kernel_bound
+        self.alpha = alpha
+        self.loss = loss
+        self.huber_h = huber_h
+        self.max_iter = max_iter
+        self.bounds = bounds
+        self.n_public = n_public
+        self.n_rounds = n_rounds
+        self.threshold = threshold
+        self.epsilon = epsilon
+        self.delta = delta
+        self.random_state = random_state
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        """Run Alg. 3 on the private data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private training inputs.
+        y : array-like of shape (n_samples,)
+            Private labels.
+
+        Returns
+        -------
+        self : PrivateKernelNetClassifier
+            The fitted classifier.
+        """
+        return super().fit(X, y)
+
+    def _check_release_params(self):
+        check_positive_int(self.n_rounds, "n_rounds")
+        _check_threshold(self.threshold)
+
+    def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
+        # Seed 000, Alg. 3 lines 5-6: per round one exponential mechanism and one
+        # Laplace draw, all 2 B n_functions of them epsilon_0-DP (Thm. 7).
+        return tddl_laplace_scale(kappa * sensitivity, 2 * self.n_rounds * n_functions,
+                                  budget.epsilon, budget.delta)
+
+    def _release(self, values, K_uu, scale, context, rng):
+        kappa = context["kappa"]
+        value_sensitivity = kappa * context["sensitivity"]
+        eps0 = value_sensitivity / scale
+        threshold = 3.0 * scale if self.threshold is None else self.threshold
+        step = threshold / (2.0 * kappa**2)
+        limit = kappa * context["radius"]  # |<w*, phi(z)>| <= R_phi ||w*||
+        current = np.zeros_like(values)  # w_t on the net
+        coef = np.zeros_like(values)
+        for _ in range(self.n_rounds):
+            # Alg. 3 line 5: the exponential mechanism picks where w_t and w* disagree.
+            j = exponential_mechanism(np.abs(values - current), epsilon=eps0,
+                                      sensitivity=value_sensitivity, random_state=rng)
+            # Line 6: the noisy disagreement at the chosen point (the noisy value is
+            # clipped to the public range of <w*, phi(z)>: post-processing).
+            noisy = np.clip(values[j] + rng.laplace(0.0, scale), -limit, limit)
+            gap = noisy - current[j]
+            if abs(gap) > threshold:  # lines 7-8: move w_t toward w*
+                a = step * math.copysign(1.0, gap)
+                coef[j] += a
+                current += a * K_uu[:, j]
+        return coef
+
+
+@fill_kernel_doc
+class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
+    """Jain and Thakurta's private interactive kernel predictor (PINP), a stateful service.
+
+    Seed 000, Alg. 1: the learner keeps the private minimizer ``w*`` of the
+    kernel ERM (eq. 2) and a public model ``w_t = sum a_tau phi(z_tau)`` built
+    from earlier queries. For each test point ``z`` it answers with
+    ``<w_t, phi(z)>`` when that is close to ``<w*, phi(z)>``, a test run by
+    the sparse vector technique; otherwise it answers with a Laplace-noised
+    ``<w*, phi(z)>`` and moves ``w_t`` toward it. Only the updates cost
+    privacy, so many queries can be answered; after ``max_updates`` updates
+    the model freezes and answers with ``w_B``.
+
+    This is not a scikit-learn estimator: ``decision_function`` and
+    ``predict`` change the state, and the object keeps the private training
+    data to evaluate ``w*``. Host it as a service; never ship the object.
+
+    Parameters
+    ----------
+    %(kernel)s
+    %(kernel_bound)s
+    alpha : float, default=0.1
+        Regularization ``lambda`` of seed 000, eq. (2).
+    loss : {"logistic", "huber"}, default="logistic"
+        Margin loss, 1-Lipschitz in the margin.
+    huber_h : float, default=0.5
+        Width of the Huber SVM loss.
+    max_iter : int, default=100
+        Newton iterations of the certified solver.
+    max_updates : int, default=50
+        ``B``, the number of updates (paid answers) of the whole interaction.
+    threshold : float or None, default=None
+        ``sigma``, the disagreement that triggers an update; ``None`` uses
+        four times the threshold noise scale of the sparse vector.
+    %(epsilon)s
+    delta : float, default=1e-6
+        In ``(0, 1)`` (the sparse vector technique needs ``delta > 0``).
+    %(random_state)s
+    %(accountant)s
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Class labels (binary problems only).
+    sensitivity_ : float
+        Sensitivity of one value ``<w*, phi(z)>`` (``R_phi`` times the
+        minimizer's RKHS sensitivity).
+    noise_scale_ : float
+        Laplace scale of the paid answers.
+    threshold_ : float
+        The threshold used.
+    n_queries_ : int
+        Queries answered so far.
+    n_updates_ : int
+        Paid answers (updates) so far.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta)`` for the whole interaction, charged once in ``fit``.
+
+    Privacy
+    -------
+    Replace-one neighbours; features and labels of every training row are
+    protected; the query points are public. The whole, adaptively chosen
+    sequence of answers is ``(epsilon, delta)``-DP (seed 000, Thm. 2): half
+    the budget runs the sparse vector technique (seed 004, Alg. 6, via
+    :class:`skdp.mechanisms.SparseVector`, threshold noise re-drawn after
+    each update) on the disagreements ``|<w* - w_t, phi(z)>|``, whose
+    sensitivity is that of one value; the other half pays the ``B`` Laplace
+    answers, composed as in :func:`tddl_laplace_scale`. Correction: Alg. 1
+    as printed compares a Laplace-noised value with a fixed threshold and
+    charges only the updates; without noise on the threshold such a test is
+    not private in general (Lyu, Su and Li 2017), so the test here is the
+    standard sparse vector technique. Its constants (``B``, ``epsilon_0``,
+    ``sigma``, ``eta``) are garbled in our copy and given up to constants;
+    here ``B`` and ``sigma`` are parameters and the noise is exact.
+
+    See Also
+    --------
+    PrivateKernelClassifier : Releases a model instead of answering queries.
+
+    Notes
+    -----
+    The step is ``eta = threshold / (2 R_phi^2)`` and paid answers are
+    clipped to the public range of ``<w*, phi(z)>`` (see
+    :class:`PrivateKernelNetClassifier`). The sparse vector's noise grows
+    like ``sqrt(B)``, so the predictor is accurate only when the minimizer's
+    sensitivity ``2 R_phi^2 / (lambda n)`` is small: large ``n`` or strong
+    regularization.
+
+    References
+    ----------
+    Jain and Thakurta, "Differentially private learning with kernels",
+    ICML 2013 (seed 000). Lyu, Su and Li, "Understanding the sparse vector
+    technique for differential privacy", PVLDB 10(6), 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.kernel_methods import InteractiveKernelPredictor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> service = InteractiveKernelPredictor(gamma=0.5, alpha=1.0, epsilon=10.0,
+    ...                                      random_state=0).fit(X, y)
+    >>> answers = service.predict(rng.normal(size=(200, 2)))
+    >>> service.n_queries_, service.n_updates_ <= 50
+    (200, True)
+    """
+
+    def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
+                 kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
+                 max_updates=50, threshold=None, epsilon=1.0, delta=1e-6, random_state=None,
+                 accountant=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.kernel_bound = kernel_bound
+        self.alpha = alpha
+        self.loss = loss
+        self.huber_h = huber_h
+        self.max_iter = max_iter
+        self.max_updates = max_updates
+        self.threshold = threshold
+        self.epsilon = epsilon
+        self.delta = delta
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def __repr__(self):
+        return f"{type(self).__name__}(epsilon={self.epsilon!r}, delta={self.delta!r})"
+
+    def fit(self, X, y):
+        """Train the private minimizer and open the interaction (spends the whole budget).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private training inputs (kept by the object).
+        y : array-like of shape (n_samples,)
+            Private binary labels.
+
+        Returns
+        -------
+        self : InteractiveKernelPredictor
+            The predictor, ready for queries.
+        """
+        X, y = check_X_y(X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes, y_index = np.unique(y, return_inverse=True)
+        if len(classes) != 2:
+            raise ValueError(f"InteractiveKernelPredictor handles binary problems; got "
+                             f"{len(classes)} classes.")
+        n, d = X.shape
+        kernel = self._get_kernel(d)
+        alpha = check_real(self.alpha, "alpha", low=0.0, low_inclusive=False)
+        loss = get_loss(self.loss, self.huber_h)
+        max_iter = check_positive_int(self.max_iter, "max_iter")
+        max_updates = check_positive_int(self.max_updates, "max_updates")
+        threshold = _check_threshold(self.threshold)
+        kappa = math.sqrt(kernel.bound)
+        tol = certificate_tolerance(kappa, n)
+        sensitivity = kappa * erm_sensitivity(kappa, alpha, n, tol)
+        budget, rng = self._start_private_fit(n, allow_zero_delta=False)
+        half = budget.split(2)
+        beta, _, _ = fit_kernel_erm(kernel(X), np.where(y_index == 1, 1.0, -1.0), loss, alpha,
+                                    tol, max_iter=max_iter)
+        # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
+        self.noise_scale_ = tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta)
+        probe = SparseVector(epsilon=half.epsilon, delta=half.delta, threshold=0.0,
+                             cutoff=max_updates, sensitivity=sensitivity)
+        self.threshold_ = 4.0 * probe.noise_scale if threshold is None else threshold
+        # "Below threshold" (the paid answer) means -|w*(z) - w_t(z)| <= -sigma.
+        self._sparse_vector = SparseVector(epsilon=half.epsilon, delta=half.delta,
+                                           threshold=-self.threshold_, cutoff=max_updates,
+                                           sensitivity=sensitivity, random_state=rng)
+        self._rng = rng
+        self._X = X
+        self._beta = beta
+        self._points = np.empty((0, d))
+        self._coef = np.empty(0)
+        self._step = self.threshold_ / (2.0 * kappa**2)
+        self._limit = kappa * (kappa + tol) / alpha  # |<w*, phi(z)>| <= R_phi ||w*||
+        self.classes_ = classes
+        self.sensitivity_ = sensitivity
+        self.n_features_in_ = d
+        self.n_queries_ = 0
+        self.n_updates_ = 0
+        self.privacy_spent_ = budget
+        return self
+
+    @property
+    def exhausted(self):
+        """Whether all ``max_updates`` paid answers are used (the model is frozen)."""
+        return self._sparse_vector.exhausted
+
+    def decision_function(self, X):
+        """Answer the queries in ``X`` one after the other (changes the state).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Public query points.
+
+        Returns
+        -------
+        values : ndarray of shape (n_queries,)
+            Private estimates of ``<w*, phi(z)>`` (score of ``classes_[1]``).
+        """
+        if not hasattr(self, "privacy_spent_"):
+            raise NotFittedError("call fit before asking for predictions.")
+        X = check_array(X, dtype=np.float64)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features; the predictor was fitted with "
+                             f"{self.n_features_in_}.")
+        kernel = self._get_kernel(X.shape[1])
+        private = kernel(X, self._X) @ self._beta  # <w*, phi(z)>, never released as is
+        out = np.empty(X.shape[0])
+        for t in range(X.shape[0]):
+            z = X[t:t + 1]
+            public = float((kernel(z, self._points) @ self._coef)[0]) if self._coef.size else 0.0
+            self.n_queries_ += 1
+            if self.exhausted or self._sparse_vector.query(-abs(private[t] - public)):
+                out[t] = public  # Alg. 1 line 12: w_t is accurate here (free)
+                continue
+            noisy = private[t] + self._rng.laplace(0.0, self.noise_scale_)
+            # Line 9: the paid answer, clipped to the public range of <w*, phi(z)>.
+            noisy = float(np.clip(noisy, -self._limit, self._limit))
+            out[t] = noisy
+            self._points = np.vstack([self._points, z])
+            self._coef = np.append(self._coef, math.copysign(self._step, noisy - public))
+            self.n_updates_ += 1
+        return out
+
+    def predict(self, X):
+        """Private class predictions (changes the state, as :meth:`decision_function`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Public query points.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+        """
+        values = self.decision_function(X)
+        return self.classes_[(values > 0).astype(int)]

@@ -1,0 +1,292 @@
+"""Kernels for the private kernel learners: resolution, bounds and feature-space clipping.
+
+Every privacy proof in this subpackage needs ``kappa^2 >= k(x, x)`` for every
+point ``x`` that can occur, the squared norm bound of the feature map
+(``R_phi^2`` in seed 000, ``kappa^2`` in Hall et al. 2013). For bounded
+kernels (``rbf``, ``laplacian``, ``chi2``, ``cosine``, stationary
+scikit-learn kernels) it is known exactly. For the others (``linear``,
+``poly``, a callable) the user gives it as ``kernel_bound`` and every point is
+*clipped in feature space*: ``phi(x)`` is scaled by
+``s(x) = min(1, kappa / sqrt(k(x, x)))``, i.e. the kernel is replaced by
+``s(a) s(b) k(a, b)``. For the linear kernel this is exactly L2 row clipping;
+for any kernel it is a per-record operation that costs no privacy and makes
+``k(x, x) <= kappa^2`` hold for arbitrary input.
+"""
+
+import re
+import textwrap
+
+import numpy as np
+from scipy.spatial.distance import cdist
+from sklearn.gaussian_process.kernels import Kernel as SklearnGPKernel
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from skdp.utils._docstrings import fill_doc
+from skdp.utils._validation import check_positive_int, check_real
+
+__all__ = [
+    "KERNEL_BOUND_DOC",
+    "KERNEL_DOC",
+    "KERNEL_ERM_DOC",
+    "KernelParamsMixin",
+    "ResolvedKernel",
+    "fill_kernel_doc",
+    "gaussian_kernel",
+    "resolve_kernel",
+]
+
+# k(x, x) == 1 for every x: the feature map has norm 1 and nothing needs clipping.
+_UNIT_DIAGONAL = ("rbf", "laplacian", "chi2", "cosine")
+# Positive semi-definite but unbounded: need ``kernel_bound``.
+_UNBOUNDED = ("linear", "poly", "polynomial")
+# Not positive semi-definite: there is no RKHS (and no Gaussian process) to speak of.
+_NOT_PSD = ("sigmoid", "additive_chi2")
+
+KERNEL_DOC = """\
+kernel : str, callable or scikit-learn GP kernel, default="rbf"
+    Any positive semi-definite kernel. A name understood by
+    :func:`sklearn.metrics.pairwise.pairwise_kernels` (``"rbf"``,
+    ``"laplacian"``, ``"chi2"``, ``"cosine"``, ``"linear"``, ``"poly"``), a
+    callable ``k(x, y)`` on two 1-D rows (as in
+    :class:`~sklearn.kernel_ridge.KernelRidge`), or a kernel object of
+    :mod:`sklearn.gaussian_process.kernels` (its hyperparameters are used as
+    given, never tuned on the data). ``"sigmoid"`` and ``"additive_chi2"``
+    are refused: they are not positive semi-definite.
+gamma : float or None, default=None
+    Parameter of the named kernels (``None``: scikit-learn's default,
+    ``1 / n_features``, which does not depend on the data values).
+degree : int, default=3
+    Degree of the ``"poly"`` kernel.
+coef0 : float, default=1.0
+    Constant of the ``"poly"`` kernel.
+kernel_params : dict or None, default=None
+    Extra keyword arguments of a callable or named kernel."""
+
+KERNEL_BOUND_DOC = """\
+kernel_bound : float or None, default=None
+    ``kappa^2``, an upper bound on ``k(x, x)`` over the data domain, chosen
+    without looking at the private data. Required for ``"linear"``,
+    ``"poly"``, callables and non-stationary kernel objects. When given it
+    is enforced on every point, training and query alike, by scaling the
+    feature map down (``k(x, x) <= kappa^2``, a per-record clipping). ``None`` uses
+    the exact bound of bounded kernels (1 for ``"rbf"``, ``"laplacian"``,
+    ``"chi2"``, ``"cosine"``; the constant diagonal of stationary kernel
+    objects)."""
+
+
+def gaussian_kernel(A, B, gamma):
+    """``exp(-gamma ||a - b||^2)`` for validated float arrays (no input checks: fast).
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, d)
+    B : ndarray of shape (k, d)
+    gamma : float
+
+    Returns
+    -------
+    K : ndarray of shape (m, k)
+    """
+    return np.exp(-gamma * cdist(A, B, "sqeuclidean"))
+
+
+def _named_kernel(name, A, B, params):
+    """The common named kernels on validated arrays; scikit-learn's for the rest."""
+    gamma = params.get("gamma")
+    gamma = 1.0 / A.shape[1] if gamma is None else gamma
+    if name == "rbf":
+        return gaussian_kernel(A, B, gamma)
+    if name == "laplacian":
+        return np.exp(-gamma * cdist(A, B, "cityblock"))
+    if name == "linear":
+        return A @ B.T
+    if name in ("poly", "polynomial"):
+        return (gamma * (A @ B.T) + params["coef0"]) ** params["degree"]
+    return np.asarray(pairwise_kernels(A, B, metric=name, filter_params=True, **params),
+                      dtype=float)
+
+
+class ResolvedKernel:
+    """A validated kernel with a norm bound, applied with feature-space clipping.
+
+    Built by :func:`resolve_kernel`; holds only plain parameters, so fitted
+    estimators stay picklable (they rebuild it from their parameters).
+    """
+
+    def __init__(self, kernel, params, bound, clip):
+        self.kernel = kernel
+        self.params = params
+        self.bound = bound
+        self.clip = clip
+
+    def _raw(self, A, B):
+        if isinstance(self.kernel, SklearnGPKernel):
+            return np.asarray(self.kernel(A, B), dtype=float)
+        if isinstance(self.kernel, str):
+            return _named_kernel(self.kernel, A, B, self.params)
+        return np.asarray(pairwise_kernels(A, B, metric=self.kernel, filter_params=True,
+                                           **self.params), dtype=float)
+
+    def _raw_diag(self, A):
+        if isinstance(self.kernel, SklearnGPKernel):
+            return np.asarray(self.kernel.diag(A), dtype=float)
+        if self.kernel in _UNIT_DIAGONAL:
+            return np.ones(A.shape[0])
+        if self.kernel == "linear":
+            return np.einsum("ij,ij->i", A, A)
+        if self.kernel in ("poly", "polynomial"):
+            gamma = self.params.get("gamma")
+            gamma = 1.0 / A.shape[1] if gamma is None else gamma
+            return (gamma * np.einsum("ij,ij->i", A, A) + self.params["coef0"]) ** self.params["degree"]
+        # A callable: one evaluation per row.
+        return np.array([float(self.kernel(a, a, **self.params)) for a in A])
+
+    def scale(self, A):
+        """Feature-space clipping factors ``s(x) = min(1, kappa / sqrt(k(x, x)))``."""
+        if not self.clip:
+            return np.ones(A.shape[0])
+        diag = self._raw_diag(A)
+        if np.any(diag < -1e-12 * max(1.0, self.bound)):
+            raise ValueError("the kernel has k(x, x) < 0 at some point: it is not positive "
+                             "semi-definite.")
+        s = np.ones_like(diag)
+        big = diag > self.bound
+        s[big] = np.sqrt(self.bound / diag[big])
+        return s
+
+    def __call__(self, A, B=None):
+        """Clipped kernel matrix ``s(a) s(b) k(a, b)`` between the rows of ``A`` and ``B``."""
+        B = A if B is None else B
+        K = self._raw(A, B)
+        if self.clip:
+            K *= self.scale(A)[:, None]
+            K *= self.scale(B)[None, :]
+        return K
+
+    def diag(self, A):
+        """Clipped ``k(x, x)`` for every row ``x`` of ``A``."""
+        d = self._raw_diag(A)
+        return np.minimum(d, self.bound) if self.clip else d
+
+
+def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
+                   kernel_bound=None, n_features, require_bound=True):
+    """Validate a kernel specification and find its norm bound ``kappa^2``.
+
+    Parameters
+    ----------
+    kernel : str, callable or sklearn.gaussian_process.kernels.Kernel
+        See ``KERNEL_DOC``.
+    gamma, degree, coef0, kernel_params
+        Kernel parameters.
+    kernel_bound : float or None
+        User-given ``kappa^2``; enforced by feature-space clipping when given.
+    n_features : int
+        Number of input features (for a stationary kernel object's diagonal).
+    require_bound : bool, default=True
+        Whether the caller's privacy proof needs ``kappa^2``; if not, an
+        unbounded kernel is accepted without ``kernel_bound`` (``bound=inf``).
+
+    Returns
+    -------
+    kernel : ResolvedKernel
+        Callable as ``kernel(A, B)``; ``kernel.bound`` is ``kappa^2``.
+    """
+    params = {}
+    if gamma is not None:
+        params["gamma"] = check_real(gamma, "gamma", low=0.0, low_inclusive=False)
+    params["degree"] = check_positive_int(degree, "degree")
+    params["coef0"] = check_real(coef0, "coef0")
+    if kernel_params is not None:
+        if not isinstance(kernel_params, dict):
+            raise TypeError(f"kernel_params must be a dict or None, got {kernel_params!r}.")
+        params.update(kernel_params)
+    if kernel_bound is not None:
+        kernel_bound = check_real(kernel_bound, "kernel_bound", low=0.0, low_inclusive=False)
+
+    if isinstance(kernel, str):
+        if kernel in _NOT_PSD:
+            raise ValueError(f"kernel={kernel!r} is not positive semi-definite; the privacy "
+                             "proofs need a reproducing kernel.")
+        if kernel not in _UNIT_DIAGONAL + _UNBOUNDED:
+            raise ValueError(f"kernel must be one of {sorted(_UNIT_DIAGONAL + _UNBOUNDED)}, a "
+                             f"callable or a scikit-learn GP kernel; got {kernel!r}.")
+        if kernel in ("poly", "polynomial") and params["coef0"] < 0:
+            raise ValueError("the 'poly' kernel needs coef0 >= 0 to be positive semi-definite "
+                             f"for every degree; got coef0={params['coef0']}.")
+        natural = 1.0 if kernel in _UNIT_DIAGONAL else None
+    elif isinstance(kernel, SklearnGPKernel):
+        params, natural = {}, None
+        if kernel.is_stationary():
+            natural = float(kernel.diag(np.zeros((1, n_features)))[0])
+    elif callable(kernel):
+        # As KernelRidge: a callable gets kernel_params only.
+        params, natural = dict(kernel_params or {}), None
+    else:
+        raise TypeError(f"kernel must be a string, a callable or a scikit-learn GP kernel; "
+                        f"got {kernel!r}.")
+
+    if kernel_bound is None:
+        if natural is None and not require_bound:
+            return ResolvedKernel(kernel, params, np.inf, clip=False)
+        if natural is None:
+            name = kernel if isinstance(kernel, str) else type(kernel).__name__
+            raise ValueError(
+                f"kernel {name!r} has no bound on k(x, x): pass kernel_bound, an upper bound "
+                "on k(x, x) over your data domain chosen without looking at the data (e.g. "
+                "data_norm**2 for the linear kernel); points beyond it are clipped in "
+                "feature space."
+            )
+        return ResolvedKernel(kernel, params, natural, clip=False)
+    return ResolvedKernel(kernel, params, kernel_bound, clip=True)
+
+
+class KernelParamsMixin:
+    """Builds the :class:`ResolvedKernel` of an estimator's kernel parameters."""
+
+    def _get_kernel(self, n_features, require_bound=True):
+        return resolve_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
+                              coef0=self.coef0, kernel_params=self.kernel_params,
+                              kernel_bound=getattr(self, "kernel_bound", None),
+                              n_features=n_features, require_bound=require_bound)
+
+
+KERNEL_ERM_DOC = """\
+alpha : float, default=0.1
+    Regularization ``lambda`` of seed 000, eq. (2):
+    ``(1/n) sum_i l(y_i f(x_i)) + (lambda / 2) ||f||_H^2``. The privacy noise
+    scales as ``1 / (lambda n)``. scikit-learn's ``SVC(C=C)`` corresponds to
+    ``lambda = 1 / (C n)``.
+huber_h : float, default=0.5
+    Width of the Huber SVM loss.
+max_iter : int, default=100
+    Newton iterations of the certified solver.
+bounds : array-like of shape (2,) or (n_features, 2), default=(-3.0, 3.0)
+    Public box over which ``n_public`` points are laid when ``fit`` gets no
+    ``X_public`` (the same ``(low, high)`` for every feature, or one pair per
+    feature). It must not be derived from the private data."""
+
+_LOCAL_DOCS = {"kernel": KERNEL_DOC, "kernel_bound": KERNEL_BOUND_DOC,
+               "kernel_erm": KERNEL_ERM_DOC}
+_LOCAL_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>kernel|kernel_bound|kernel_erm)\)s[ \t]*$",
+                                re.MULTILINE)
+
+
+def fill_kernel_doc(cls):
+    """Substitute the kernel parameter blocks for ``%(kernel)s`` / ``%(kernel_bound)s`` lines.
+
+    The shared blocks of :func:`skdp.utils.fill_doc` are substituted next.
+
+    Parameters
+    ----------
+    cls : class
+        Class whose docstring holds the placeholders.
+
+    Returns
+    -------
+    cls : class
+        The same class, docstring filled in.
+    """
+    cls.__doc__ = _LOCAL_PLACEHOLDER.sub(
+        lambda m: textwrap.indent(_LOCAL_DOCS[m.group("name")], m.group("indent")), cls.__doc__)
+    return fill_doc(cls)

@@ -1,0 +1,705 @@
+"""Approximate Minima Perturbation (seed 004, Ch. 4, Alg. 1), hyperparameter-free by default."""
+
+import dataclasses
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import special
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from skdp.base import DPEstimatorMixin
+from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_column
+from skdp.linear_model._losses import get_loss
+from skdp.linear_model._multinomial import MultinomialLoss, MultinomialObjective
+from skdp.linear_model._objective import GLMObjective
+from skdp.linear_model._solvers import minimize_certified
+from skdp.mechanisms import gaussian_sigma_analytic
+from skdp.utils._clipping import clip_rows_l2, row_norms_l2
+from skdp.utils._docstrings import fill_doc
+from skdp.utils._multiclass import fit_one_vs_rest
+from skdp.utils._validation import (
+    check_option,
+    check_positive_int,
+    check_real,
+)
+
+__all__ = [
+    "AMPCalibration",
+    "DPLogisticRegressionAMP",
+    "amp_calibration",
+    "eps3_fraction_rule",
+    "objective_noise_sigma",
+    "thesis_eps3_fraction",
+]
+
+_SCIPY_SOLVERS = ("bfgs", "l-bfgs-b", "cg", "newton-cg", "tnc", "slsqp", "trust-constr")
+
+
+# c in the default rule's target regularization Lambda = c (r / 2) / eps1^2, for
+# low- and high-dimensional data (more features than rows); derived on generated
+# data only by skdp/benchmarks/_amp_eps3_study.py.
+_REGULARIZATION_SCALE = 30.0
+_REGULARIZATION_SCALE_HIGH_DIM = 1000.0
+
+
+def eps3_fraction_rule(eps1, curvature, rank=2, high_dimensional=False):
+    """The default, data-independent ``f1 = eps3 / eps1`` of hyperparameter-free AMP.
+
+    ``eps3`` only decides how much of ``eps1`` pays for regularization:
+    ``Lambda = C / (eps1 - eps3)``. This rule aims at
+    ``Lambda = c (r / 2) / eps1^2`` (regularization growing like the
+    variance of the objective noise, and with the number ``r / 2`` of
+    independent score directions: 1 for a binary model, ``K - 1`` for a
+    softmax over ``K`` classes), i.e. ``eps1 - eps3 = 2 C eps1^2 / (c r)``,
+    clamped to at most 0.99 (Alg. 1 line 1 needs ``eps1 - eps3 < 1``) and
+    to at most ``eps1 / 2``. ``c = 30``, or ``c = 1000`` for
+    high-dimensional data (more features than rows, both public), where the
+    noise spreads over more directions. Because it targets ``Lambda`` rather
+    than ``f1``, it adapts to the loss's curvature constant ``C`` (20 times
+    larger for the Huber loss with ``h = 0.1`` than for the logistic loss).
+
+    The constants were chosen on generated problems only (never the
+    benchmark data): on a grid of ``c``, 30 had the smallest mean accuracy
+    regret for the logistic and Huber losses on binary problems with 2,000
+    to 50,000 rows and 10 to 100 features, and a small one for softmax
+    problems with 5 and 10 classes; 1000 had the smallest on problems with
+    more features than rows (see ``skdp/benchmarks/_amp_eps3_study.py``).
+    The thesis' rule (:func:`thesis_eps3_fraction`) corresponds to ``c``
+    between 0.7 and 5 below ``epsilon = 1`` and under-regularizes at small
+    ``epsilon``.
+
+    Parameters
+    ----------
+    eps1 : float
+        The objective-perturbation part of the budget, > 0.
+    curvature : float
+        ``C`` of the loss (``r beta`` for the binary losses).
+    rank : int, default=2
+        ``r`` of the loss (2 for binary losses, ``2 (K - 1)`` for softmax).
+    high_dimensional : bool, default=False
+        Whether the data has more features than rows.
+
+    Returns
+    -------
+    f1 : float
+        The fraction of ``eps1`` spent on the objective noise, in ``[0.5, 1)``.
+    """
+    scale = _REGULARIZATION_SCALE_HIGH_DIM if high_dimensional else _REGULARIZATION_SCALE
+    target = scale * (rank / 2.0) / eps1**2
+    gap = min(curvature / target, 0.99, 0.5 * eps1)
+    return 1.0 - gap / eps1
+
+
+def thesis_eps3_fraction(eps1, high_dimensional=False):
+    """The thesis' data-independent ``f1 = eps3 / eps1`` (seed 004, Sec. 4.4.1).
+
+    Low-dimensional data:
+    ``f1 = max(min(0.887 + 0.019 / eps1**0.373, 0.99), 1 - 0.99 / eps1)``;
+    high-dimensional data (more features than samples):
+    ``f1 = max(0.97, 1 - 0.99 / eps1)``. The second term of each maximum keeps
+    ``eps1 - eps3 <= 0.99 < 1``, as Alg. 1 line 1 requires. Fitted on the
+    thesis' Synthetic-L and Synthetic-H data sets.
+
+    Parameters
+    ----------
+    eps1 : float
+        The objective-perturbation part of the budget, > 0.
+    high_dimensional : bool, default=False
+        Whether the data has more features than samples (both public).
+
+    Returns
+    -------
+    f1 : float
+        The fraction of ``eps1`` spent on the objective noise.
+    """
+    lower = 1.0 - 0.99 / eps1
+    if high_dimensional:
+        return max(0.97, lower)
+    return max(min(0.887 + 0.019 / eps1**0.373, 0.99), lower)
+
+
+def objective_noise_sigma(sensitivity, eps3, delta1, subspace_dim):
+    """Noise of AMP's objective perturbation (seed 004, Lemma 4.3.1, made exact).
+
+    Lemma 4.3.1 needs the privacy loss ``ln(nu(b*) / nu(b*  + v))`` of the
+    Gaussian noise ``b* ~ N(0, sigma^2 I)`` to exceed ``eps3`` with
+    probability at most ``delta1``, where the shift
+    ``v = (grad l(alpha; d) - grad l(alpha; d')) / m`` has norm at most
+    ``s = sensitivity`` but *depends on the output* ``alpha``. All such shifts
+    lie in a fixed subspace of dimension ``k = subspace_dim`` (``span{x, x'}``
+    for a GLM, ``k = 2``; ``{u x'^T + w x^T : u, w orthogonal to 1}`` for the
+    softmax loss, ``k = 2 (K - 1)``), so the loss is at most
+    ``(s ||P b*|| + s^2 / 2) / sigma^2`` with ``||P b*||^2 / sigma^2`` a
+    chi-square variable with ``k`` degrees of freedom. With ``t^2`` its
+    ``1 - delta1`` quantile, the smallest valid noise is
+    ``sigma1 = s / (sqrt(t^2 + 2 eps3) - t)``.
+
+    For ``k = 2``, ``t = sqrt(2 ln(1 / delta1))`` exactly, and the thesis'
+    ``s (1 + t) / eps3`` (Alg. 1 line 3) is a valid upper bound of this
+    value exactly when ``eps3 <= 2 (1 + t)``; beyond that it is too small.
+
+    Parameters
+    ----------
+    sensitivity : float
+        ``2 Delta / m``.
+    eps3 : float
+        Budget of the objective noise, > 0.
+    delta1 : float
+        Failure probability, in ``(0, 1)``.
+    subspace_dim : int
+        ``k``, the dimension of the subspace holding every shift (``r``).
+
+    Returns
+    -------
+    sigma1 : float
+    """
+    t = math.sqrt(special.chdtri(subspace_dim, delta1))
+    return sensitivity / (math.sqrt(t * t + 2.0 * eps3) - t)
+
+
+@dataclasses.dataclass(frozen=True)
+class AMPCalibration:
+    """Every derived constant of one AMP run (seed 004, Alg. 1).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        Budget of this run.
+    eps1, delta1 : float
+        Objective-perturbation part (``eps1 = epsilon - eps2``).
+    eps2, delta2 : float
+        Output-perturbation part (``eps2 = f epsilon``, ``delta2 = f delta``).
+    eps3 : float
+        Part of ``eps1`` spent on the objective noise; ``eps1 - eps3`` pays for
+        the regularization.
+    reg_strength : float
+        ``Lambda = C / (eps1 - eps3)``; the objective's L2 term is
+        ``Lambda / (2 m) ||theta||^2``.
+    sigma1 : float
+        Standard deviation of the objective noise ``b1``.
+    sigma2 : float
+        Standard deviation of the output noise ``b2``.
+    gamma : float
+        Certified bound on the gradient norm of the perturbed objective.
+    lipschitz, smoothness, rank : float, float, int
+        ``Delta``, ``beta`` and ``r`` of the loss on clipped rows.
+    curvature : float
+        ``C``, the bound on the summed eigenvalue change of the data
+        Hessian when one row is replaced: ``min(r beta, 2 T)`` with ``T``
+        a bound on the trace of one row's Hessian (``C = r beta`` for the
+        binary losses).
+    n_samples : int
+        ``m``.
+    """
+
+    epsilon: float
+    delta: float
+    eps1: float
+    eps2: float
+    eps3: float
+    delta1: float
+    delta2: float
+    reg_strength: float
+    sigma1: float
+    sigma2: float
+    gamma: float
+    lipschitz: float
+    smoothness: float
+    rank: int
+    curvature: float
+    n_samples: int
+
+
+def amp_calibration(epsilon, delta, *, n_samples, lipschitz, smoothness, rank,
+                    trace_bound=None, output_fraction=0.01, eps3_fraction=None, gamma=None,
+                    high_dimensional=False):
+    """Split the budget and calibrate both noises of AMP (seed 004, Alg. 1).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Budget of the run, ``epsilon > 0`` and ``0 < delta < 1``.
+    n_samples : int
+        Public number of rows ``m``.
+    lipschitz : float
+        L2-Lipschitz constant ``Delta`` of the per-row loss.
+    smoothness : float
+        Smoothness constant ``beta`` of the per-row loss.
+    rank : int
+        ``r``: a bound on the rank of the difference of two rows' Hessians,
+        which is also the dimension of a subspace holding the difference of
+        their gradients (2 for GLMs, ``2 (K - 1)`` for the softmax loss).
+    trace_bound : float or None, default=None
+        Bound ``T`` on the trace of one row's Hessian; when given, the
+        regularization uses ``C = min(r beta, 2 T)`` instead of ``r beta``.
+    output_fraction : float, default=0.01
+        ``f``: ``eps2 = f epsilon`` and ``delta2 = f delta``.
+    eps3_fraction : float, "thesis" or None, default=None
+        ``f1``: ``eps3 = f1 eps1``; ``None`` applies :func:`eps3_fraction_rule`,
+        ``"thesis"`` applies :func:`thesis_eps3_fraction`.
+    gamma : float or None, default=None
+        Gradient norm bound; ``None`` means ``1 / m^2``.
+    high_dimensional : bool, default=False
+        Whether the data has more features than rows (selects the
+        high-dimensional form of either rule).
+
+    Returns
+    -------
+    calibration : AMPCalibration
+
+    Raises
+    ------
+    ValueError
+        If the split violates ``0 < eps1 - eps3 < 1`` (Alg. 1 line 1).
+    """
+    m = int(n_samples)
+    gamma = 1.0 / m**2 if gamma is None else float(gamma)
+    eps2, delta2 = output_fraction * epsilon, output_fraction * delta  # Alg. 1 line 1
+    eps1, delta1 = epsilon - eps2, delta - delta2
+    # Alg. 1 line 2 (Lemma 4.3.2) uses r beta; C = min(r beta, 2 T) is the
+    # tighter constant (see the estimator's Notes; C = r beta for the binary losses).
+    curvature = rank * smoothness
+    if trace_bound is not None:
+        curvature = min(curvature, 2.0 * trace_bound)
+    if eps3_fraction is None:
+        f1 = eps3_fraction_rule(eps1, curvature, rank, high_dimensional)
+    elif isinstance(eps3_fraction, str):
+        f1 = thesis_eps3_fraction(eps1, high_dimensional)
+    else:
+        f1 = eps3_fraction
+    eps3 = f1 * eps1
+    if not 0.0 < eps1 - eps3 < 1.0:
+        raise ValueError(
+            f"the budget split needs 0 < eps1 - eps3 < 1 (seed 004, Alg. 1 line 1), but "
+            f"eps1 = (1 - output_fraction) * epsilon = {eps1:.6g} and eps3 = eps3_fraction * "
+            f"eps1 = {eps3:.6g} give eps1 - eps3 = {eps1 - eps3:.6g}. Use an eps3_fraction in "
+            f"({max(0.0, 1.0 - 1.0 / eps1):.6g}, 1), or eps3_fraction=None for the default rule."
+        )
+    reg_strength = curvature / (eps1 - eps3)  # Alg. 1 line 2: Lambda = C / (eps1 - eps3)
+    # Alg. 1 line 3 (Lemma 4.3.1), made exact: replacing one row moves the
+    # loss gradient by at most 2 Delta / m, within an r-dimensional subspace;
+    # see objective_noise_sigma (the thesis' (2 Delta / m)(1 + sqrt(2 ln(1 /
+    # delta1))) / eps3 is its upper bound for r = 2 and eps3 <= 2 (1 + t)).
+    sigma1 = objective_noise_sigma(2.0 * lipschitz / m, eps3, delta1, rank)
+    # Alg. 1 line 6, corrected (Lemma 4.3.3): ||theta_approx - theta_min|| <=
+    # m gamma / Lambda for *each* dataset, so the released difference moves by
+    # up to 2 m gamma / Lambda between neighbours (the thesis uses half). The
+    # proof needs plain (eps2, delta2)-DP here, so the exact analytic Gaussian
+    # calibration (Balle and Wang 2018) applies for every eps2.
+    sensitivity2 = 2.0 * m * gamma / reg_strength
+    sigma2 = gaussian_sigma_analytic(sensitivity2, eps2, delta2)
+    return AMPCalibration(
+        epsilon=float(epsilon), delta=float(delta), eps1=eps1, eps2=eps2, eps3=eps3,
+        delta1=delta1, delta2=delta2, reg_strength=reg_strength, sigma1=sigma1,
+        sigma2=sigma2, gamma=gamma, lipschitz=float(lipschitz),
+        smoothness=float(smoothness), rank=int(rank), curvature=curvature, n_samples=m,
+    )
+
+
+def _augment_and_clip(X, fit_intercept, data_norm):
+    """Append the intercept feature (value 1) and clip every row to L2 norm ``data_norm``.
+
+    Dense input is written once into a single new array (memory matters at
+    millions of rows); sparse input goes through the shared helpers.
+    """
+    if sp.issparse(X):
+        return clip_rows_l2(add_intercept_column(X) if fit_intercept else X, data_norm)
+    m, d = X.shape
+    out = np.empty((m, d + int(fit_intercept)))
+    out[:, :d] = X
+    if fit_intercept:
+        out[:, d] = 1.0
+    norms = row_norms_l2(out)
+    scale = np.divide(data_norm, norms, out=np.ones_like(norms), where=norms > data_norm)
+    out *= scale[:, None]  # in place: no second copy of the data
+    return out
+
+
+def _amp_minimize(objective_factory, n_params, calibration, solver, max_iter, hessian_rows,
+                  rng):
+    """Alg. 1 lines 3-7 on prepared data: perturb, certify, add output noise.
+
+    Returns ``(theta_out, certified_result)``. Raises
+    :class:`~skdp.exceptions.CertificationError` (releasing nothing) when the
+    solver cannot certify ``gamma``; it never draws new noise and retries.
+    """
+    noise_rng, solver_rng = rng.spawn(2)
+    b1 = noise_rng.normal(0.0, calibration.sigma1, size=n_params)  # Alg. 1 line 3
+    m = calibration.n_samples
+    # Alg. 1 line 4: mean loss + Lambda / (2 m) ||theta||^2 + b1 . theta
+    objective = objective_factory(calibration.reg_strength / m, b1)
+    result = minimize_certified(objective, np.zeros(n_params), gamma=calibration.gamma,
+                                max_iter=max_iter, solver=solver,
+                                hessian_rows=hessian_rows, rng=solver_rng)
+    b2 = noise_rng.normal(0.0, calibration.sigma2, size=n_params)  # Alg. 1 line 6
+    return result.x + b2, result
+
+
+@fill_doc
+class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierMixin,
+                              BaseEstimator):
+    """Differentially private logistic regression by Approximate Minima Perturbation.
+
+    A drop-in replacement for :class:`sklearn.linear_model.LogisticRegression`
+    that needs no tuning. AMP (seed 004, Iyengar et al. 2019, Ch. 4, Alg. 1)
+    perturbs the objective with Gaussian noise, minimizes it with any solver
+    until the gradient norm is *certified* to be at most ``gamma``, and adds a
+    small Gaussian noise to the result. The defaults follow the
+    hyperparameter-free strategy of Sec. 4.4.1 (``data_norm = 1``,
+    ``f = 0.01``, ``gamma = 1 / m^2``) with skdp's own data-independent
+    ``eps3`` rule (the thesis' rule is ``eps3_fraction="thesis"``).
+
+    Parameters
+    ----------
+    %(epsilon)s
+    delta : float or None, default=None
+        Probability with which the epsilon bound may fail, in ``(0, 1)``.
+        ``None`` means ``1 / n_samples^2`` (the thesis' choice); the value
+        used is stored in ``delta_``.
+    loss : {"logistic", "huber"}, default="logistic"
+        ``"logistic"``: the logistic loss (``beta = data_norm^2 / 4``).
+        ``"huber"``: the Huber SVM loss of width ``huber_h`` (seed 004,
+        Sec. 4.4.6, ``beta = data_norm^2 / (2 huber_h)``); binary and
+        one-vs-rest only, and without ``predict_proba``.
+    huber_h : float, default=0.1
+        Width of the Huber SVM loss.
+    %(data_norm)s
+        With ``fit_intercept=True`` the constant intercept feature (value 1)
+        is appended *before* clipping, so it counts in the norm: a row ``x``
+        is used as ``[x, 1] * min(1, data_norm / ||[x, 1]||)``. Scaling a row
+        by a positive factor does not change the sign of a linear score, so
+        predictions on unclipped rows stay consistent.
+    fit_intercept : bool, default=True
+        Whether to learn an intercept (through the appended feature).
+    multi_class : {"auto", "ovr", "multinomial"}, default="auto"
+        ``"ovr"``: one binary AMP per class, each with ``(epsilon / K,
+        delta / K)`` (basic composition), in parallel over ``n_jobs``.
+        ``"multinomial"``: one softmax AMP spending the whole budget once.
+        ``"auto"``: multinomial for more than two classes with the logistic
+        loss, one-vs-rest with the Huber loss. Two classes always give one
+        binary problem.
+    gamma : float or None, default=None
+        Certified bound on the gradient norm of the perturbed objective at
+        the released point; ``None`` means ``1 / n_samples^2``. Must not
+        depend on the data.
+    output_fraction : float or None, default=None
+        ``f`` in ``(0, 1)``: the output noise gets ``(f epsilon, f delta)``.
+        ``None`` means 0.01 (Sec. 4.4.1).
+    eps3_fraction : float, "thesis" or None, default=None
+        ``f1`` in ``(0, 1)``: ``eps3 = f1 eps1`` pays for the objective noise
+        and ``eps1 - eps3`` for the regularization
+        ``Lambda = C / (eps1 - eps3)``; ``0 < eps1 - eps3 < 1`` is required.
+        ``None`` applies skdp's data-independent rule
+        (:func:`eps3_fraction_rule`: ``Lambda = 30 (r / 2) / eps1^2`` within
+        the constraint, ``1000 (r / 2) / eps1^2`` when
+        ``n_features > n_samples``; chosen on generated data only);
+        ``"thesis"`` applies the rule of Sec. 4.4.1
+        (:func:`thesis_eps3_fraction`, with its high-dimensional form when
+        ``n_features > n_samples``).
+    solver : str, default="auto"
+        ``"auto"`` or ``"newton"``: damped Newton steps with the exact
+        gradient and a subsampled, reused Hessian (certifies ``1 / m^2`` in
+        a few dozen cheap iterations). Any gradient-based method name of
+        :func:`scipy.optimize.minimize` (e.g. ``"L-BFGS-B"``) is also
+        accepted; it often stalls above ``1 / m^2``. The Newton solver
+        factors a dense Hessian over all parameters, so it suits up to a few
+        thousand of them.
+    max_iter : int, default=100
+        Iteration limit of the solver. If the gradient bound is not certified
+        by then, :class:`~skdp.exceptions.CertificationError` is raised and
+        nothing is released (the noise is never redrawn).
+    %(n_jobs)s
+    %(random_state)s
+    %(accountant)s
+    %(verbose)s
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Released coefficients.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Released intercepts (zeros when ``fit_intercept=False``).
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Feature names, when ``X`` has string column names.
+    multi_class_ : {"binary", "ovr", "multinomial"}
+        Strategy used.
+    delta_ : float
+        The delta actually used.
+    calibration_ : AMPCalibration
+        Budget split, regularization ``Lambda``, noise scales ``sigma1`` and
+        ``sigma2`` and ``gamma`` of each AMP run (identical for all classes
+        in one-vs-rest).
+    n_iter_ : ndarray of shape (n_problems,)
+        Solver iterations of each AMP run (one for binary and multinomial).
+    gradient_norm_ : ndarray of shape (n_problems,)
+        Exact gradient norm of the perturbed objective at the point that was
+        released, each ``<= calibration_.gamma`` (the certificate).
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta_)``.
+
+    Privacy
+    -------
+    ``(epsilon, delta)``-differential privacy with respect to replacing one
+    row ``(x_i, y_i)`` of the training set (the number of rows ``m`` is
+    public); features and labels are protected. The guarantee is Theorem 1
+    of seed 004 (Alg. 1): ``theta_min``, the exact minimizer of the perturbed
+    objective, is ``(eps1, delta1)``-DP (Lemmas 4.3.1 and 4.3.2), and the
+    released ``theta_approx + b2`` adds an ``(eps2, delta2)``-DP release of
+    ``theta_approx - theta_min`` (Lemma 4.3.3); basic composition gives the
+    total. One-vs-rest composes ``K`` runs of ``(epsilon / K, delta / K)``.
+    Rows are clipped to ``data_norm`` (a per-row operation), so no bound is
+    read from the data. Corrections to the thesis and its reference code:
+
+    * the output noise uses sensitivity ``2 m gamma / Lambda``: the distance
+      ``||theta_approx - theta_min|| <= m gamma / Lambda`` holds for each
+      neighbour, so the difference can move by twice that (the thesis'
+      ``sigma2`` uses ``m gamma / Lambda``); ``sigma2`` is calibrated by the
+      analytic Gaussian mechanism (Balle and Wang 2018), valid for every
+      ``eps2``;
+    * ``beta`` matches the loss: ``data_norm^2 / 4`` (logistic),
+      ``data_norm^2 / (2 h)`` (Huber), ``data_norm^2 / 2`` (softmax, with
+      ``r = min(K d, 2 (K - 1))`` and Lipschitz constant
+      ``sqrt(2) data_norm``);
+    * ``sigma1`` is the exact noise for the tail bound Lemma 4.3.1 needs
+      (:func:`objective_noise_sigma`). The gradient shift between
+      neighbours depends on the output, so the thesis' appeal to the
+      Gaussian mechanism only holds through a subspace argument: the shift
+      lies in an ``r``-dimensional subspace, and the tail is that of a
+      chi-square with ``r`` degrees of freedom. For the binary losses
+      (``r = 2``) the thesis' formula is a valid but larger bound while
+      ``eps3 <= 2 (1 + sqrt(2 ln(1 / delta1)))`` and too small beyond; for
+      the softmax loss (``r = 2 (K - 1)``) it would be too small;
+    * the gradient bound is *checked* on the exact full gradient before
+      release; a solver that misses it raises instead of retrying with new
+      noise (each retry would be an unaccounted release);
+    * all noise comes from ``random_state`` (the reference code seeded its
+      noise from one random byte).
+
+    The budget is charged before the solve. A solver that cannot certify
+    ``gamma`` raises :class:`~skdp.exceptions.CertificationError`; that
+    outcome is itself observable, so the budget stays spent (the default
+    Newton solver certifies these strongly convex problems well within
+    ``max_iter``).
+
+    See Also
+    --------
+    sklearn.linear_model.LogisticRegression : The non-private model.
+
+    Notes
+    -----
+    Algorithm (seed 004, Alg. 1), with ``m`` rows clipped to ``data_norm``:
+    ``eps2 = f epsilon``, ``delta2 = f delta``, ``eps1 = epsilon - eps2``,
+    ``delta1 = delta - delta2``, ``eps3 = f1 eps1``;
+    ``Lambda = C / (eps1 - eps3)``;
+    ``b1 ~ N(0, sigma1^2 I)`` with
+    ``sigma1 = (2 Delta / m) / (sqrt(t^2 + 2 eps3) - t)``, ``t^2`` the
+    ``1 - delta1`` quantile of a chi-square with ``r`` degrees of freedom;
+    ``theta_approx`` with ``||grad L_priv(theta_approx)|| <= gamma`` for
+    ``L_priv(theta) = (1/m) sum_i l(theta; x_i, y_i)
+    + Lambda / (2 m) ||theta||^2 + b1 . theta``;
+    release ``theta_approx + b2``, ``b2 ~ N(0, sigma2^2 I)``, ``sigma2``
+    calibrated to sensitivity ``2 m gamma / Lambda`` at ``(eps2, delta2)``.
+
+    The curvature constant ``C``. Lemma 4.3.2 bounds the determinant ratio
+    by ``prod_i (1 + |lambda'_i - lambda_i| / Lambda)`` where ``lambda``,
+    ``lambda'`` are the eigenvalues of ``m`` times the data Hessian on the
+    two neighbours, whose difference ``E`` is the difference of two rows'
+    Hessians. The thesis bounds ``sum_i |lambda'_i - lambda_i|`` by
+    ``rank(E) ||E|| <= r beta``. Mirsky's inequality gives the bound
+    ``||E||_* <= 2 T`` as well, with ``T`` a bound on the trace of one row's
+    Hessian (both Hessians are positive semi-definite). For the binary
+    losses ``2 T = r beta``; for the softmax loss ``T = (1 - 1/K)
+    data_norm^2`` against ``r beta = (K - 1) data_norm^2``, so
+    ``C = min(r beta, 2 T)`` lets ``Lambda`` be ``K / 2`` times smaller for
+    the same budget.
+
+    The Huber SVM loss has a Hessian that jumps at the edges of its
+    quadratic zone; as in the thesis (Sec. 4.4.6) and Chaudhuri et al.
+    (2011), the change of variables of Lemma 4.3.2 is applied where the
+    Hessian exists (everywhere but a null set).
+
+    The certificate is evaluated in double precision; its rounding error
+    (around ``1e-15`` for unit-norm rows) is far below ``gamma = 1 / m^2``
+    for any data set that fits in memory.
+
+    References
+    ----------
+    .. [1] O. Thakkar, "Advances in Privacy-Preserving Machine Learning",
+       PhD thesis, Boston University, 2019, Ch. 4.
+    .. [2] R. Iyengar, J. Near, D. Song, O. Thakkar, A. Thakurta and L. Wang,
+       "Towards Practical Differentially Private Convex Optimization",
+       IEEE S&P 2019.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp.linear_model import DPLogisticRegressionAMP
+    >>> X, y = make_classification(n_samples=2000, n_features=5, random_state=0)
+    >>> clf = DPLogisticRegressionAMP(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf.privacy_spent_
+    PrivacyBudget(epsilon=1.0, delta=2.5e-07)
+    >>> bool(clf.gradient_norm_[0] <= 1 / 2000**2)
+    True
+    """
+
+    def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1,
+                 data_norm=1.0, fit_intercept=True, multi_class="auto", gamma=None,
+                 output_fraction=None, eps3_fraction=None, solver="auto", max_iter=100,
+                 n_jobs=None, random_state=None, accountant=None, verbose=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.loss = loss
+        self.huber_h = huber_h
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.multi_class = multi_class
+        self.gamma = gamma
+        self.output_fraction = output_fraction
+        self.eps3_fraction = eps3_fraction
+        self.solver = solver
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.accountant = accountant
+        self.verbose = verbose
+
+    def _check_params(self, n_classes):
+        """Validate the non-budget parameters; return the resolved values."""
+        loss = get_loss(self.loss, self.huber_h)
+        data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
+        multi_class = check_option(self.multi_class, "multi_class",
+                                   ("auto", "ovr", "multinomial"))
+        if multi_class == "multinomial" and loss.name != "logistic":
+            raise ValueError("multi_class='multinomial' needs loss='logistic' (the softmax "
+                             "loss); use multi_class='ovr' with the Huber loss.")
+        if n_classes == 2:
+            multi_class = "binary"
+        elif multi_class == "auto":
+            multi_class = "multinomial" if loss.name == "logistic" else "ovr"
+        gamma = (None if self.gamma is None else
+                 check_real(self.gamma, "gamma", low=0.0, low_inclusive=False))
+        f = (0.01 if self.output_fraction is None else
+             check_real(self.output_fraction, "output_fraction", low=0.0, high=1.0,
+                        low_inclusive=False, high_inclusive=False))
+        f1 = self.eps3_fraction
+        if f1 is not None and not (isinstance(f1, str) and f1 == "thesis"):
+            f1 = check_real(f1, "eps3_fraction", low=0.0, high=1.0, low_inclusive=False,
+                            high_inclusive=False)
+        solver = self.solver
+        if not isinstance(solver, str) or solver.lower() not in ("auto", "newton",
+                                                                 *_SCIPY_SOLVERS):
+            raise ValueError(f"solver must be 'auto', 'newton' or one of the gradient-based "
+                             f"scipy.optimize.minimize methods {list(_SCIPY_SOLVERS)}, got "
+                             f"{solver!r}.")
+        solver = "newton" if solver.lower() == "auto" else solver.lower()
+        max_iter = check_positive_int(self.max_iter, "max_iter")
+        if self.n_jobs is not None and not isinstance(self.n_jobs, numbers.Integral):
+            raise TypeError(f"n_jobs must be an int or None, got {self.n_jobs!r}.")
+        verbose = check_positive_int(self.verbose, "verbose", low=0)
+        return dict(loss=loss, data_norm=data_norm, multi_class=multi_class, gamma=gamma,
+                    f=f, f1=f1, solver=solver, max_iter=max_iter, verbose=verbose)
+
+    def _calibrate(self, budget, n_samples, n_params, loss, data_norm, params,
+                   high_dimensional):
+        """The AMP constants of one run (a hook the audit tests override)."""
+        return amp_calibration(
+            budget.epsilon, budget.delta, n_samples=n_samples,
+            lipschitz=loss.lipschitz(data_norm), smoothness=loss.smoothness(data_norm),
+            rank=loss.hessian_rank_bound(n_params),
+            trace_bound=loss.hessian_trace_bound(data_norm), output_fraction=params["f"],
+            eps3_fraction=params["f1"], gamma=params["gamma"],
+            high_dimensional=high_dimensional,
+        )
+
+    def fit(self, X, y):
+        """Fit the private model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data. Rows are clipped to ``data_norm`` (after appending
+            the intercept feature).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : DPLogisticRegressionAMP
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        classes, y_index = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"got 1 class ({classes[0]!r}).")
+        params = self._check_params(len(classes))
+        m, d = X.shape
+        n_classes, strategy, loss = len(classes), params["multi_class"], params["loss"]
+        dim = d + int(self.fit_intercept)
+        if strategy == "multinomial":
+            loss = MultinomialLoss(n_classes)
+            n_params = n_classes * dim
+        else:
+            n_params = dim
+
+        def default_delta(n):
+            return 1.0 / n**2  # seed 004, Sec. 4.4: delta = 1 / m^2
+
+        # Everything that can be refused is checked before the budget is spent.
+        budget = self._resolve_budget(m, default_delta=default_delta, allow_zero_delta=False)
+        run_budget = budget.split(n_classes) if strategy == "ovr" else budget
+        calibration = self._calibrate(run_budget, m, n_params, loss, params["data_norm"],
+                                      params, high_dimensional=d > m)
+        budget, rng = self._start_private_fit(m, default_delta=default_delta,
+                                              allow_zero_delta=False)
+        if params["verbose"]:
+            print(f"[{type(self).__name__}] {strategy}, m={m}, {calibration}")
+
+        Xc = _augment_and_clip(X, self.fit_intercept, params["data_norm"])
+        hessian_rows = min(m, max(4096, 32 * n_params))
+        solve = dict(n_params=n_params, calibration=calibration, solver=params["solver"],
+                     max_iter=params["max_iter"], hessian_rows=hessian_rows)
+        if strategy == "multinomial":
+            def factory(reg, b):
+                return MultinomialObjective(Xc, y_index, n_classes, reg, b)
+            results = [_amp_minimize(factory, rng=rng, **solve)]
+            theta = results[0][0].reshape(n_classes, dim)
+        else:
+            def fit_binary(Xb, y_pm1, child_rng):
+                def factory(reg, b):
+                    return GLMObjective(Xb, y_pm1, loss, reg, b)
+                return _amp_minimize(factory, rng=child_rng, **solve)
+            results = fit_one_vs_rest(fit_binary, Xc, y_index, n_classes, rng,
+                                      n_jobs=self.n_jobs)
+            theta = np.vstack([r[0] for r in results])
+
+        self.classes_ = classes
+        self.multi_class_ = strategy
+        self.coef_ = theta[:, :d].copy()
+        self.intercept_ = theta[:, d].copy() if self.fit_intercept else np.zeros(len(theta))
+        self.calibration_ = calibration
+        self.n_iter_ = np.array([r[1].n_iter for r in results])
+        self.gradient_norm_ = np.array([r[1].grad_norm for r in results])
+        self.delta_ = budget.delta
+        self.privacy_spent_ = budget
+        if params["verbose"]:
+            print(f"[{type(self).__name__}] certified gradient norms {self.gradient_norm_} "
+                  f"<= {calibration.gamma:.3g} in {self.n_iter_} iterations")
+        return self
+
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

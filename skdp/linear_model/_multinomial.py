@@ -1,0 +1,145 @@
+"""The multinomial (softmax) logistic loss and its perturbed, regularized objective.
+
+For ``K`` classes the model is a matrix ``W`` of shape ``(K, d)``, flattened
+row by row into ``theta`` of length ``K d``. The loss of a row ``x`` with
+label ``y`` is ``l(W; x, y) = logsumexp(W x) - (W x)_y``. With
+``p = softmax(W x)`` and ``e_y`` the one-hot label:
+
+* gradient ``(p - e_y) x^T``, whose norm is ``||p - e_y|| ||x||``;
+  ``||p - e_y||^2 = (1 - p_y)^2 + sum_{k != y} p_k^2 <= 2 (1 - p_y)^2 <= 2``,
+  so the loss is ``sqrt(2) data_norm``-Lipschitz;
+* Hessian ``(diag(p) - p p^T) kron (x x^T)``. ``diag(p) - p p^T`` has the
+  all-ones vector in its kernel, so its rank is <= ``K - 1``; for a unit
+  vector ``u``, ``u^T (diag(p) - p p^T) u`` is the variance of ``u_k`` under
+  ``k ~ p``, at most ``(max_k u_k - min_k u_k)^2 / 4 <= 1/2`` (Popoviciu), so
+  the loss is ``data_norm^2 / 2``-smooth. The difference of two samples'
+  Hessians, used by the AMP proof (seed 004, Lemma 4.3.2), therefore has rank
+  <= ``r = min(K d, 2 (K - 1))``. Its trace is ``(1 - ||p||^2) ||x||^2 <=
+  (1 - 1/K) data_norm^2``, a much smaller bound on the quantity the proof
+  actually needs (see ``amp_calibration``).
+
+These constants are checked numerically on random points in the tests.
+"""
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import logsumexp, softmax
+
+__all__ = ["MultinomialLoss", "MultinomialObjective"]
+
+
+class MultinomialLoss:
+    """Softmax cross-entropy over ``n_classes`` classes, with its privacy constants.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K``, >= 2.
+    """
+
+    name = "multinomial"
+
+    def __init__(self, n_classes):
+        self.n_classes = int(n_classes)
+
+    def lipschitz(self, data_norm):
+        """L2-Lipschitz constant ``sqrt(2) data_norm`` in ``W`` for rows of norm <= ``data_norm``."""
+        return math.sqrt(2.0) * float(data_norm)
+
+    def smoothness(self, data_norm):
+        """Smoothness constant ``beta = data_norm^2 / 2``."""
+        return float(data_norm) ** 2 / 2.0
+
+    def hessian_rank_bound(self, n_params):
+        """Rank bound ``r = min(n_params, 2 (K - 1))`` of a difference of two samples' Hessians."""
+        return min(int(n_params), 2 * (self.n_classes - 1))
+
+    def hessian_trace_bound(self, data_norm):
+        """Bound ``(1 - 1/K) data_norm^2`` on the trace of one row's Hessian.
+
+        ``tr((diag(p) - p p^T) kron x x^T) = (1 - ||p||^2) ||x||^2`` and
+        ``||p||^2 >= 1/K``.
+        """
+        return (1.0 - 1.0 / self.n_classes) * float(data_norm) ** 2
+
+    def __repr__(self):
+        return f"MultinomialLoss(n_classes={self.n_classes})"
+
+
+class MultinomialObjective:
+    """Value, gradient and Hessian of a perturbed, L2-regularized softmax objective.
+
+    ``F(theta) = (1/m) sum_i l(W; x_i, y_i) + (reg/2) ||theta||^2 + <b, theta>``
+    with ``theta = W.ravel()``. It has the interface
+    :func:`~skdp.linear_model._solvers.minimize_certified` expects
+    (``m``, ``value_and_grad``, ``hessian``).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (m, d)
+        Rows already clipped (and augmented with an intercept column if any).
+    y : ndarray of shape (m,)
+        Class indices in ``range(n_classes)``.
+    n_classes : int
+        Number of classes ``K``.
+    reg : float
+        Coefficient of ``||theta||^2 / 2`` (>= 0).
+    b : ndarray of shape (K * d,) or None
+        Linear perturbation term.
+    """
+
+    def __init__(self, X, y, n_classes, reg, b=None):
+        self.X = X
+        self.y = np.asarray(y, dtype=np.intp)
+        self.n_classes = int(n_classes)
+        self.reg = float(reg)
+        self.m, self.d = X.shape
+        n_params = self.n_classes * self.d
+        self.b = np.zeros(n_params) if b is None else np.asarray(b, dtype=float)
+
+    def _scores(self, theta, X):
+        W = theta.reshape(self.n_classes, self.d)
+        return np.asarray(X @ W.T)
+
+    def value_and_grad(self, theta):
+        """Objective value and exact full-data gradient at ``theta``."""
+        Z = self._scores(theta, self.X)
+        lse = logsumexp(Z, axis=1)
+        rows = np.arange(self.m)
+        loss = float(np.mean(lse - Z[rows, self.y]))
+        R = np.exp(Z - lse[:, None])  # softmax probabilities
+        R[rows, self.y] -= 1.0
+        R /= self.m
+        grad = np.asarray(self.X.T @ R).T.ravel() + self.reg * theta + self.b
+        value = loss + 0.5 * self.reg * float(theta @ theta) + float(self.b @ theta)
+        return value, grad
+
+    def value(self, theta):
+        """Objective value at ``theta``."""
+        return self.value_and_grad(theta)[0]
+
+    def hessian(self, theta, rows=None):
+        """Hessian at ``theta``; with ``rows``, the data term is estimated on those rows only.
+
+        ``sum_i (diag(p_i) - p_i p_i^T) kron (x_i x_i^T)`` is assembled as a
+        block diagonal ``X^T diag(p_k) X`` minus one Gram matrix of the
+        stacked ``[p_1 x, ..., p_K x]`` (a single large matrix product).
+        """
+        X = self.X if rows is None else self.X[rows]
+        n, d, K = X.shape[0], self.d, self.n_classes
+        P = softmax(self._scores(theta, X), axis=1)
+        if sp.issparse(X):
+            XP = sp.hstack([X.multiply(P[:, [k]]) for k in range(K)], format="csr")
+            H = -(XP.T @ XP).toarray()
+            diag_blocks = [(X.T @ X.multiply(P[:, [k]])).toarray() for k in range(K)]
+        else:
+            XP = np.hstack([X * P[:, [k]] for k in range(K)])
+            H = -(XP.T @ XP)
+            diag_blocks = [X.T @ XP[:, k * d:(k + 1) * d] for k in range(K)]
+        for k, block in enumerate(diag_blocks):
+            H[k * d:(k + 1) * d, k * d:(k + 1) * d] += block
+        H /= n
+        H[np.diag_indices_from(H)] += self.reg
+        return H

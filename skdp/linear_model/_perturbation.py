@@ -1,0 +1,390 @@
+"""Output and objective perturbation for L2-regularized ERM (seed 002, Alg. 1 and 2).
+
+Chaudhuri, Monteleoni and Sarwate (2011). Both release a linear model of the
+regularized empirical risk ``(1/n) sum_i l(y_i <x_i, w>) + (Lambda/2) ||w||^2``
+with pure epsilon-DP, using noise vectors whose density is proportional to
+``exp(-||b|| / scale)``: a uniformly random direction times a
+``Gamma(d, scale)``-distributed norm.
+
+Neither mechanism may rest on a solver stopped early. Both minimize to a
+*certified* gradient norm ``tol`` (:func:`~skdp.linear_model._solvers.minimize_certified`);
+because the objective is ``Lambda``-strongly convex, ``||grad F(w)|| <= tol``
+implies ``||w - w_exact|| <= tol / Lambda``, and that distance is paid for in
+the sensitivity of the released vector (see each class' Privacy section).
+"""
+
+import math
+
+import numpy as np
+
+from skdp.linear_model._objective import GLMObjective
+from skdp.linear_model._private_glm import PrivateGLMClassifier, fill_glm_doc
+from skdp.linear_model._solvers import minimize_certified
+from skdp.utils._clipping import clip_rows_l2
+from skdp.utils._validation import check_positive_int, check_real
+
+__all__ = [
+    "ObjectivePerturbationClassifier",
+    "OutputPerturbationClassifier",
+    "objective_perturbation_terms",
+    "output_perturbation_sensitivity",
+    "sample_l2_laplace",
+]
+
+
+def sample_l2_laplace(n_features, scale, rng, size=None):
+    """Draw vectors with density proportional to ``exp(-||b||_2 / scale)``.
+
+    Seed 002, Alg. 1 step 1 and Alg. 2 step 2: such a vector is a uniformly
+    random unit direction times a norm drawn from ``Gamma(shape=d, scale)``
+    (the radial density of ``exp(-r / scale)`` in ``d`` dimensions is
+    ``r^(d-1) exp(-r / scale)``). In one dimension it is ``Laplace(scale)``.
+
+    Parameters
+    ----------
+    n_features : int
+        Dimension ``d``.
+    scale : float
+        ``1 / beta`` in the paper's notation, > 0.
+    rng : numpy.random.Generator
+        Noise source.
+    size : int or None, default=None
+        Number of vectors; ``None`` returns one vector of shape ``(d,)``.
+
+    Returns
+    -------
+    b : ndarray of shape (d,) or (size, d)
+    """
+    shape = (1 if size is None else size, n_features)
+    direction = rng.standard_normal(shape)
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    norms = rng.gamma(shape=n_features, scale=scale, size=(shape[0], 1))
+    out = direction * norms
+    return out[0] if size is None else out
+
+
+def output_perturbation_sensitivity(n_samples, data_norm, alpha, tol):
+    """L2 sensitivity of the certified regularized-ERM minimizer (seed 002, Alg. 1, corrected).
+
+    Seed 002, Corollary 1: for ``Lambda``-strongly convex regularized ERM
+    with a loss whose gradient in ``w`` has norm at most ``R`` (``|l'| <= 1``
+    and ``||x|| <= R``), the exact minimizers on replace-one neighbours are
+    within ``2 R / (n Lambda)`` (the paper states ``2 / (n Lambda)`` for
+    ``R = 1``). The released point is only certified to ``||grad|| <= tol``,
+    i.e. within ``tol / Lambda`` of the exact minimizer on each dataset, so
+    the triangle inequality adds ``2 tol / Lambda``.
+
+    Returns
+    -------
+    sensitivity : float
+        ``2 R / (n Lambda) + 2 tol / Lambda``.
+    """
+    return 2.0 * data_norm / (n_samples * alpha) + 2.0 * tol / alpha
+
+
+def objective_perturbation_terms(epsilon, n_samples, alpha, smoothness, data_norm):
+    """Privacy terms of objective perturbation (seed 002, Alg. 2, steps 1-3).
+
+    With ``c`` the smoothness of the loss in ``w`` on rows of norm ``R``
+    (``c = R^2/4`` logistic, ``R^2/(2h)`` Huber; the paper's ``c`` is for
+    ``R = 1``):
+
+    - ``epsilon' = epsilon - log(1 + 2c/(n Lambda) + c^2/(n^2 Lambda^2))``;
+    - if ``epsilon' > 0``: ``Delta = 0``; otherwise
+      ``Delta = c / (n (e^(epsilon/4) - 1)) - Lambda`` and ``epsilon' = epsilon / 2``;
+    - ``b`` has density proportional to ``exp(-beta ||b||)`` with
+      ``beta = epsilon' / (2 R)`` (the paper's ``epsilon'/2`` for ``R = 1``: the
+      gradient of one example's loss has norm at most ``R``, so ``b`` moves by
+      at most ``2 R`` between replace-one neighbours).
+
+    Returns
+    -------
+    epsilon_prime : float
+        The part of epsilon spent on the density of ``b``.
+    extra_reg : float
+        ``Delta``, added to ``Lambda``.
+    noise_scale : float
+        ``1 / beta = 2 R / epsilon'``.
+    """
+    nl = n_samples * alpha
+    epsilon_prime = epsilon - math.log1p(2.0 * smoothness / nl + (smoothness / nl) ** 2)
+    extra_reg = 0.0
+    if epsilon_prime <= 0.0:
+        extra_reg = smoothness / (n_samples * math.expm1(epsilon / 4.0)) - alpha
+        epsilon_prime = epsilon / 2.0
+    return epsilon_prime, extra_reg, 2.0 * data_norm / epsilon_prime
+
+
+def _check_solver_params(est, n_samples):
+    alpha = check_real(est.alpha, "alpha", low=0.0, low_inclusive=False)
+    if est.tol is None:
+        tol = 1e-5 * float(est.data_norm) / n_samples
+    else:
+        tol = check_real(est.tol, "tol", low=0.0, low_inclusive=False)
+    max_iter = check_positive_int(est.max_iter, "max_iter")
+    if not isinstance(est.solver, str):
+        raise TypeError(f"solver must be a string, got {est.solver!r}.")
+    return {"alpha": alpha, "tol": tol, "max_iter": max_iter, "n_samples": n_samples,
+            "data_norm": float(est.data_norm)}
+
+
+def _certified_minimizer(X, y, loss, reg, b, settings, solver):
+    objective = GLMObjective(X, y, loss, reg, b)
+    return minimize_certified(objective, np.zeros(X.shape[1]), gamma=settings["tol"],
+                              max_iter=settings["max_iter"], solver=solver)
+
+
+@fill_glm_doc
+class OutputPerturbationClassifier(PrivateGLMClassifier):
+    """Output perturbation: the regularized ERM minimizer plus norm-Gamma noise.
+
+    Seed 002 (Chaudhuri, Monteleoni and Sarwate 2011), Alg. 1: minimize the
+    L2-regularized mean loss, then add a noise vector with density
+    proportional to ``exp(-||b|| / scale)``, ``scale = sensitivity / epsilon``.
+
+    Parameters
+    ----------
+    %(epsilon)s
+    %(loss)s
+    %(data_norm)s
+    %(ridge)s
+    tol : float or None, default=None
+        Certified bound on the gradient norm of the released minimizer.
+        ``None`` uses ``1e-5 * data_norm / n_samples`` (adds 0.001% to the
+        sensitivity). A solver that cannot certify it raises
+        :class:`~skdp.exceptions.CertificationError` and releases nothing.
+    %(certified_solver)s
+    %(n_jobs)s
+    %(random_state)s
+    %(accountant)s
+
+    Attributes
+    ----------
+    %(linear_attributes)s
+    sensitivity_ : float
+        L2 sensitivity the noise is calibrated to.
+    noise_scale_ : float
+        ``sensitivity_ / epsilon`` (per class).
+    gradient_norm_ : ndarray of shape (n_problems,)
+        Certified gradient norm of each released minimizer.
+    n_iter_ : ndarray of shape (n_problems,)
+        Solver iterations per binary problem.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, 0)``.
+
+    Privacy
+    -------
+    Pure ``epsilon``-DP for replace-one neighbours (one row, features and
+    label, replaced), with ``n_samples`` public; rows are clipped to L2 norm
+    ``data_norm`` first. Seed 002, Thm. 1: the exact minimizer has L2
+    sensitivity ``2 R / (n Lambda)`` and the released noise has density
+    proportional to ``exp(-epsilon ||b|| / sensitivity)``. *Correction:* the
+    paper releases the exact minimizer; here it is certified only to
+    ``||grad|| <= tol``, so by ``Lambda``-strong convexity it is within
+    ``tol / Lambda`` of the exact one on each dataset and the sensitivity is
+    ``2 R / (n Lambda) + 2 tol / Lambda``. Multi-class fits split epsilon
+    evenly over the classes.
+
+    See Also
+    --------
+    ObjectivePerturbationClassifier : Noise in the objective (usually more accurate).
+
+    References
+    ----------
+    K. Chaudhuri, C. Monteleoni and A. Sarwate. Differentially private
+    empirical risk minimization. JMLR 12, 2011.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp.linear_model import OutputPerturbationClassifier
+    >>> X, y = make_classification(2000, 5, random_state=0)
+    >>> clf = OutputPerturbationClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf.privacy_spent_
+    PrivacyBudget(epsilon=1.0, delta=0.0)
+    """
+
+    def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
+                 fit_intercept=True, tol=None, solver="newton", max_iter=100, n_jobs=None,
+                 random_state=None, accountant=None):
+        self.epsilon = epsilon
+        self.loss = loss
+        self.huber_h = huber_h
+        self.data_norm = data_norm
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.solver = solver
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _check_params(self, n_samples):
+        return _check_solver_params(self, n_samples)
+
+    def _clip(self, X, data_norm):
+        return clip_rows_l2(X, data_norm)
+
+    def _noise_scale(self, settings, budget):
+        # Seed 002, Alg. 1: beta = n Lambda epsilon / 2 for R = 1; here
+        # scale = 1 / beta = sensitivity / epsilon with the corrected sensitivity.
+        sensitivity = output_perturbation_sensitivity(settings["n_samples"], settings["data_norm"],
+                                                      settings["alpha"], settings["tol"])
+        return sensitivity, sensitivity / budget.epsilon
+
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
+        result = _certified_minimizer(X, y, loss, settings["alpha"], None, settings, self.solver)
+        sensitivity, scale = self._noise_scale(settings, budget)
+        w = result.x + sample_l2_laplace(X.shape[1], scale, rng)
+        return w, {"sensitivity": sensitivity, "noise_scale": scale,
+                   "grad_norm": result.grad_norm, "n_iter": result.n_iter}
+
+    def _record(self, infos, settings):
+        self.sensitivity_ = infos[0]["sensitivity"]
+        self.noise_scale_ = infos[0]["noise_scale"]
+        self.gradient_norm_ = np.array([i["grad_norm"] for i in infos])
+        self.n_iter_ = np.array([i["n_iter"] for i in infos])
+
+
+@fill_glm_doc
+class ObjectivePerturbationClassifier(PrivateGLMClassifier):
+    """Objective perturbation: minimize the regularized loss plus a random linear term.
+
+    Seed 002 (Chaudhuri, Monteleoni and Sarwate 2011), Alg. 2: draw ``b``
+    with density proportional to ``exp(-beta ||b||)`` and release the
+    minimizer of ``(1/n) sum l + ((Lambda + Delta)/2) ||w||^2 + <b, w>/n``,
+    where ``epsilon'`` and the extra regularization ``Delta`` follow the
+    paper's rule (:func:`objective_perturbation_terms`).
+
+    Parameters
+    ----------
+    %(epsilon)s
+    %(loss)s
+    %(data_norm)s
+    %(ridge)s
+    tol : float or None, default=None
+        Certified bound on the gradient norm of the minimizer. ``None`` uses
+        ``1e-5 * data_norm / n_samples``.
+    certification_fraction : float, default=0.01
+        Fraction of epsilon spent on the small output noise that covers the
+        certified solver's distance to the exact minimizer (see Privacy), in
+        ``(0, 1)``.
+    %(certified_solver)s
+    %(n_jobs)s
+    %(random_state)s
+    %(accountant)s
+
+    Attributes
+    ----------
+    %(linear_attributes)s
+    epsilon_prime_ : float
+        Epsilon spent on the density of ``b`` (per class).
+    extra_regularization_ : float
+        ``Delta`` of Alg. 2 (0 when not needed).
+    noise_scale_ : float
+        ``1 / beta`` of the objective noise.
+    output_noise_scale_ : float
+        Scale of the certification noise.
+    gradient_norm_ : ndarray of shape (n_problems,)
+        Certified gradient norm of each minimizer.
+    n_iter_ : ndarray of shape (n_problems,)
+        Solver iterations per binary problem.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, 0)``.
+
+    Privacy
+    -------
+    Pure ``epsilon``-DP for replace-one neighbours (one row, features and
+    label, replaced), with ``n_samples`` public; rows are clipped to L2 norm
+    ``data_norm`` first. The budget is split into
+    ``epsilon_1 = (1 - certification_fraction) epsilon`` for objective
+    perturbation (seed 002, Thm. 2, with the constants rescaled to rows of
+    norm ``R``: ``c`` is the loss' smoothness ``R^2/4`` or ``R^2/(2h)`` and
+    ``beta = epsilon' / (2R)``) and ``epsilon_2`` for the certification.
+    *Correction:* Thm. 2 needs the *exact* minimizer; the solver only
+    certifies ``||grad|| <= tol``, i.e. a point within
+    ``r = tol / (Lambda + Delta)`` of it. Given the exact minimizer, the
+    certified point is a function of the data whose value moves by at most
+    ``2 r`` between neighbours, so it is released with extra noise of density
+    proportional to ``exp(-epsilon_2 ||v|| / (2 r))`` (the argument of seed
+    004, Thm. 1 for AMP, with pure-DP noise). The two parts compose to
+    ``epsilon``. Multi-class fits split epsilon evenly over the classes.
+
+    See Also
+    --------
+    OutputPerturbationClassifier : Noise on the minimizer.
+
+    References
+    ----------
+    K. Chaudhuri, C. Monteleoni and A. Sarwate. Differentially private
+    empirical risk minimization. JMLR 12, 2011.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp.linear_model import ObjectivePerturbationClassifier
+    >>> X, y = make_classification(2000, 5, random_state=0)
+    >>> clf = ObjectivePerturbationClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.6
+    True
+    """
+
+    def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
+                 fit_intercept=True, tol=None, certification_fraction=0.01, solver="newton",
+                 max_iter=100, n_jobs=None, random_state=None, accountant=None):
+        self.epsilon = epsilon
+        self.loss = loss
+        self.huber_h = huber_h
+        self.data_norm = data_norm
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.certification_fraction = certification_fraction
+        self.solver = solver
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _check_params(self, n_samples):
+        settings = _check_solver_params(self, n_samples)
+        settings["certification_fraction"] = check_real(
+            self.certification_fraction, "certification_fraction", low=0.0, high=1.0,
+            low_inclusive=False, high_inclusive=False)
+        return settings
+
+    def _clip(self, X, data_norm):
+        return clip_rows_l2(X, data_norm)
+
+    def _noise_terms(self, settings, budget, loss):
+        """``(epsilon', Delta, objective scale, certification scale)``; tests shrink the scales."""
+        epsilon_2 = settings["certification_fraction"] * budget.epsilon
+        epsilon_1 = budget.epsilon - epsilon_2
+        epsilon_prime, extra_reg, scale = objective_perturbation_terms(
+            epsilon_1, settings["n_samples"], settings["alpha"],
+            loss.smoothness(settings["data_norm"]), settings["data_norm"])
+        # Certification noise: the certified point is within tol / (Lambda + Delta)
+        # of the exact minimizer, so its sensitivity given that minimizer is twice that.
+        cert_sensitivity = 2.0 * settings["tol"] / (settings["alpha"] + extra_reg)
+        return epsilon_prime, extra_reg, scale, cert_sensitivity / epsilon_2
+
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
+        n, d = X.shape
+        epsilon_prime, extra_reg, scale, cert_scale = self._noise_terms(settings, budget, loss)
+        b = sample_l2_laplace(d, scale, rng)
+        # Seed 002, Alg. 2 step 4: argmin (1/n) sum l + (Lambda+Delta)/2 ||w||^2 + b.w / n.
+        result = _certified_minimizer(X, y, loss, settings["alpha"] + extra_reg, b / n, settings,
+                                      self.solver)
+        w = result.x + sample_l2_laplace(d, cert_scale, rng)
+        return w, {"epsilon_prime": epsilon_prime, "extra_reg": extra_reg, "noise_scale": scale,
+                   "cert_scale": cert_scale, "grad_norm": result.grad_norm,
+                   "n_iter": result.n_iter}
+
+    def _record(self, infos, settings):
+        self.epsilon_prime_ = infos[0]["epsilon_prime"]
+        self.extra_regularization_ = infos[0]["extra_reg"]
+        self.noise_scale_ = infos[0]["noise_scale"]
+        self.output_noise_scale_ = infos[0]["cert_scale"]
+        self.gradient_norm_ = np.array([i["grad_norm"] for i in infos])
+        self.n_iter_ = np.array([i["n_iter"] for i in infos])

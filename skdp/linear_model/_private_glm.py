@@ -1,0 +1,183 @@
+"""The fit template shared by the private convex-optimization classifiers.
+
+Frank-Wolfe, DP-SGD, permutation SGD, objective and output perturbation all
+fit a linear model of a margin loss, one binary problem per class (one-vs-rest
+with the budget split evenly). This module does the parts they share, in the
+order the privacy rules require: validate the data and every parameter, then
+charge the budget and build the generator, then run the mechanism once per
+class, then record what was spent. Each estimator only supplies
+``_check_params`` (its own validation), ``_preprocess`` (per-row clipping)
+and ``_fit_binary`` (the mechanism).
+"""
+
+import re
+import textwrap
+from functools import partial
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from skdp.base import DPEstimatorMixin
+from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_column
+from skdp.linear_model._losses import get_loss
+from skdp.utils._docstrings import fill_doc
+from skdp.utils._multiclass import fit_one_vs_rest
+from skdp.utils._validation import check_real
+
+__all__ = ["PrivateGLMClassifier", "check_bool", "delta_one_over_n_squared", "fill_glm_doc"]
+
+# Docstring blocks shared by the classifiers of this family (on top of skdp's
+# shared parameter blocks): a line holding only ``%(name)s`` is replaced.
+_GLM_DOCS = {
+    "loss": """\
+loss : {"logistic", "huber"}, default="logistic"
+    Margin loss: logistic, or the Huber SVM loss (a smoothed hinge, seed 004
+    Sec. 4.4.6; seed 002 Sec. 3.4.2).
+huber_h : float, default=0.1
+    Width of the Huber SVM loss.""",
+    "delta_n2": """\
+delta : float or None, default=None
+    In ``(0, 1)``. ``None`` uses ``1 / n_samples^2`` (seed 004, Sec. 4.4.1),
+    stored in ``delta_``.""",
+    "ridge": """\
+alpha : float, default=0.01
+    Regularization strength ``Lambda`` > 0.
+fit_intercept : bool, default=True
+    Append a constant feature 1 (before clipping, so it counts in the row
+    norm) whose weight is the intercept; it is regularized like the others.""",
+    "certified_solver": """\
+solver : str, default="newton"
+    ``"newton"`` or a :func:`scipy.optimize.minimize` method using gradients.
+max_iter : int, default=100
+    Iteration limit of the solver.""",
+    "linear_attributes": """\
+coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    Weights.
+intercept_ : ndarray of shape (1,) or (n_classes,)
+    Intercepts.
+classes_ : ndarray of shape (n_classes,)
+    Class labels.
+n_features_in_ : int
+    Number of features seen in ``fit``.""",
+}
+
+
+def fill_glm_doc(cls):
+    """Substitute this family's docstring blocks, then skdp's shared ones (a decorator)."""
+    for name, block in _GLM_DOCS.items():
+        pattern = re.compile(rf"^([ \t]*)%\({name}\)s[ \t]*$", re.MULTILINE)
+        cls.__doc__ = pattern.sub(lambda m, b=block: textwrap.indent(b, m.group(1)), cls.__doc__)
+    return fill_doc(cls)
+
+
+def delta_one_over_n_squared(n_samples):
+    """The thesis' default ``delta = 1 / n^2`` (seed 004, Sec. 4.4.1, after Wu et al. 2017)."""
+    return 1.0 / float(n_samples) ** 2
+
+
+def check_bool(value, name):
+    """Return ``value`` if it is a bool, else raise a clear ``TypeError``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
+
+
+class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierMixin,
+                           BaseEstimator):
+    """Template of a private one-vs-rest linear classifier of a margin loss.
+
+    Subclasses have the parameters ``epsilon``, ``loss``, ``huber_h``,
+    ``data_norm``, ``fit_intercept``, ``n_jobs``, ``random_state`` and
+    ``accountant`` (and ``delta`` when the mechanism uses one), and define:
+
+    - ``_check_params(n_samples)`` -> dict of validated settings;
+    - ``_clip(X, data_norm)`` -> the clipped copy of the (augmented) data;
+    - ``_fit_binary(X, y_pm1, rng, *, loss, budget, settings)`` -> ``(w, info)``
+      with ``w`` the weights on the augmented features and ``info`` a dict
+      of per-class diagnostics (lists of them become fitted attributes via
+      ``_record``).
+
+    Class attributes ``_default_delta`` (callable of ``n_samples`` or None)
+    and ``_allow_zero_delta`` configure the budget.
+    """
+
+    _default_delta = None
+    _allow_zero_delta = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # --- hooks -------------------------------------------------------------
+    def _check_params(self, n_samples):
+        return {}
+
+    def _clip(self, X, data_norm):
+        raise NotImplementedError
+
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
+        raise NotImplementedError
+
+    def _record(self, infos, settings):
+        """Store per-class diagnostics as fitted attributes (optional hook)."""
+
+    def _intercept_value(self, data_norm):
+        """Value of the constant feature appended for the intercept (before clipping)."""
+        return 1.0
+
+    # --- template ------------------------------------------------------------
+    def fit(self, X, y):
+        """Fit the private model (one binary problem per class for more than two classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data. Sparse input is converted to CSR.
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        if n_classes < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes; the data "
+                f"contains only 1 class: {self.classes_[0]!r}."
+            )
+        n_samples = X.shape[0]
+        loss = get_loss(self.loss, self.huber_h)
+        data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        settings = self._check_params(n_samples)
+
+        # Everything is validated: now spend the budget (nothing before this line
+        # draws noise or charges the accountant).
+        budget, rng = self._start_private_fit(n_samples, default_delta=self._default_delta,
+                                              allow_zero_delta=self._allow_zero_delta)
+        intercept_value = self._intercept_value(data_norm)
+        X_aug = add_intercept_column(X, intercept_value) if fit_intercept else X
+        X_aug = self._clip(X_aug, data_norm)
+        # One-vs-rest: K problems on the same data compose (seed 004 Lemma 2.1.5).
+        part = budget.split(1 if n_classes == 2 else n_classes)
+        fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings)
+        results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng, n_jobs=self.n_jobs)
+
+        W = np.vstack([w for w, _ in results])
+        if fit_intercept:
+            self.coef_, self.intercept_ = W[:, :-1].copy(), W[:, -1] * intercept_value
+        else:
+            self.coef_, self.intercept_ = W, np.zeros(W.shape[0])
+        self._record([info for _, info in results], settings)
+        self.privacy_spent_ = budget
+        if hasattr(self, "delta"):
+            self.delta_ = budget.delta
+        return self

@@ -1,0 +1,333 @@
+"""PrivateSVMRFF (seed 001, Alg. 3) and PrivateLinearSVM (seed 001, Alg. 2)."""
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skdp.kernel_approximation import RandomFourierFeatures
+from skdp.linear_model._base import add_intercept_column
+from skdp.svm._base import BasePrivateSVM
+from skdp.utils._clipping import clip_rows_l2
+from skdp.utils._docstrings import fill_doc
+from skdp.utils._validation import check_real
+
+__all__ = ["PrivateLinearSVM", "PrivateSVMRFF"]
+
+_SHARED_PARAMS = """\
+C : float, default=1.0
+        Regularization: the objective is ``||w||^2 / 2 + (C/n) sum_i loss_i``
+        (seed 001's parametrization; scikit-learn's ``LinearSVC(C=c)`` is
+        ``C = c n`` here). The noise grows linearly with ``C``.
+    loss : {"hinge", "huber"}, default="hinge"
+        Hinge loss, or the Huber (smoothed hinge) loss of half-width
+        ``huber_h``; both are 1-Lipschitz.
+    huber_h : float, default=0.1
+        Half-width of the Huber loss's quadratic zone (``loss='huber'`` only).
+    mechanism : {"laplace", "gaussian"}, default="laplace"
+        Output noise. ``"laplace"`` is seed 001's pure ``epsilon``-DP
+        mechanism; its per-coordinate noise grows with the square root of
+        the number of coefficients. ``"gaussian"`` (needs ``delta > 0``)
+        calibrates to the L2 sensitivity with the analytic Gaussian mechanism
+        and adds far less noise once there are more than a few dozen
+        coefficients.
+    tol : float, default=0.01
+        Certified optimality, relative to the sensitivity: the solver must
+        certify (by a duality gap for hinge loss, a gradient norm for Huber
+        loss) that its solution is within ``tol`` times half the exact
+        minimizer's sensitivity of that minimizer; the noise is then
+        calibrated to ``(1 + tol)`` times that sensitivity. Data-independent.
+    max_iter : int, default=200
+        Newton steps allowed to reach the certificate; if it is not reached,
+        :class:`~skdp.exceptions.CertificationError` is raised and nothing is
+        released."""
+
+_SHARED_ATTRIBUTES = """\
+coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
+        Released (noisy) weights; one row per class for more than 2 classes.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Released intercepts.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_features_in_ : int
+        Number of input features.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Input feature names, when ``X`` has string column names.
+    sensitivity_ : float
+        L2 sensitivity the noise is calibrated to (per class problem),
+        including the certified solver tolerance.
+    noise_scale_ : float
+        Laplace scale or Gaussian standard deviation of each coordinate's noise.
+    certified_distance_ : float
+        Largest certified distance of a solver output to the exact minimizer.
+    n_iter_ : int
+        Largest number of solver iterations over the class problems.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta)`` spent by the fit."""
+
+_PRIVACY_COMMON = """\
+Protected: every training row, features and label, under replace-one
+    neighbours (datasets of the same size differing in one row). The exact
+    primal minimizer moves by at most ``2 L C kappa / n`` in L2 norm between
+    such datasets (seed 001, Lemma 9, tightened by a factor of 2: see Notes;
+    ``L = 1`` for hinge and Huber losses). The solver's certificate adds
+    ``tol`` times that, and the weights get Laplace noise of scale
+    ``sqrt(F) Delta / epsilon`` (``F`` coefficients; seed 001, Thm. 10) or
+    analytic Gaussian noise for ``(epsilon, delta)``. With more than two
+    classes each one-vs-rest problem gets ``(epsilon / K, delta / K)`` (basic
+    composition). Seed 001 calls the privacy parameter ``beta``."""
+
+
+_NOTES_COMMON = """\
+Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
+    ``4 L C kappa / n`` using the strong convexity of one objective only.
+    Adding the inequalities of both, ``P_D(w') - P_D(w) >= ||w - w'||^2 / 2``
+    and ``P_D'(w) - P_D'(w') >= ||w - w'||^2 / 2``, leaves ``||w - w'||^2`` below
+    the change of the single replaced loss term, at most
+    ``2 (C / n) L kappa ||w - w'||``; hence ``2 L C kappa / n`` (Chaudhuri,
+    Monteleoni and Sarwate 2011, Cor. 8, with regularization ``1 / C``). The
+    L1 sensitivity used by the Laplace mechanism is ``sqrt(F)`` times that
+    (seed 001, Thm. 10), half of what Thm. 10 and Cor. 12 state.
+
+    Certified solving. The objective is 1-strongly convex, so a duality gap
+    ``g`` (hinge) certifies ``||w - w*|| <= sqrt(2 g)`` and a gradient norm
+    (Huber) certifies ``||w - w*|| <= ||grad||``; the solver must reach the
+    data-independent bound ``tol C L kappa / n`` (rounding errors included)
+    or raise :class:`~skdp.exceptions.CertificationError`. Two certified
+    outputs on neighbouring datasets are then within
+    ``(1 + tol) 2 L C kappa / n``."""
+
+
+def _fill_svm_doc(cls):
+    cls.__doc__ = (cls.__doc__.replace("%(svm_params)s", _SHARED_PARAMS)
+                   .replace("%(svm_attributes)s", _SHARED_ATTRIBUTES)
+                   .replace("%(svm_privacy)s", _PRIVACY_COMMON)
+                   .replace("%(svm_notes)s", _NOTES_COMMON))
+    return fill_doc(cls)
+
+
+@_fill_svm_doc
+class PrivateSVMRFF(BasePrivateSVM):
+    """Differentially private kernel SVM on random Fourier features (seed 001, Alg. 3).
+
+    Draws ``n_components`` frequencies from the kernel's spectral density
+    (:class:`~skdp.kernel_approximation.RandomFourierFeatures`), solves the
+    primal SVM on the ``2 n_components`` norm-1 features to a certified
+    accuracy, and releases the weights plus Laplace (or Gaussian) noise,
+    together with the data-independent frequencies.
+
+    Parameters
+    ----------
+    %(epsilon)s
+    delta : float, default=0.0
+        ``0`` for ``mechanism='laplace'`` (pure DP); in ``(0, 1)`` for
+        ``mechanism='gaussian'``. Keep it well below ``1 / n_samples``.
+    kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
+        Translation-invariant kernel (seed 001, Tables 1-2); see
+        :class:`~skdp.kernel_approximation.RandomFourierFeatures`.
+    gamma : float, default=1.0
+        Kernel parameter, > 0, chosen without looking at the private data.
+    n_components : int, default=100
+        Number of random frequencies ``d_hat``; the model has
+        ``2 n_components`` coefficients. More components approximate the
+        kernel better but add noise (Laplace noise grows like
+        ``sqrt(n_components)`` per coordinate).
+    %(svm_params)s
+    %(n_jobs)s
+    %(random_state)s
+    %(accountant)s
+
+    Attributes
+    ----------
+    random_fourier_features_ : RandomFourierFeatures
+        The fitted feature map; its ``frequencies_`` are released with the model.
+    %(svm_attributes)s
+
+    Privacy
+    -------
+    %(svm_privacy)s
+    Here ``kappa = 1`` because every random Fourier feature vector has norm
+    exactly 1, and ``F = 2 n_components``; the Laplace scale is
+    ``2^1.5 (1 + tol) C sqrt(n_components) / (epsilon n)``, half of seed 001's
+    Cor. 12. The frequencies are drawn independently of the data (from a
+    random stream separate from the noise) and cost no privacy.
+
+    See Also
+    --------
+    PrivateLinearSVM : The same mechanism for an explicit, bounded feature map.
+    skdp.kernel_approximation.RandomFourierFeatures : The feature map alone.
+
+    Notes
+    -----
+    %(svm_notes)s
+
+    The intercept is 0: the random feature space has no constant feature
+    (seed 001 learns ``f(x) = <w, phi(x)>``). Prediction uses only the
+    released weights and frequencies, so it costs no privacy.
+
+    References
+    ----------
+    B. Rubinstein, P. Bartlett, L. Huang and N. Taft, "Learning in a large
+    function space: privacy-preserving mechanisms for SVM learning",
+    J. Privacy and Confidentiality 4(1), 2012.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_circles
+    >>> from skdp.svm import PrivateSVMRFF
+    >>> X, y = make_circles(n_samples=2000, noise=0.1, factor=0.5, random_state=0)
+    >>> clf = PrivateSVMRFF(epsilon=1.0, gamma=4.0, C=10.0, n_components=100,
+    ...                     random_state=0).fit(X, y)
+    >>> clf.coef_.shape
+    (1, 200)
+    >>> clf.score(X, y) > 0.8
+    True
+    """
+
+    def __init__(self, epsilon=1.0, delta=0.0, kernel="rbf", gamma=1.0, n_components=100,
+                 C=1.0, loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
+                 max_iter=200, n_jobs=None, random_state=None, accountant=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.kernel = kernel
+        self.gamma = gamma
+        self.n_components = n_components
+        self.C = C
+        self.loss = loss
+        self.huber_h = huber_h
+        self.mechanism = mechanism
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _make_map(self, random_state):
+        return RandomFourierFeatures(kernel=self.kernel, gamma=self.gamma,
+                                     n_components=self.n_components,
+                                     random_state=random_state)
+
+    def _check_feature_params(self):
+        self._make_map(None)._check_params()
+
+    def _features(self, X, rng):
+        feature_map = self._make_map(rng).fit(X)
+        return feature_map.transform(X), 1.0, feature_map
+
+    def _set_model(self, W, feature_map):
+        self.random_fourier_features_ = feature_map
+        self.coef_ = W
+        self.intercept_ = np.zeros(W.shape[0])
+
+    def decision_function(self, X):
+        """Signed scores ``<w, phi(x)>`` per class (or of the positive class if binary).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        scores = self.random_fourier_features_.transform(X) @ self.coef_.T
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+@_fill_svm_doc
+class PrivateLinearSVM(BasePrivateSVM):
+    """Differentially private linear SVM by output perturbation (seed 001, Alg. 2).
+
+    The finite-feature-map mechanism: rows (with a constant intercept feature
+    appended) are scaled down to norm at most ``data_norm``, the primal SVM
+    is solved to a certified accuracy, and noise is added to the weights.
+    Any explicit feature map (``PolynomialFeatures``, a fixed embedding, ...)
+    placed before it in a Pipeline is made private this way, provided
+    ``data_norm`` bounds the mapped rows or the clipping is acceptable.
+
+    Parameters
+    ----------
+    %(epsilon)s
+    delta : float, default=0.0
+        ``0`` for ``mechanism='laplace'`` (pure DP); in ``(0, 1)`` for
+        ``mechanism='gaussian'``.
+    %(data_norm)s
+    fit_intercept : bool, default=True
+        Append a constant feature of value 1 (counted in the row norm and
+        regularized, as in ``LinearSVC``) whose weight is the intercept.
+    %(svm_params)s
+    %(n_jobs)s
+    %(random_state)s
+    %(accountant)s
+
+    Attributes
+    ----------
+    %(svm_attributes)s
+
+    Privacy
+    -------
+    %(svm_privacy)s
+    Here ``kappa = data_norm`` (seed 001, Thm. 10's bound ``k(x, x) <= kappa^2``
+    is enforced by clipping each row, a per-row operation that costs no
+    privacy) and ``F = n_features (+ 1 with an intercept)``.
+
+    See Also
+    --------
+    PrivateSVMRFF : The same mechanism in a random Fourier feature space.
+
+    Notes
+    -----
+    %(svm_notes)s
+
+    References
+    ----------
+    B. Rubinstein, P. Bartlett, L. Huang and N. Taft, "Learning in a large
+    function space: privacy-preserving mechanisms for SVM learning",
+    J. Privacy and Confidentiality 4(1), 2012.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp.svm import PrivateLinearSVM
+    >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
+    >>> clf = PrivateLinearSVM(epsilon=1.0, data_norm=4.0, C=10.0,
+    ...                        random_state=0).fit(X, y)
+    >>> clf.coef_.shape
+    (1, 4)
+    >>> clf.score(X, y) > 0.8
+    True
+    """
+
+    def __init__(self, epsilon=1.0, delta=0.0, data_norm=1.0, fit_intercept=True, C=1.0,
+                 loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=200,
+                 n_jobs=None, random_state=None, accountant=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.C = C
+        self.loss = loss
+        self.huber_h = huber_h
+        self.mechanism = mechanism
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _check_feature_params(self):
+        check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
+
+    def _features(self, X, rng):
+        if self.fit_intercept:
+            X = add_intercept_column(X)
+        return clip_rows_l2(X, self.data_norm), float(self.data_norm), None
+
+    def _set_model(self, W, _):
+        if self.fit_intercept:
+            self.coef_, self.intercept_ = W[:, :-1], W[:, -1].copy()
+        else:
+            self.coef_, self.intercept_ = W, np.zeros(W.shape[0])
