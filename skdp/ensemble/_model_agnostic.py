@@ -216,7 +216,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         else:
             fraction = check_real(self.public_fraction, "public_fraction", low=0.0, high=1.0,
                                   low_inclusive=False, high_inclusive=False)
-            n_public_max = X.shape[0]
+            n_public_max = X.shape[0]  # an upper bound, for n_teachers="auto"
             n_private_max = X.shape[0] - int(np.floor(fraction * X.shape[0]))
         n_teachers = resolve_n_teachers(
             self.n_teachers, X.shape[0] if X_public is not None else n_private_max,
@@ -253,7 +253,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         if seed is not None:
             student.set_params(random_state=int(seed[0]))
         self.student_ = student.fit(X_public[answered], labels[answered])
-        self.classes_ = self.student_.classes_
+        self.classes_ = np.unique(labels[answered])
         self.n_teachers_ = answerer.n_teachers_
         self.threshold_ = answerer.threshold_
         self.n_public_ = X_public.shape[0]
