@@ -14,6 +14,7 @@ from scipy.optimize import brentq
 
 from skdp.exceptions import SparseVectorExhaustedError
 from skdp.mechanisms import SparseVector, sparse_vector_scales
+from skdp.mechanisms._sparse_vector import CALIBRATIONS
 from skdp.utils._validation import (
     check_epsilon_delta,
     check_option,
@@ -22,8 +23,6 @@ from skdp.utils._validation import (
 )
 
 __all__ = ["distance_to_instability", "unanimous_vote_teachers"]
-
-CALIBRATIONS = ("lyu", "thesis")
 
 ANSWERED, ABSTAINED, REFUSED = 1, 0, -1
 
