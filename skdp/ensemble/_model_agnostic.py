@@ -195,7 +195,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             Private labels (at least two classes).
         X_public : array-like of shape (n_public, n_features) or None, default=None
             Unlabeled public points. ``None``: label-private fallback (see
-            ``public_fraction`` and the Privacy section).
+            ``public_fraction`` and the Privacy section). In a
+            :class:`~sklearn.pipeline.Pipeline` the earlier steps do not
+            transform it: pass it transformed, or put the preprocessing in
+            ``estimator`` and ``student``.
 
         Returns
         -------
