@@ -141,6 +141,22 @@ def test_sparse_vector_validates():
         SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=1)
 
 
+def test_sparse_vector_lyu_scales_and_single_threshold():
+    sv = SparseVector(epsilon=2.0, delta=0.0, threshold=0.0, cutoff=4, calibration="lyu",
+                      random_state=0)
+    # Lyu, Su and Li (2017), Alg. 7 with eps1 : eps2 = 1 : (2c)^(2/3):
+    # eps1 = 2 / (1 + 8^(2/3)) = 0.4, eps2 = 1.6: threshold Lap(2.5), queries Lap(2*4/1.6) = Lap(5)
+    assert sv.threshold_scale == pytest.approx(2.5)
+    assert sv.query_scale == pytest.approx(5.0)
+    noisy = sv._noisy_threshold
+    assert sv.query(-1e9) is False
+    assert sv._noisy_threshold == noisy  # Lyu et al. draw the threshold once
+    thesis = SparseVector(epsilon=2.0, delta=1e-6, threshold=0.0, cutoff=4, random_state=0)
+    noisy = thesis._noisy_threshold
+    assert thesis.query(-1e9) is False
+    assert thesis._noisy_threshold != noisy  # seed 004, Alg. 6 line 4: re-drawn
+
+
 @pytest.mark.parametrize("case", mechanism_audit_cases(), ids=lambda c: c.name)
 def test_mechanism_audit(case):
     """The real mechanism stays under its claim; the under-noised copy is caught."""

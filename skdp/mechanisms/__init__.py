@@ -10,7 +10,7 @@ from skdp.mechanisms._gaussian import (
     gaussian_sigma_thesis,
 )
 from skdp.mechanisms._laplace import LaplaceMechanism, laplace_scale
-from skdp.mechanisms._sparse_vector import SparseVector
+from skdp.mechanisms._sparse_vector import SparseVector, sparse_vector_scales
 
 __all__ = [
     "GaussianMechanism",
@@ -24,4 +24,5 @@ __all__ = [
     "gaussian_sigma_thesis",
     "laplace_scale",
     "report_noisy_max",
+    "sparse_vector_scales",
 ]

@@ -92,6 +92,20 @@ def _sparse_vector(noise_factor):
     return run
 
 
+def _sparse_vector_lyu(noise_factor):
+    # Five queries that all drop by the sensitivity (values 0 vs -1, threshold 0,
+    # cutoff 1): the shift hits the single threshold draw as well as each query.
+    # The statistic is the position of the first "below" answer (5 if none).
+    def run(d, rng):
+        sv = SparseVector(epsilon=1.0 / noise_factor, delta=0.0, threshold=0.0, cutoff=1,
+                          calibration="lyu", random_state=rng)
+        for i, value in enumerate(d):
+            if not sv.query(value):
+                return float(i)
+        return float(len(d))
+    return run
+
+
 def mechanism_audit_cases():
     """Return the audit cases of every basic mechanism.
 
@@ -118,4 +132,6 @@ def mechanism_audit_cases():
             note="the thesis calibration is >20x loose for one query, so a 1/4-noise copy is "
                  "still 1-DP; the audit catches a 1/128-noise copy",
         ),
+        MechanismCase("sparse vector (lyu)", 1.0, 0.0, _sparse_vector_lyu, np.zeros(5),
+                      -np.ones(5), False, 60_000),
     ]

@@ -1,0 +1,307 @@
+"""PrivateQueryAnswerer: private online classification (seed 004, Alg. 10, K classes)."""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skdp.base import DPEstimatorMixin
+from skdp.ensemble._stability import (
+    ABSTAINED,
+    ANSWERED,
+    CALIBRATIONS,
+    REFUSED,
+    StableVoteRelease,
+    unanimous_vote_teachers,
+)
+from skdp.ensemble._teachers import assign_teachers, fit_teachers, vote_counts
+from skdp.utils import check_option, check_positive_int, fill_doc
+
+__all__ = ["PrivateQueryAnswerer"]
+
+
+def check_classifier_like(estimator, name):
+    """Refuse (before any budget is spent) an object that cannot fit and predict."""
+    for method in ("fit", "predict"):
+        if not callable(getattr(estimator, method, None)):
+            raise TypeError(f"{name} must be a classifier with fit and predict methods; "
+                            f"{estimator!r} has no {method}.")
+
+
+def check_labels(y):
+    """Classification targets with at least two classes; return the sorted classes."""
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError("the private data must hold samples of at least 2 classes; "
+                         f"got 1 class ({classes[0]!r}).")
+    return classes
+
+
+def resolve_n_teachers(n_teachers, n_samples, *, epsilon, delta, max_unstable, max_queries,
+                       calibration):
+    """Validate ``n_teachers`` (an int or ``"auto"``) against the data size."""
+    if isinstance(n_teachers, str) and n_teachers == "auto":
+        n_teachers = unanimous_vote_teachers(epsilon, delta, max_unstable, max_queries,
+                                             calibration)
+    elif not isinstance(n_teachers, numbers.Integral):
+        raise TypeError(f"n_teachers must be an int or 'auto', got {n_teachers!r}.")
+    n_teachers = check_positive_int(n_teachers, "n_teachers")
+    if n_teachers > n_samples:
+        raise ValueError(f"n_teachers={n_teachers} is larger than the number of private "
+                         f"training samples n_samples={n_samples}; each teacher needs data.")
+    return n_teachers
+
+
+def draw_seeds(estimator, n, rng):
+    """``n`` seeds for clones of ``estimator`` if its ``random_state`` is ``None``, else ``None``.
+
+    Makes every fit reproducible from the skdp ``random_state`` alone.
+    """
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    if "random_state" not in params or params["random_state"] is not None:
+        return None
+    return rng.integers(0, 2**31 - 1, size=n)
+
+
+@fill_doc
+class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
+    """Private online classification with any classifier (seed 004, Alg. 10).
+
+    ``fit`` splits the private data among ``n_teachers`` copies of
+    ``estimator`` (each record goes to one teacher, chosen by a keyed hash of
+    the record itself) and trains them, in parallel with joblib. Each query
+    to :meth:`answer` then gets the teachers' exact majority label when the
+    vote is stable enough, at no privacy cost; otherwise the answerer
+    abstains, and each abstention spends part of a sparse-vector budget.
+    After ``max_unstable`` abstentions, or after ``max_queries`` queries, it
+    refuses every further query. The number of classes is arbitrary.
+
+    The fitted object holds the non-private teachers: it is the data
+    curator's service and must never be published itself. Only the answers
+    are private.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Any object with ``fit`` and ``predict`` (a scikit-learn classifier, a
+        pipeline...). Cloned for each teacher. If it has a ``random_state``
+        parameter left at ``None``, each teacher gets a seed drawn from
+        ``random_state`` (so fits are reproducible).
+    n_teachers : int or "auto", default="auto"
+        Number of teachers ``b``. ``"auto"``: the smallest number at which a
+        unanimous vote is answered with probability 0.99
+        (:func:`unanimous_vote_teachers`); votes that are not unanimous need
+        more, and every teacher needs enough data to be accurate.
+    max_unstable : int, default=10
+        ``T``: abstentions allowed before every further query is refused, >= 1.
+        Seed 004, Thm. 10 sets it to about three times the number of queries
+        a single teacher would misclassify.
+    max_queries : int, default=1000
+        ``m~``: the declared number of queries, >= 1. It enters the threshold
+        (a distance must beat ``log(m~ / delta)``-sized noise tails); query
+        number ``m~ + 1`` is refused.
+    %(epsilon)s
+    delta : float, default=1e-6
+        Probability with which the epsilon bound may fail, in ``(0, 1)``: the
+        chance that a vote which one record could flip is ever released
+        (and, for ``calibration='thesis'``, half of it also covers the sparse
+        vector). Keep it well below ``1 / n_samples``.
+    calibration : {"lyu", "thesis"}, default="lyu"
+        Noise of the sparse vector over the distances to instability.
+        ``"lyu"``: Lyu, Su and Li (2017), Alg. 7, pure ``epsilon``-DP,
+        threshold noise drawn once, per-query noise ``Lap(2T / eps2)``, with
+        the whole ``delta`` used for the threshold ``w`` that keeps unstable
+        votes hidden. ``"thesis"``: seed 004, Alg. 10 exactly: ``lambda =
+        sqrt(32 T ln(2/delta)) / epsilon``, ``w = 2 lambda ln(2 m~/delta)``,
+        per-query noise ``Lap(2 lambda)``, threshold noise ``Lap(lambda)``
+        re-drawn after each abstention. At ``epsilon = 1``, ``delta = 1e-6``,
+        ``m~ = 1000`` and ``T = 10``, a unanimous vote is answered (probability
+        0.99) from 1103 teachers with ``"lyu"`` and from 6983 with ``"thesis"``.
+    %(n_jobs)s
+        Teachers are trained with joblib, so ``with
+        joblib.parallel_backend("dask"):`` trains them on a Dask cluster.
+    %(random_state)s
+    %(accountant)s
+    %(verbose)s
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labels of the private data (curator-side information).
+    teachers_ : list of estimators
+        The fitted teachers (``None`` for a teacher that received no record).
+    n_teachers_ : int
+        Number of teachers used.
+    threshold_ : float
+        The threshold ``w`` on the distance to instability.
+    n_queries_ : int
+        Queries received so far (answered, abstained or refused).
+    n_answered_ : int
+        Queries answered with the majority label.
+    n_abstained_ : int
+        Abstentions so far (at most ``max_unstable``).
+    n_refused_ : int
+        Queries refused because the abstentions or ``max_queries`` ran out.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta)``, reserved at ``fit`` for the answerer's whole life.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit`` (only when ``X`` has string
+        column names).
+
+    Privacy
+    -------
+    Neighbouring relation: add/remove one record (seed 004, Sec. 5.1).
+    Protected: each private training record, features and label. The whole
+    stream of answers (labels, abstentions and refusals) to up to
+    ``max_queries`` adaptively chosen queries is ``(epsilon, delta)``-DP
+    (seed 004, Thm. 7 and 9). One record changes the training set of exactly
+    one teacher, so it changes at most one vote per query; the distance to
+    instability of the vote (:func:`distance_to_instability`) then has global
+    sensitivity 1, and a positive distance means the majority is the same on
+    every neighbouring dataset. Abstain/answer decisions are a sparse vector
+    over the distances (``"thesis"``: ``(epsilon, delta / 2)``-DP by seed 004,
+    Thm. 3; ``"lyu"``: ``epsilon``-DP by Lyu, Su and Li 2017); an answer whose
+    value could differ between neighbours has distance 0 on both and passes
+    the threshold ``w`` with probability at most ``delta / (2 m~)``
+    (``"thesis"``) or ``delta / m~`` (``"lyu"``) per query.
+
+    Corrections to seed 004: the distance to instability is
+    ``max(0, floor((g - 1) / 2))`` for the top-two vote gap ``g``, not the
+    thesis' ``max(0, g - 1)``, whose sensitivity is 2 under add/remove;
+    records are assigned to teachers by a keyed hash of the record (not by
+    slicing, whose boundaries move when a record is added); the sparse vector
+    stops after ``T`` abstentions (the thesis' loop allows ``T + 1``).
+
+    See Also
+    --------
+    ModelAgnosticPrivateClassifier : Trains a releasable student on the answers.
+    unanimous_vote_teachers : Teachers needed for a unanimous vote to be answered.
+
+    Notes
+    -----
+    The thesis' Lemma 5.3.5 bounds the release of an unstable vote by the
+    tail of the query noise alone and ignores the threshold noise. The bound
+    still holds for its threshold: with ``x = delta / (2 m~)`` the probability
+    that ``Lap(2 lambda) - Lap(lambda)`` exceeds ``w = 2 lambda ln(1/x)`` is
+    ``(4 x - x^2) / 6 <= x``. For ``"lyu"`` the threshold solves
+    ``P[Lap(2T / eps2) - Lap(1 / eps1) > w] = delta / m~`` exactly.
+
+    References
+    ----------
+    R. Bassily, A. Thakurta and O. Thakkar. Model-agnostic private learning.
+    NeurIPS 2018 (seed 004, Ch. 5).
+    M. Lyu, D. Su and N. Li. Understanding the sparse vector technique for
+    differential privacy. Proc. VLDB Endowment 10(6), 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skdp.ensemble import PrivateQueryAnswerer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(5000, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> answerer = PrivateQueryAnswerer(LogisticRegression(), n_teachers=100, max_unstable=2,
+    ...                                 max_queries=20, epsilon=3.0, random_state=0)
+    >>> labels, answered = answerer.fit(X, y).answer([[2.0, 0.0], [-2.0, 0.0]])
+    >>> labels[answered].tolist(), answerer.n_abstained_
+    ([1, 0], 0)
+    """
+
+    def __init__(self, estimator, *, n_teachers="auto", max_unstable=10, max_queries=1000,
+                 epsilon=1.0, delta=1e-6, calibration="lyu", n_jobs=None, random_state=None,
+                 accountant=None, verbose=0):
+        self.estimator = estimator
+        self.n_teachers = n_teachers
+        self.max_unstable = max_unstable
+        self.max_queries = max_queries
+        self.epsilon = epsilon
+        self.delta = delta
+        self.calibration = calibration
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.accountant = accountant
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    def fit(self, X, y):
+        """Assign the records to teachers and train the teachers.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private training data (dense, numeric).
+        y : array-like of shape (n_samples,)
+            Private labels (at least two classes).
+
+        Returns
+        -------
+        self : PrivateQueryAnswerer
+            The fitted answerer.
+        """
+        X, y = validate_data(self, X, y)
+        classes = check_labels(y)
+        check_classifier_like(self.estimator, "estimator")
+        epsilon, delta = self._resolve_budget(allow_zero_delta=False)
+        max_unstable = check_positive_int(self.max_unstable, "max_unstable")
+        max_queries = check_positive_int(self.max_queries, "max_queries")
+        calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
+        n_teachers = resolve_n_teachers(
+            self.n_teachers, X.shape[0], epsilon=epsilon, delta=delta,
+            max_unstable=max_unstable, max_queries=max_queries, calibration=calibration)
+
+        budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
+        key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+        seeds = draw_seeds(self.estimator, n_teachers, rng)
+        self.teachers_ = fit_teachers(self.estimator, X, y, assign_teachers(X, n_teachers, key),
+                                      n_teachers, seeds, n_jobs=self.n_jobs, verbose=self.verbose)
+        self._release = StableVoteRelease(
+            epsilon=epsilon, delta=delta, max_unstable=max_unstable, max_queries=max_queries,
+            calibration=calibration, random_state=rng)
+        self.classes_ = classes
+        self.n_teachers_ = n_teachers
+        self.threshold_ = self._release.threshold
+        self.n_queries_ = self.n_answered_ = self.n_abstained_ = self.n_refused_ = 0
+        self.privacy_spent_ = budget
+        return self
+
+    def answer(self, X):
+        """Answer a batch of classification queries, in order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            The queries (public points).
+
+        Returns
+        -------
+        labels : ndarray of shape (n_queries,)
+            The teachers' majority label where ``answered`` is True. Other
+            entries carry no information (they hold ``classes_[0]``).
+        answered : ndarray of bool, shape (n_queries,)
+            False for abstentions and refused queries.
+
+        Raises
+        ------
+        SparseVectorExhaustedError
+            If the answerer already refuses every query.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        top, status = self._release.release(vote_counts(self.teachers_, X, self.classes_))
+        answered = status == ANSWERED
+        self.n_queries_ += len(status)
+        self.n_answered_ += int(answered.sum())
+        self.n_abstained_ += int(np.sum(status == ABSTAINED))
+        self.n_refused_ += int(np.sum(status == REFUSED))
+        # Only answered votes are released: the other entries must not carry the majority.
+        return self.classes_[np.where(answered, top, 0)], answered

@@ -1,0 +1,334 @@
+"""ModelAgnosticPrivateClassifier: private learner by knowledge transfer (seed 004, Alg. 11)."""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skdp.accounting import PrivacyBudget
+from skdp.base import DPEstimatorMixin
+from skdp.ensemble._answerer import (
+    PrivateQueryAnswerer,
+    check_classifier_like,
+    check_labels,
+    draw_seeds,
+    resolve_n_teachers,
+)
+from skdp.ensemble._stability import CALIBRATIONS
+from skdp.ensemble._teachers import keyed_row_hash
+from skdp.utils import check_option, check_positive_int, check_real, fill_doc
+
+__all__ = ["LabelPrivateBudget", "ModelAgnosticPrivateClassifier"]
+
+
+@dataclass(frozen=True)
+class LabelPrivateBudget(PrivacyBudget):
+    """An ``(epsilon, delta)`` budget that protects labels only for some rows.
+
+    Spent by :class:`ModelAgnosticPrivateClassifier` when no public data is
+    given (the label-private setting of seed 004, Sec. 5.5-5.6): the rows used
+    as unlabeled queries keep their labels secret but their features shape
+    the released model unprotected.
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0.
+    delta : float, default=0.0
+        In ``[0, 1)``.
+    n_query_rows : int, default=0
+        Number of training rows used (features only) as the public queries.
+    scope : str
+        What the guarantee covers.
+    """
+
+    n_query_rows: int = 0
+    scope: str = ("(epsilon, delta)-DP for the labels of all rows and for the features of "
+                  "the rows that trained the teachers; the features of the n_query_rows rows "
+                  "used as unlabeled queries are not protected")
+
+
+def _student_has(attr):
+    def check(self):
+        student = getattr(self, "student_", None)
+        if student is None:
+            student = self.estimator if self.student is None else self.student
+        return hasattr(student, attr)
+    return check
+
+
+@fill_doc
+class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Differentially private classifier from any classifier (seed 004, Alg. 11).
+
+    Subsample and aggregate, sparse vector and knowledge transfer: the private
+    data is split among ``n_teachers`` copies of ``estimator`` (a
+    :class:`PrivateQueryAnswerer`); the teachers label the unlabeled public
+    points through the answerer, which releases only stable majority votes;
+    a ``student`` is trained on the answered points (abstentions are
+    dropped) and is the only model kept. Predictions come from the student:
+    unlimited queries at no further privacy cost.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Any object with ``fit`` and ``predict``; cloned for each teacher.
+    student : classifier or None, default=None
+        Model trained on the privately labeled public points; ``None`` uses a
+        clone of ``estimator``.
+    n_teachers : int or "auto", default="auto"
+        Number of teachers, see :class:`PrivateQueryAnswerer`.
+    max_unstable : int, default=10
+        Abstentions allowed before the remaining public points are refused (>= 1).
+    %(epsilon)s
+    delta : float, default=1e-6
+        In ``(0, 1)``; see :class:`PrivateQueryAnswerer`.
+    calibration : {"lyu", "thesis"}, default="lyu"
+        Sparse-vector calibration, see :class:`PrivateQueryAnswerer`.
+    public_fraction : float, default=0.2
+        Used only when ``fit`` gets no ``X_public``: the fraction of training
+        rows (chosen per row by a keyed hash) whose labels are discarded and
+        whose features serve as the public points (label-private setting).
+    %(n_jobs)s
+        Teachers are trained with joblib (any backend, e.g. Dask).
+    %(random_state)s
+    %(accountant)s
+    %(verbose)s
+
+    Attributes
+    ----------
+    student_ : estimator
+        The fitted student; the only model derived from the private data.
+    classes_ : ndarray of shape (n_classes,)
+        Labels the student knows (those among the answered votes).
+    n_teachers_ : int
+        Number of teachers used.
+    threshold_ : float
+        Threshold ``w`` on the distance to instability.
+    n_public_ : int
+        Number of public points queried (``max_queries`` of the answerer).
+    n_answered_, n_abstained_, n_refused_ : int
+        How the public points fared; the student is trained on the answered ones.
+    privacy_spent_ : PrivacyBudget or LabelPrivateBudget
+        ``(epsilon, delta)``; a :class:`LabelPrivateBudget` when ``X_public``
+        was not given, recording the weaker, label-private guarantee.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit`` (only when ``X`` has string
+        column names).
+
+    Privacy
+    -------
+    Neighbouring relation: add/remove one private record (seed 004, Sec. 5.1).
+    Protected: each private training record, features and label. The
+    labels of the public points are ``(epsilon, delta)``-DP
+    (:class:`PrivateQueryAnswerer`, seed 004 Thm. 9 with the corrected
+    distance to instability), and the student is a post-processing of them
+    and of the public points (seed 004, Alg. 11), so ``student_`` and every
+    prediction are ``(epsilon, delta)``-DP. The public points themselves are
+    not protected. Without ``X_public`` (seed 004, Sec. 5.5: "splitting the
+    training set into two parts and throwing away the labels of one of
+    them") a keyed hash of each row picks about ``public_fraction`` of the
+    rows as queries: the guarantee then covers all labels and the features
+    of the other rows only, and ``privacy_spent_`` is a
+    :class:`LabelPrivateBudget` saying so. The number of public points
+    (which sets the threshold) depends only on those unprotected features.
+
+    See Also
+    --------
+    PrivateQueryAnswerer : The online answering service used for the labels.
+
+    Notes
+    -----
+    The student sees only answered points, which are the ones far from the
+    teachers' decision boundary; a student that needs points near the
+    boundary should be given more public data. If fewer than two classes are
+    answered no student can be trained and ``fit`` raises (the budget is then
+    spent and nothing is released).
+
+    References
+    ----------
+    R. Bassily, A. Thakurta and O. Thakkar. Model-agnostic private learning.
+    NeurIPS 2018 (seed 004, Ch. 5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skdp.ensemble import ModelAgnosticPrivateClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X, X_public = rng.normal(size=(5000, 2)), rng.normal(size=(100, 2))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=100,
+    ...                                      max_unstable=2, epsilon=5.0, random_state=0)
+    >>> clf.fit(X, y, X_public=X_public).predict([[1.0, 1.0], [-1.0, -1.0]]).tolist()
+    [1, 0]
+    """
+
+    def __init__(self, estimator, *, student=None, n_teachers="auto", max_unstable=10,
+                 epsilon=1.0, delta=1e-6, calibration="lyu", public_fraction=0.2, n_jobs=None,
+                 random_state=None, accountant=None, verbose=0):
+        self.estimator = estimator
+        self.student = student
+        self.n_teachers = n_teachers
+        self.max_unstable = max_unstable
+        self.epsilon = epsilon
+        self.delta = delta
+        self.calibration = calibration
+        self.public_fraction = public_fraction
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.accountant = accountant
+        self.verbose = verbose
+
+    def fit(self, X, y, X_public=None):
+        """Train the teachers, label the public points privately, train the student.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private training data (dense, numeric).
+        y : array-like of shape (n_samples,)
+            Private labels (at least two classes).
+        X_public : array-like of shape (n_public, n_features) or None, default=None
+            Unlabeled public points. ``None``: label-private fallback (see
+            ``public_fraction`` and the Privacy section). In a
+            :class:`~sklearn.pipeline.Pipeline` the earlier steps do not
+            transform it: pass it transformed, or put the preprocessing in
+            ``estimator`` and ``student``.
+
+        Returns
+        -------
+        self : ModelAgnosticPrivateClassifier
+            The fitted classifier.
+        """
+        X, y = validate_data(self, X, y)
+        check_labels(y)
+        check_classifier_like(self.estimator, "estimator")
+        student = self.estimator if self.student is None else self.student
+        check_classifier_like(student, "student")
+        epsilon, delta = self._resolve_budget(allow_zero_delta=False)
+        max_unstable = check_positive_int(self.max_unstable, "max_unstable")
+        calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
+        if X_public is not None:
+            X_public = validate_data(self, X_public, reset=False)
+            n_public_max = X_public.shape[0]
+        else:
+            fraction = check_real(self.public_fraction, "public_fraction", low=0.0, high=1.0,
+                                  low_inclusive=False, high_inclusive=False)
+            n_public_max = X.shape[0]  # an upper bound, for n_teachers="auto"
+            n_private_max = X.shape[0] - int(np.floor(fraction * X.shape[0]))
+        n_teachers = resolve_n_teachers(
+            self.n_teachers, X.shape[0] if X_public is not None else n_private_max,
+            epsilon=epsilon, delta=delta, max_unstable=max_unstable,
+            max_queries=n_public_max, calibration=calibration)
+
+        budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
+        if X_public is None:
+            # Label-private fallback: each row's role comes from a keyed hash of the row alone.
+            key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+            is_query = (keyed_row_hash(X, key) >> np.uint64(11)) * 2.0**-53 < fraction
+            X, y, X_public = X[~is_query], y[~is_query], X[is_query]
+            budget = LabelPrivateBudget(budget.epsilon, budget.delta,
+                                        n_query_rows=int(is_query.sum()))
+        if X_public.shape[0] == 0:
+            labels, answered = np.empty(0), np.zeros(0, dtype=bool)
+        else:
+            answerer = PrivateQueryAnswerer(
+                self.estimator, n_teachers=n_teachers, max_unstable=max_unstable,
+                max_queries=X_public.shape[0], epsilon=epsilon, delta=delta,
+                calibration=calibration, n_jobs=self.n_jobs, random_state=rng,
+                verbose=self.verbose,
+            ).fit(X, y)  # the budget was charged above; the inner answerer has no accountant
+            labels, answered = answerer.answer(X_public)
+        if np.unique(labels[answered]).size < 2:
+            raise RuntimeError(
+                f"only {int(answered.sum())} of {len(answered)} public points were answered, "
+                "with fewer than two classes: no student can be trained. Use more teachers "
+                "(with enough data each), a larger epsilon or max_unstable, or more public "
+                "points. The privacy budget of this fit is spent."
+            )
+        student = clone(student)
+        seed = draw_seeds(student, 1, rng)
+        if seed is not None:
+            student.set_params(random_state=int(seed[0]))
+        self.student_ = student.fit(X_public[answered], labels[answered])
+        self.classes_ = np.unique(labels[answered])
+        self.n_teachers_ = answerer.n_teachers_
+        self.threshold_ = answerer.threshold_
+        self.n_public_ = X_public.shape[0]
+        self.n_answered_ = answerer.n_answered_
+        self.n_abstained_ = answerer.n_abstained_
+        self.n_refused_ = answerer.n_refused_
+        self.privacy_spent_ = budget
+        return self
+
+    def _student_input(self, X):
+        check_is_fitted(self)
+        return self.student_, validate_data(self, X, reset=False)
+
+    def predict(self, X):
+        """Student's predicted labels (no further privacy cost).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to classify.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        student, X = self._student_input(X)
+        return student.predict(X)
+
+    @available_if(_student_has("predict_proba"))
+    def predict_proba(self, X):
+        """Student's class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to classify.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        student, X = self._student_input(X)
+        return student.predict_proba(X)
+
+    @available_if(_student_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Student's log class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to classify.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        student, X = self._student_input(X)
+        return student.predict_log_proba(X)
+
+    @available_if(_student_has("decision_function"))
+    def decision_function(self, X):
+        """Student's decision function.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to classify.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        student, X = self._student_input(X)
+        return student.decision_function(X)

@@ -1,0 +1,159 @@
+"""Teachers of subsample-and-aggregate: per-record assignment, parallel training, votes."""
+
+import functools
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.dummy import DummyClassifier
+from threadpoolctl import ThreadpoolController
+
+__all__ = ["assign_teachers", "fit_teachers", "keyed_row_hash", "vote_counts"]
+
+_SIGN_BIT = np.uint64(1 << 63)
+_MUL_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MUL_2 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix(z):
+    # The splitmix64 finalizer: a bijection of 64-bit words that spreads every input bit.
+    z = (z ^ (z >> np.uint64(30))) * _MUL_1
+    z = (z ^ (z >> np.uint64(27))) * _MUL_2
+    return z ^ (z >> np.uint64(31))
+
+
+def keyed_row_hash(X, key):
+    """64-bit keyed hash of each row of ``X``, computed from that row alone.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Numeric data (hashed as float64; ``-0.0`` and ``0.0`` hash alike).
+    key : sequence of two int
+        Secret 64-bit words drawn from the fit's generator.
+
+    Returns
+    -------
+    h : ndarray of uint64, shape (n_samples,)
+    """
+    key = np.asarray(key, dtype=np.uint64)
+    h = np.full(X.shape[0], key[0], dtype=np.uint64)
+    for j in range(X.shape[1]):
+        word = np.array(X[:, j], dtype=np.float64).view(np.uint64)  # a copy: safe to edit
+        word[word == _SIGN_BIT] = 0
+        h = _mix(h ^ word)
+    return _mix(h ^ key[1])
+
+
+def assign_teachers(X, n_teachers, key):
+    """Teacher of each record: a keyed hash of the record's own features.
+
+    A record's teacher depends on nothing but the record and the key, so
+    adding or removing a record leaves every other record with its teacher:
+    under add/remove neighbours exactly one teacher's training set changes
+    (slicing a shuffled array would move the chunk boundaries instead).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Numeric data.
+    n_teachers : int
+        Number of teachers.
+    key : sequence of two int
+        Secret key.
+
+    Returns
+    -------
+    teacher : ndarray of shape (n_samples,)
+        Teacher index of each row, in ``range(n_teachers)``.
+    """
+    return (keyed_row_hash(X, key) % np.uint64(n_teachers)).astype(np.intp)
+
+
+@functools.cache
+def _threadpools():
+    # Built once per process (threadpoolctl's one-shot helper rescans the libraries at
+    # every call, ~25 ms), after the estimators' native libraries are loaded.
+    return ThreadpoolController()
+
+
+def _fit_teacher(estimator, X, y, seed):
+    if len(y) == 0:
+        return None  # a teacher without data does not vote
+    if np.unique(y).size == 1:
+        # Most classifiers refuse one class; the constant vote is what any of them would give.
+        return DummyClassifier(strategy="most_frequent").fit(X, y)
+    estimator = clone(estimator)
+    if seed is not None:
+        estimator.set_params(random_state=seed)
+    # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
+    # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
+    with _threadpools().limit(limits=1):
+        return estimator.fit(X, y)
+
+
+def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, n_jobs=None, verbose=0):
+    """Train one clone of ``estimator`` per teacher on its own records (joblib).
+
+    Parameters
+    ----------
+    estimator : classifier
+        The base estimator (cloned per teacher).
+    X : ndarray of shape (n_samples, n_features)
+        Training data.
+    y : ndarray of shape (n_samples,)
+        Labels.
+    teacher : ndarray of shape (n_samples,)
+        Teacher index of each row (:func:`assign_teachers`).
+    n_teachers : int
+        Number of teachers.
+    seeds : ndarray of shape (n_teachers,) or None
+        ``random_state`` of each teacher's clone, or ``None`` to leave it.
+    n_jobs : int or None, default=None
+        joblib parallelism; any joblib backend (e.g. ``"dask"``) applies.
+    verbose : int, default=0
+        joblib verbosity.
+
+    Returns
+    -------
+    teachers : list
+        Fitted estimators (``None`` for a teacher that received no record).
+    """
+    order = np.argsort(teacher, kind="stable")  # keeps the rows' relative order in each chunk
+    bounds = np.searchsorted(teacher[order], np.arange(n_teachers + 1))
+    chunks = (order[bounds[j]:bounds[j + 1]] for j in range(n_teachers))
+    return Parallel(n_jobs=n_jobs, verbose=verbose)(
+        delayed(_fit_teacher)(estimator, X[idx], y[idx], None if seeds is None else int(seeds[j]))
+        for j, idx in enumerate(chunks)
+    )
+
+
+def vote_counts(teachers, X, classes):
+    """Count the teachers' votes for each class on each query.
+
+    Parameters
+    ----------
+    teachers : list
+        Fitted teachers (``None`` entries do not vote).
+    X : ndarray of shape (n_queries, n_features)
+        Queries.
+    classes : ndarray of shape (n_classes,)
+        Sorted labels of the private data.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_queries, n_classes)
+    """
+    counts = np.zeros((X.shape[0], len(classes)), dtype=np.int64)
+    rows = np.arange(X.shape[0])
+    with _threadpools().limit(limits=1):  # many small predictions, as in _fit_teacher
+        for model in teachers:
+            if model is None:
+                continue
+            pred = np.asarray(model.predict(X))
+            idx = np.minimum(np.searchsorted(classes, pred), len(classes) - 1)
+            if np.any(classes[idx] != pred):
+                raise ValueError("a teacher predicted a label that is not among the training "
+                                 "labels; the base estimator must be a classifier.")
+            counts[rows, idx] += 1
+    return counts
