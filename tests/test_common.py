@@ -45,3 +45,14 @@ if INSTANCES:
     @parametrize_with_checks(INSTANCES, expected_failed_checks=_expected_failed)
     def test_sklearn_compatible_estimator(estimator, check):
         check(estimator)
+
+
+@pytest.mark.parametrize("name,cls", all_estimators(), ids=lambda x: x if isinstance(x, str) else "")
+def test_docstring_has_privacy_section(name, cls):
+    """Every public estimator states its neighbouring relation and guarantee in a Privacy section."""
+    import re
+
+    doc = cls.__doc__ or ""
+    match = re.search(r"^\s*Privacy\n\s*-{7}\n(?P<body>(?:.*\n){1,})", doc, re.MULTILINE)
+    assert match, f"{name} has no 'Privacy' docstring section"
+    assert len(match.group("body").split()) > 15, f"{name}'s Privacy section is too thin"
