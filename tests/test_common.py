@@ -10,6 +10,7 @@ estimator instances) and ``EXPECTED_FAILED_CHECKS`` (a dict from class name to
 
 import importlib
 import pkgutil
+import re
 
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -50,8 +51,6 @@ if INSTANCES:
 @pytest.mark.parametrize("name,cls", all_estimators(), ids=lambda x: x if isinstance(x, str) else "")
 def test_docstring_has_privacy_section(name, cls):
     """Every public estimator states its neighbouring relation and guarantee in a Privacy section."""
-    import re
-
     doc = cls.__doc__ or ""
     match = re.search(r"^\s*Privacy\n\s*-{7}\n(?P<body>(?:.*\n){1,})", doc, re.MULTILINE)
     assert match, f"{name} has no 'Privacy' docstring section"
