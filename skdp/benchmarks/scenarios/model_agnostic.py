@@ -31,7 +31,12 @@ from skdp.ensemble._teachers import vote_counts
 SCENARIO = "model_agnostic"
 DELTA = 1e-6
 EPSILONS = (1.0, 3.0, 10.0)
-MARGIN = 0.2
+# The problem (seed 004, Thm. 12 premise: most queries are stable). A 2-feature curved boundary
+# with an empty band of half-width 0.3 (the generator's default): with 8 features, axis-aligned
+# trees fitted on 2,000 rows each place the oblique boundary differently on ~4% of the public
+# points (majority split, Alg. 10 abstains), far more than T abstentions allow.
+MARGIN = 0.3
+N_FEATURES = 2
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,9 @@ class _Config:
 _LR = _Family("LogisticRegression", LogisticRegression(), LogisticRegression(),
               LogisticRegression())
 _HGB = _Family("HistGradientBoosting",
-               HistGradientBoostingClassifier(max_iter=20, max_leaf_nodes=15,
+               # No early stopping (its validation split is data-dependent and varies per
+               # teacher); 50 rounds so the staircase boundary is fine enough to agree.
+               HistGradientBoostingClassifier(max_iter=50, max_leaf_nodes=15,
                                               early_stopping=False),
                HistGradientBoostingClassifier(), HistGradientBoostingClassifier())
 _QUICK = _Config(300_000, 500, 10_000, 700, 5, (_LR,), (("n_jobs=1", 1, False),), 0, False)
@@ -111,11 +118,11 @@ def _release_and_learn(counts, classes, family, X_pub, X_test, y_test, cfg, epsi
 
 
 def _problem(cfg, margin, random_state):
-    X, y = make_margin_classification(cfg.n_private, margin=margin, random_state=random_state)
-    X_pub, _ = make_margin_classification(cfg.n_public, margin=margin,
-                                          random_state=random_state + 1)
-    X_test, y_test = make_margin_classification(cfg.n_test, margin=margin,
-                                                random_state=random_state + 2)
+    kw = dict(margin=margin, n_features=N_FEATURES)
+    X, y = make_margin_classification(cfg.n_private, random_state=random_state, **kw)
+    X_pub, _ = make_margin_classification(cfg.n_public, random_state=random_state + 1, **kw)
+    X_test, y_test = make_margin_classification(cfg.n_test, random_state=random_state + 2,
+                                                **kw)
     return X, y, X_pub, X_test, y_test, f"margin {margin}, {cfg.n_private:,} x {X.shape[1]}"
 
 
