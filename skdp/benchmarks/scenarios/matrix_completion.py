@@ -24,7 +24,15 @@ from skdp.matrix_completion._solvers import frank_wolfe_local, private_top_eigen
 SCENARIO = "matrix_completion"
 DELTA = 1e-6  # seed 004, Sec. 6.4
 N_RATINGS = 80  # at most 80 ratings per user (Sec. 6.4)
-FW_ITER = 5
+# Frank-Wolfe iterations T, chosen on a separate generator draw (seed 2026,
+# m = 500,000, epsilon = 1, one noise draw), never on the draw reported here.
+# Private FW (row_norm_bound 0.5 sqrt(80)) / non-private FW at the same T:
+#   n = 400: T=3 0.66, T=4 0.72;  n = 900: T=3 0.66, T=4 1.07
+# (and, on the reported draw of the first version, T=5: 1.07 and 1.54).
+# T = 4 is the largest T tested that meets the 15% target for both n. The
+# non-private FW rows at T and 4T show what the fixed, small T costs.
+FW_ITER = 4
+FW_DRAWS = 3  # noise draws averaged at epsilon = 1 in full mode (seed 004 averages 10)
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,8 @@ class _Setting:
 def _methods(nuclear_norm):
     # Bounds scale with sqrt(ratings per user); FW clips targets and iterates,
     # so it needs a larger bound than the methods whose local step is unclipped.
+    # The FW bound was compared with 0.35 and 0.7 sqrt(80) on the tuning draw
+    # (seed 2026): 0.35 is worse for both n, 0.7 no better.
     fw_bound, local_bound = 0.5 * math.sqrt(N_RATINGS), 0.17 * math.sqrt(N_RATINGS)
     fw = dict(method="frank_wolfe", nuclear_norm=nuclear_norm, max_iter=FW_ITER,
               row_norm_bound=fw_bound)
@@ -85,8 +95,12 @@ def _held_out_predictions(model, train, test, block):
     return pred
 
 
-def _non_private_frank_wolfe(train, test, nuclear_norm, n_iter):
-    """Seed 004, Alg. 12 with exact top singular vectors, no clipping, same centring."""
+def _non_private_frank_wolfe(train, test, nuclear_norm, n_iter, bound=math.inf):
+    """Seed 004, Alg. 12 with exact top singular vectors, same centring.
+
+    Unclipped by default; with a finite ``bound`` it clips targets and iterates
+    as private FW does (Pi_Delta of Alg. 13), so that noise is the only difference.
+    """
     ratings = ratings_from_input(train, center="user")
     rng = np.random.default_rng(0)
     components = []
@@ -97,7 +111,7 @@ def _non_private_frank_wolfe(train, test, nuclear_norm, n_iter):
         return vectors[:, 0], math.sqrt(max(values[0], 0.0))
 
     coef = frank_wolfe_local(ratings, exact_direction, nuclear_norm=nuclear_norm,
-                             bound=math.inf, etas=step_sizes(n_iter, "standard"),
+                             bound=bound, etas=step_sizes(n_iter, "standard"),
                              coefficients=True)
     V = np.array(components)
     return np.einsum("et,te->e", coef[test.row], V[:, test.col]) + ratings.means[test.row]
@@ -117,31 +131,48 @@ def _run_setting(setting, random_state, n_draws):
     mean_rmse = _rmse(pred, test)
     rows.append(make_row(SCENARIO, name, "per-user mean", math.inf, "test RMSE", [mean_rmse],
                          fit_seconds=sec, note="non-private baseline"))
-    baseline_seconds = None
+    baseline_seconds, fw_rmse = None, None
     for n_iter in (FW_ITER, 4 * FW_ITER):
         pred, sec, peak = _measure(
             lambda: _non_private_frank_wolfe(data.train, test, data.nuclear_norm, n_iter))
         baseline_seconds = baseline_seconds or sec
+        fw_rmse = fw_rmse or _rmse(pred, test)
         rows.append(make_row(SCENARIO, name, f"non-private FW (T={n_iter})", math.inf,
                              "test RMSE", [_rmse(pred, test)], fit_seconds=sec,
                              baseline_seconds=baseline_seconds,
-                             note=f"non-private; peak {peak:.0f} MB"))
+                             note=f"non-private: exact eigenvectors, no clipping; "
+                                  f"k={data.nuclear_norm:.0f}, steps 2/(t+1); peak {peak:.0f} MB"))
     methods = _methods(data.nuclear_norm)
+    fw_bound = methods["private FW (exact)"]["row_norm_bound"]
+    pred, sec, peak = _measure(lambda: _non_private_frank_wolfe(
+        data.train, test, data.nuclear_norm, FW_ITER, bound=fw_bound))
+    clipped_rmse = _rmse(pred, test)
+    rows.append(make_row(SCENARIO, name, f"non-private FW (T={FW_ITER}, clipped)", math.inf,
+                         "test RMSE", [clipped_rmse], fit_seconds=sec,
+                         baseline_seconds=baseline_seconds,
+                         note=f"private FW without noise: same clipping to {fw_bound:.2f}, "
+                              f"k={data.nuclear_norm:.0f}, steps 2/(t+1); peak {peak:.0f} MB"))
     for method in setting.methods:
         for eps in progress(setting.epsilons, desc=f"{method}, {name}"):
             scores, seconds, peaks = [], [], []
-            for draw in range(n_draws):
+            for draw in range(n_draws if eps == 1.0 else 1):
                 pred, sec, peak = _measure(lambda: _private_predictions(
                     methods[method], eps, random_state + draw, data.train, test,
                     setting.block))
                 scores.append(_rmse(pred, test))
                 seconds.append(sec)
                 peaks.append(peak)
+            note = (f"fit+transform; {len(scores)} noise draw(s); peak {max(peaks):.0f} MB; "
+                    f"{np.mean(scores) / mean_rmse:.2f}x per-user mean")
+            if methods[method]["method"] == "frank_wolfe":
+                note += (f"; vs non-private FW at the same T={FW_ITER}, "
+                         f"k={data.nuclear_norm:.0f}, steps 2/(t+1): "
+                         f"{np.mean(scores) / fw_rmse:.2f}x unclipped, "
+                         f"{np.mean(scores) / clipped_rmse:.2f}x clipped")
             rows.append(make_row(
                 SCENARIO, name, method, eps, "test RMSE", scores,
                 fit_seconds=float(np.mean(seconds)), baseline_seconds=baseline_seconds,
-                note=f"fit+transform; peak {max(peaks):.0f} MB; "
-                     f"{np.mean(scores) / mean_rmse:.2f}x per-user mean"))
+                note=note))
     return rows
 
 
@@ -192,6 +223,6 @@ def run(quick, random_state):
     ]
     rows = []
     for setting in settings:
-        rows += _run_setting(setting, random_state, n_draws=1)
+        rows += _run_setting(setting, random_state, n_draws=FW_DRAWS)
     rows += _large_catalogue(100_000, 20_000, random_state)
     return rows
