@@ -48,78 +48,121 @@ def small_binary():
 
 
 # --------------------------------------------------------------------------- calibration
+def _balle_wang_delta(sens, sigma, eps):
+    a, b = sens / (2 * sigma), eps * sigma / sens
+    return norm.cdf(a - b) - math.exp(eps) * norm.cdf(-a - b)
+
+
+def _hand_sigma(sens, eps, delta):
+    """Analytic Gaussian calibration solved independently of skdp (Balle and Wang 2018)."""
+    return optimize.brentq(lambda s: _balle_wang_delta(sens, s, eps) - delta, sens * 1e-3,
+                           sens * 1e4, xtol=1e-300, rtol=1e-14)
+
+
 def test_calibration_matches_hand_computed_values():
     m, eps, delta = 1000, 1.0, 1e-6
-    cal = amp_calibration(eps, delta, n_samples=m, lipschitz=1.0, smoothness=0.25, rank=2,
-                          output_fraction=0.01, eps3_fraction=0.9)
+    cal = amp_calibration(eps, delta, n_samples=m, n_features=5, lipschitz=1.0,
+                          smoothness=0.25, row_rank=1, output_fraction=0.01, eps3_fraction=0.9)
     assert cal.eps2 == pytest.approx(0.01) and cal.delta2 == pytest.approx(1e-8)
     assert cal.eps1 == pytest.approx(0.99) and cal.delta1 == pytest.approx(9.9e-7)
     assert cal.eps3 == pytest.approx(0.891)
     assert cal.gamma == pytest.approx(1e-6)  # 1 / m^2
-    # Lambda = r beta / (eps1 - eps3) = 2 * 0.25 / 0.099
-    assert cal.reg_strength == pytest.approx(5.050505050505, rel=1e-10)
-    # sigma1 = (2 / m) / (sqrt(t^2 + 2 eps3) - t), t^2 = 2 ln(1 / 9.9e-7) (chi-square, 2 dof)
-    t = math.sqrt(2 * 13.8255609)
-    assert cal.sigma1 == pytest.approx(0.002 / (math.sqrt(t * t + 2 * 0.891) - t), rel=1e-6)
-    # ... below the thesis' (2 / m)(1 + t) / eps3, valid here since eps3 <= 2 (1 + t).
-    assert cal.sigma1 < 0.002 * (1 + t) / 0.891
+    # Lambda = C / (eps1 - eps3) with C = beta (one row's Hessian) = 0.25 / 0.099;
+    # the thesis' r beta = 2 beta would double it.
+    assert cal.curvature == 0.25 and cal.row_rank == 1
+    assert cal.reg_strength == pytest.approx(2.525252525252525, rel=1e-10)
+    # sigma1: the Gaussian mechanism with sensitivity 2 / m at (eps3, delta1 / 2).
+    assert cal.sigma1 == pytest.approx(_hand_sigma(0.002, 0.891, 9.9e-7 / 2), rel=1e-6)
+    assert _balle_wang_delta(0.002, cal.sigma1, 0.891) == pytest.approx(4.95e-7, rel=1e-5)
+    # ... which is below the thesis' (2 / m)(1 + sqrt(2 ln(1 / delta1))) / eps3.
+    t = math.sqrt(2 * math.log(1 / 9.9e-7))
+    assert cal.sigma1 < 0.85 * 0.002 * (1 + t) / 0.891
     # sigma2: the analytic Gaussian at the corrected sensitivity 2 m gamma / Lambda.
-    sens = 2 * m * 1e-6 / 5.050505050505
-    assert sens == pytest.approx(3.96e-4, rel=1e-9)
-
-    def balle_wang_delta(sigma):
-        a, b = sens / (2 * sigma), 0.01 * sigma / sens
-        return norm.cdf(a - b) - math.exp(0.01) * norm.cdf(-a - b)
-
-    assert balle_wang_delta(cal.sigma2) == pytest.approx(1e-8, rel=1e-6)
-    hand = optimize.brentq(lambda s: balle_wang_delta(s) - 1e-8, 1e-4, 1.0, xtol=1e-15)
-    assert cal.sigma2 == pytest.approx(hand, rel=1e-6)
-    # The thesis' sigma2 used half the sensitivity: ours is strictly more noise.
-    half = optimize.brentq(
-        lambda s: norm.cdf(sens / 4 / s - 0.01 * s / (sens / 2))
-        - math.exp(0.01) * norm.cdf(-sens / 4 / s - 0.01 * s / (sens / 2)) - 1e-8,
-        1e-5, 1.0, xtol=1e-15)
-    assert cal.sigma2 == pytest.approx(2 * half, rel=1e-6)
+    sens = 2 * m * 1e-6 / 2.525252525252525
+    assert sens == pytest.approx(7.92e-4, rel=1e-9)
+    assert cal.sigma2 == pytest.approx(_hand_sigma(sens, 0.01, 1e-8), rel=1e-6)
+    # The thesis' sigma2 used half the sensitivity: ours is twice its noise.
+    assert cal.sigma2 == pytest.approx(2 * _hand_sigma(sens / 2, 0.01, 1e-8), rel=1e-6)
 
 
 def test_huber_and_softmax_constants_enter_lambda_and_sigma1():
-    common = dict(n_samples=500, output_fraction=0.01, eps3_fraction=0.9)
-    huber = amp_calibration(1.0, 1e-6, lipschitz=1.0, smoothness=1 / (2 * 0.1), rank=2,
+    common = dict(n_samples=500, n_features=65, output_fraction=0.01, eps3_fraction=0.9)
+    huber = amp_calibration(1.0, 1e-6, lipschitz=1.0, smoothness=1 / (2 * 0.1), row_rank=1,
                             trace_bound=5.0, **common)
-    assert huber.curvature == pytest.approx(10.0)
-    assert huber.reg_strength == pytest.approx(2 * 5.0 / 0.099)
+    assert huber.curvature == pytest.approx(5.0)
+    assert huber.reg_strength == pytest.approx(5.0 / 0.099)
     loss = MultinomialLoss(10)
     soft = amp_calibration(1.0, 1e-6, lipschitz=loss.lipschitz(2.0),
-                           smoothness=loss.smoothness(2.0), rank=loss.hessian_rank_bound(650),
+                           smoothness=loss.smoothness(2.0), row_rank=loss.row_hessian_rank,
                            trace_bound=loss.hessian_trace_bound(2.0), **common)
-    assert soft.rank == 18
-    # C = min(r beta, 2 T) = min(18 * 2^2 / 2, 2 * 0.9 * 2^2) = 7.2
-    assert soft.curvature == pytest.approx(7.2)
-    assert soft.reg_strength == pytest.approx(7.2 / 0.099)
-    # sigma1 uses the chi-square tail with r = 18 degrees of freedom.
+    assert soft.row_rank == 9
+    # C = min(k beta, T) = min(9 * 2^2 / 2, 0.9 * 2^2) = 3.6
+    assert soft.curvature == pytest.approx(3.6)
+    assert soft.reg_strength == pytest.approx(3.6 / 0.099)
+    # sigma1: union over 2 (K - 1) = 18 normals, so delta1 / 18.
     sens = 2 * 2 * math.sqrt(2) / 500
-    t = math.sqrt(chi2.isf(9.9e-7, 18))
-    assert soft.sigma1 == pytest.approx(sens / (math.sqrt(t * t + 2 * 0.891) - t), rel=1e-9)
-    thesis = sens * (1 + math.sqrt(2 * math.log(1 / 9.9e-7))) / 0.891
-    assert soft.sigma1 > 1.2 * thesis  # the thesis formula would under-noise the softmax
+    assert soft.sigma1 == pytest.approx(_hand_sigma(sens, 0.891, 9.9e-7 / 18), rel=1e-6)
 
 
-def test_objective_noise_meets_the_tail_bound_and_replaces_the_thesis_formula():
-    sens, delta1 = 0.02, 1e-4
-    for eps3 in (0.05, 1.0, 5.0, 12.0, 40.0):
-        for k in (1, 2, 7):
-            sigma = objective_noise_sigma(sens, eps3, delta1, k)
-            # privacy loss <= (s R + s^2 / 2) / sigma^2 with R / sigma ~ chi_k:
-            # it exceeds eps3 exactly when R / sigma > (eps3 sigma^2 - s^2 / 2) / (s sigma).
-            radius = (eps3 * sigma**2 - sens**2 / 2) / (sens * sigma)
-            assert chi2.sf(radius**2, k) == pytest.approx(delta1, rel=1e-6)
-        t = math.sqrt(2 * math.log(1 / delta1))
-        thesis = sens * (1 + t) / eps3
-        sigma2d = objective_noise_sigma(sens, eps3, delta1, 2)
-        if eps3 <= 2 * (1 + t):
-            assert sigma2d <= thesis
-        else:
-            assert sigma2d > thesis  # where the thesis' formula under-noises
+def test_objective_noise_sigma_is_the_gaussian_mechanism_at_delta_over_2k():
+    sens = 0.02
+    for eps3 in (0.01, 0.3, 1.0, 5.0, 40.0):
+        for k in (1, 2, 9):
+            sigma = objective_noise_sigma(sens, eps3, 1e-6, k)
+            assert sigma == pytest.approx(_hand_sigma(sens, eps3, 1e-6 / (2 * k)), rel=1e-6)
+    with pytest.raises(ValueError, match="delta1"):
+        objective_noise_sigma(sens, 0.01, 0.9, 1)
+
+
+def _max_privacy_loss(grad, rows, b, sigma, m, thetas):
+    """Largest privacy loss (2 <b, v> + ||v||^2) / (2 sigma^2) over candidate outputs."""
+    (x0, y0), (x1, y1) = rows
+    worst = -np.inf
+    for theta in thetas:
+        v = (grad(theta, x0, y0) - grad(theta, x1, y1)) / m
+        worst = max(worst, (2 * b @ v + v @ v) / (2 * sigma**2))
+    return worst
+
+
+def test_privacy_loss_is_bounded_by_the_max_of_2k_normals_for_any_output():
+    # objective_noise_sigma's argument: whatever output theta the noise b
+    # leads to, the loss is <= u max(Z_1..Z_2k) + u^2 / 2 with u = s / sigma
+    # and Z_i the standard normals named there. Checked on many thetas,
+    # including adversarial ones chosen after seeing b.
+    rng = np.random.default_rng(5)
+    m, sigma, K, d = 1.0, 0.7, 4, 3
+
+    def soft_grad(theta, x, y):
+        W = theta.reshape(K, d)
+        return np.outer(softmax(W @ x) - np.eye(K)[y], x).ravel()
+
+    def logistic_grad(theta, x, y):
+        return -y * expit(-y * (theta @ x)) * x
+
+    for _ in range(200):
+        x0, x1 = rng.normal(size=(2, d))
+        x0 /= max(1.0, np.linalg.norm(x0))
+        x1 /= np.linalg.norm(x1)
+        # softmax
+        y0, y1 = rng.integers(K, size=2)
+        b = rng.normal(scale=sigma, size=K * d)
+        B = b.reshape(K, d)
+        g0, g1 = B @ x0 / sigma, B @ x1 / sigma
+        z = max(np.max(g0 - g0[y0]), np.max(g1[y1] - g1)) / math.sqrt(2)
+        u = 2 * math.sqrt(2) / m / sigma
+        thetas = [rng.normal(scale=s, size=K * d) for s in (0.1, 1, 10, 100) for _ in range(5)]
+        thetas += [50 * (np.outer(np.eye(K)[np.argmax(g0)], x0)
+                         - np.outer(np.eye(K)[np.argmin(g1)], x1)).ravel()]
+        loss = _max_privacy_loss(soft_grad, [(x0, y0), (x1, y1)], b, sigma, m, thetas)
+        assert loss <= u * z + u * u / 2 + 1e-9
+        # binary GLM (labels +-1)
+        y0, y1 = rng.choice([-1.0, 1.0], size=2)
+        b = rng.normal(scale=sigma, size=d)
+        z = max(-y0 * (b @ x0), y1 * (b @ x1)) / sigma
+        u = 2 / m / sigma
+        thetas = [rng.normal(scale=s, size=d) for s in (0.1, 1, 10, 100) for _ in range(5)]
+        loss = _max_privacy_loss(logistic_grad, [(x0, y0), (x1, y1)], b, sigma, m, thetas)
+        assert loss <= u * max(z, 0.0) + u * u / 2 + 1e-9
 
 
 @pytest.mark.parametrize("eps1, expected", [
@@ -137,20 +180,20 @@ def test_thesis_eps3_rule_high_dimensional():
     assert thesis_eps3_fraction(50.0, high_dimensional=True) == pytest.approx(1 - 0.99 / 50)
 
 
-@pytest.mark.parametrize("eps1, curvature, rank, high_dim, expected", [
-    (0.99, 0.5, 2, False, 1 - 0.5 * 0.99 / 30),  # Lambda = 30 / eps1^2
-    (0.099, 10.0, 2, False, 1 - 10 * 0.099 / 30),
-    (0.99, 1.8, 18, False, 1 - 1.8 * 0.99 / (30 * 9)),  # softmax, K = 10: 270 / eps1^2
-    (0.99, 0.5, 2, True, 1 - 0.5 * 0.99 / 1000),  # more features than rows
-    (9.9, 0.5, 2, False, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
-    (0.1, 1000.0, 2, False, 0.5),  # eps1 - eps3 clamped to eps1 / 2
+@pytest.mark.parametrize("eps1, curvature, rank, d, m, expected", [
+    # Lambda = 1500 k (d / m) / eps1^2, so eps1 - eps3 = C m eps1^2 / (1500 k d)
+    (0.99, 0.25, 1, 41, 8000, 1 - 0.25 * 8000 * 0.99 / (1500 * 41)),
+    (0.099, 5.0, 1, 41, 8000, 1 - 5.0 * 8000 * 0.099 / (1500 * 41)),
+    (0.99, 0.9, 9, 64, 1437, 1 - 0.9 * 1437 * 0.99 / (1500 * 9 * 64)),  # softmax, K = 10
+    (0.99, 0.25, 1, 2001, 500, 1 - 0.25 * 500 * 0.99 / (1500 * 2001)),  # wide data
+    (9.9, 5.0, 1, 41, 8000, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
+    (0.1, 1000.0, 1, 41, 8000, 0.5),  # eps1 - eps3 clamped to eps1 / 2
 ])
-def test_default_eps3_rule(eps1, curvature, rank, high_dim, expected):
-    f1 = eps3_fraction_rule(eps1, curvature, rank, high_dim)
+def test_default_eps3_rule(eps1, curvature, rank, d, m, expected):
+    f1 = eps3_fraction_rule(eps1, curvature, rank, d, m)
     assert f1 == pytest.approx(expected, rel=1e-12)
-    scale = (1000 if high_dim else 30) * rank / 2
-    if f1 == pytest.approx(1 - curvature * eps1 / scale):
-        assert curvature / (eps1 - f1 * eps1) == pytest.approx(scale / eps1**2)
+    if expected not in (0.5, 1 - 0.99 / 9.9):
+        assert curvature / (eps1 - f1 * eps1) == pytest.approx(1500 * rank * d / m / eps1**2)
 
 
 def test_thesis_rule_is_available_by_name(small_binary):
@@ -161,8 +204,8 @@ def test_thesis_rule_is_available_by_name(small_binary):
 
 def test_eps3_split_violation_is_a_clear_error():
     with pytest.raises(ValueError, match="0 < eps1 - eps3 < 1"):
-        amp_calibration(10.0, 1e-6, n_samples=100, lipschitz=1.0, smoothness=0.25, rank=2,
-                        eps3_fraction=0.5)
+        amp_calibration(10.0, 1e-6, n_samples=100, n_features=3, lipschitz=1.0,
+                        smoothness=0.25, row_rank=1, eps3_fraction=0.5)
 
 
 # --------------------------------------------------------------------------- softmax loss
@@ -192,38 +235,55 @@ def test_softmax_constants_hold_and_are_nearly_tight():
         x2 *= norm_x / np.linalg.norm(x2)
         _, hess2 = _softmax_loss_parts(W, x2, rng.integers(K))
         diff_rank = np.linalg.matrix_rank(hess - hess2, tol=1e-10)
-        assert diff_rank <= loss.hessian_rank_bound(K * d)
+        assert diff_rank <= 2 * loss.row_hessian_rank
     assert worst_grad <= loss.lipschitz(norm_x) + 1e-12
     assert worst_grad > 0.95 * loss.lipschitz(norm_x)  # sqrt(2) is needed, not just 1
     assert worst_eig <= loss.smoothness(norm_x) + 1e-12
     assert worst_eig > 0.9 * loss.smoothness(norm_x)  # 1/2 is needed, not just 1/4
-    assert loss.hessian_rank_bound(K * d) == 6 and loss.hessian_rank_bound(4) == 4
+    assert loss.row_hessian_rank == K - 1
 
 
-def test_softmax_eigenvalue_shift_is_bounded_by_twice_the_trace_bound():
-    # What Lemma 4.3.2 needs: sum_i |lambda_i(A + E) - lambda_i(A)| <= C for
-    # A = m x (data Hessian) and E the difference of two rows' Hessians.
+def _logdet(A):
+    sign, value = np.linalg.slogdet(A)
+    assert sign > 0
+    return value
+
+
+@pytest.mark.parametrize("kind", ["softmax", "logistic"])
+def test_determinant_ratio_is_bounded_by_one_rows_curvature(kind):
+    # What Lemma 4.3.2 needs, with the tighter constant: replacing one row
+    # changes log det(m x data Hessian + Lambda I) by at most C / Lambda, with
+    # C = min(k beta, T) from one row's Hessian (the thesis uses 2 k beta).
     rng = np.random.default_rng(2)
-    K, d, norm_x = 5, 4, 1.3
-    loss = MultinomialLoss(K)
-    bound = 2 * loss.hessian_trace_bound(norm_x)
-    assert bound < loss.hessian_rank_bound(K * d) * loss.smoothness(norm_x)
+    K, d, norm_x, lam = 5, 4, 1.3, 0.4
+    if kind == "softmax":
+        loss = MultinomialLoss(K)
+        n = K * d
+
+        def hessian(theta, x, c):
+            return _softmax_loss_parts(theta.reshape(K, d), x, c)[1]
+    else:
+        loss, n = LogisticLoss(), d
+
+        def hessian(theta, x, c):
+            p = expit(theta @ x)
+            return p * (1 - p) * np.outer(x, x)
+    C = min(loss.row_hessian_rank * loss.smoothness(norm_x), loss.hessian_trace_bound(norm_x))
     worst = 0.0
     for _ in range(300):
-        W = rng.normal(scale=rng.choice([0.1, 1.0, 10.0]), size=(K, d))
+        theta = rng.normal(scale=rng.choice([0.01, 1.0, 10.0]), size=n)
         rows = rng.normal(size=(6, d))
         rows *= norm_x / np.linalg.norm(rows, axis=1, keepdims=True)
         labels = rng.integers(K, size=6)
-        hessians = [_softmax_loss_parts(W, x, c)[1] for x, c in zip(rows, labels)]
-        A = sum(hessians[:5])
-        shift = np.abs(np.linalg.eigvalsh(A - hessians[0] + hessians[5])
-                       - np.linalg.eigvalsh(A)).sum()
-        worst = max(worst, shift)
-        assert shift <= bound + 1e-9
-    assert worst > 0.3 * bound
-    # The trace bound (1 - 1/K) ||x||^2 is reached at uniform probabilities.
+        hessians = [hessian(theta, x, c) for x, c in zip(rows, labels)]
+        common = sum(hessians[1:5]) + lam * np.eye(n)
+        change = abs(_logdet(common + hessians[0]) - _logdet(common + hessians[5]))
+        assert change <= C / lam + 1e-9
+        worst = max(worst, change)
+    assert worst > 0.3 * C / lam  # the bound is not vacuous
+    # The trace bound (1 - 1/K) ||x||^2 of the softmax is reached at uniform probabilities.
     _, hess = _softmax_loss_parts(np.zeros((K, d)), np.full(d, norm_x / 2), 0)
-    assert np.trace(hess) == pytest.approx(loss.hessian_trace_bound(norm_x))
+    assert np.trace(hess) == pytest.approx(MultinomialLoss(K).hessian_trace_bound(norm_x))
 
 
 def test_multinomial_objective_gradient_and_hessian():
@@ -323,8 +383,8 @@ def test_defaults_are_hyperparameter_free(small_binary):
     assert clf.delta_ == pytest.approx(1 / m**2)
     assert clf.privacy_spent_ == PrivacyBudget(0.5, 1 / m**2)
     assert cal.eps2 == pytest.approx(0.005) and cal.delta2 == pytest.approx(0.01 / m**2)
-    assert cal.eps3 == pytest.approx(eps3_fraction_rule(0.495, 0.5, 2, False) * 0.495)
-    assert cal.lipschitz == 1.0 and cal.smoothness == 0.25 and cal.rank == 2
+    assert cal.eps3 == pytest.approx(eps3_fraction_rule(0.495, 0.25, 1, 7, m) * 0.495)
+    assert cal.lipschitz == 1.0 and cal.smoothness == 0.25 and cal.row_rank == 1
     assert clf.multi_class_ == "binary" and clf.coef_.shape == (1, 6)
     assert clf.n_iter_.shape == (1,) and clf.gradient_norm_.shape == (1,)
 
@@ -418,7 +478,7 @@ def test_multinomial_beats_one_vs_rest_on_digits():
            .fit(X_train, y_train).score(X_test, y_test) for s in range(2)]
     clf = DPLogisticRegressionAMP(epsilon=3.0, random_state=0).fit(X_train, y_train)
     assert clf.multi_class_ == "multinomial" and clf.coef_.shape == (10, 64)
-    assert clf.calibration_.rank == 18
+    assert clf.calibration_.row_rank == 9
     np.testing.assert_allclose(clf.predict_proba(X_test).sum(axis=1), 1.0)
     assert np.mean(soft) > np.mean(ovr) + 0.2
 

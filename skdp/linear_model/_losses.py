@@ -48,12 +48,9 @@ class LogisticLoss:
         """Smoothness constant ``beta = data_norm^2 / 4``."""
         return float(data_norm) ** 2 / 4.0
 
-    def hessian_rank_bound(self, n_params):
-        """Rank bound ``r = min(n_params, 2)`` of a difference of two samples' Hessians.
-
-        Each sample's Hessian ``l''(z) x x^T`` has rank <= 1 (seed 004, Lemma 4.3.2).
-        """
-        return min(int(n_params), 2)
+    #: Rank of one row's Hessian ``l''(z) x x^T``, and dimension of the span of
+    #: its gradients ``l'(z) x`` (seed 004, Lemma 4.3.2 uses twice this).
+    row_hessian_rank = 1
 
     def hessian_trace_bound(self, data_norm):
         """Bound on the trace of one row's Hessian ``l''(z) x x^T``: the smoothness constant."""
@@ -108,12 +105,9 @@ class HuberSVMLoss:
         """Smoothness constant ``beta = data_norm^2 / (2 h)``."""
         return float(data_norm) ** 2 / (2.0 * self.h)
 
-    def hessian_rank_bound(self, n_params):
-        """Rank bound ``r = min(n_params, 2)`` of a difference of two samples' Hessians.
-
-        Each sample's Hessian ``l''(z) x x^T`` has rank <= 1 (seed 004, Lemma 4.3.2).
-        """
-        return min(int(n_params), 2)
+    #: Rank of one row's Hessian ``l''(z) x x^T``, and dimension of the span of
+    #: its gradients ``l'(z) x`` (seed 004, Lemma 4.3.2 uses twice this).
+    row_hessian_rank = 1
 
     def hessian_trace_bound(self, data_norm):
         """Bound on the trace of one row's Hessian ``l''(z) x x^T``: the smoothness constant."""

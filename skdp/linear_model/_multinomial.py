@@ -52,9 +52,14 @@ class MultinomialLoss:
         """Smoothness constant ``beta = data_norm^2 / 2``."""
         return float(data_norm) ** 2 / 2.0
 
-    def hessian_rank_bound(self, n_params):
-        """Rank bound ``r = min(n_params, 2 (K - 1))`` of a difference of two samples' Hessians."""
-        return min(int(n_params), 2 * (self.n_classes - 1))
+    @property
+    def row_hessian_rank(self):
+        """``K - 1``: rank of one row's Hessian ``(diag(p) - p p^T) kron x x^T``.
+
+        It is also the dimension of the span of one row's gradients
+        ``(p - e_y) x^T``, whose class factor sums to zero.
+        """
+        return self.n_classes - 1
 
     def hessian_trace_bound(self, data_norm):
         """Bound ``(1 - 1/K) data_norm^2`` on the trace of one row's Hessian.
