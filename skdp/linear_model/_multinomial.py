@@ -12,11 +12,10 @@ label ``y`` is ``l(W; x, y) = logsumexp(W x) - (W x)_y``. With
   all-ones vector in its kernel, so its rank is <= ``K - 1``; for a unit
   vector ``u``, ``u^T (diag(p) - p p^T) u`` is the variance of ``u_k`` under
   ``k ~ p``, at most ``(max_k u_k - min_k u_k)^2 / 4 <= 1/2`` (Popoviciu), so
-  the loss is ``data_norm^2 / 2``-smooth. The difference of two samples'
-  Hessians, used by the AMP proof (seed 004, Lemma 4.3.2), therefore has rank
-  <= ``r = min(K d, 2 (K - 1))``. Its trace is ``(1 - ||p||^2) ||x||^2 <=
-  (1 - 1/K) data_norm^2``, a much smaller bound on the quantity the proof
-  actually needs (see ``amp_calibration``).
+  the loss is ``data_norm^2 / 2``-smooth. Its trace is
+  ``(1 - ||p||^2) ||x||^2 <= (1 - 1/K) data_norm^2``, a smaller bound than
+  ``(K - 1) / 2 data_norm^2`` on what the AMP proof (seed 004, Lemma 4.3.2)
+  needs (see ``amp_calibration``).
 
 These constants are checked numerically on random points in the tests.
 """
