@@ -28,7 +28,7 @@ from skdp.linear_model._amp import (
     objective_noise_sigma,
     thesis_eps3_fraction,
 )
-from skdp.linear_model._losses import LogisticLoss
+from skdp.linear_model._losses import LogisticLoss, get_loss
 from skdp.linear_model._multinomial import MultinomialObjective
 from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._solvers import CertifiedResult, minimize_certified
@@ -332,6 +332,62 @@ def test_newton_certifies_one_over_m_squared(hessian_rows):
     assert independent <= gamma
     assert res.grad_norm == pytest.approx(independent, rel=1e-3, abs=1e-14)
     assert res.n_iter < 60
+
+
+@pytest.mark.parametrize("kind", ["logistic", "huber", "softmax"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_matrix_free_hessian_matches_the_dense_one(kind, sparse):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 6))
+    X = sp.csr_matrix(X) if sparse else X
+    if kind == "softmax":
+        obj = MultinomialObjective(X, rng.integers(3, size=50), 3, reg=0.2)
+    else:
+        obj = GLMObjective(X, rng.choice([-1.0, 1.0], size=50), get_loss(kind), reg=0.2)
+    n = obj.b.size
+    theta, v = rng.normal(scale=0.3, size=(2, n))
+    matvec, diagonal = obj.hessian_operator(theta)
+    H = obj.hessian(theta)
+    np.testing.assert_allclose(matvec(v), H @ v, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(diagonal, np.diag(H), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["logistic", "huber", "softmax"])
+def test_matrix_free_newton_certifies_the_same_minimum(kind):
+    rng = np.random.default_rng(6)
+    m, d = 2000, 40
+    X = rng.normal(size=(m, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    reg = 1e-3
+    if kind == "softmax":
+        obj = MultinomialObjective(X, rng.integers(4, size=m), 4, reg, rng.normal(size=4 * d) * 1e-3)
+    else:
+        y = np.sign(X @ rng.normal(size=d) + 0.3 * rng.normal(size=m))
+        obj = GLMObjective(X, y, get_loss(kind), reg, rng.normal(size=d) * 1e-3)
+    gamma = 1.0 / m**2
+    dense = minimize_certified(obj, np.zeros(obj.b.size), gamma=gamma, matrix_free=False)
+    free = minimize_certified(obj, np.zeros(obj.b.size), gamma=gamma, matrix_free=True)
+    for result in (dense, free):
+        assert np.linalg.norm(obj.value_and_grad(result.x)[1]) <= gamma
+    # Both are within gamma / reg of the unique minimum (reg-strong convexity).
+    assert np.linalg.norm(dense.x - free.x) <= 2 * gamma / reg
+
+
+def test_wide_data_uses_the_matrix_free_solver(monkeypatch, small_binary):
+    from skdp.linear_model import _solvers
+    X, y = small_binary
+    dense = DPLogisticRegressionAMP(epsilon=1.0, random_state=3).fit(X, y)
+    monkeypatch.setattr(_solvers, "DENSE_HESSIAN_LIMIT", 3)  # 7 parameters count as wide
+    calls = []
+    original = _solvers._truncated_newton
+    monkeypatch.setattr(_solvers, "_truncated_newton",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
+    free = DPLogisticRegressionAMP(epsilon=1.0, random_state=3).fit(X, y)
+    assert calls and free.gradient_norm_[0] <= free.calibration_.gamma
+    # Same noise, same certified minimum: the releases agree up to 2 gamma m / Lambda.
+    bound = 2 * dense.calibration_.gamma * len(y) / dense.calibration_.reg_strength
+    theta = lambda c: np.append(c.coef_[0], c.intercept_[0])  # noqa: E731
+    assert np.linalg.norm(theta(dense) - theta(free)) <= bound
 
 
 def test_solver_that_misses_gamma_raises_and_releases_nothing(small_binary):

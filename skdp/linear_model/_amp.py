@@ -429,9 +429,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         gradient and a subsampled, reused Hessian (certifies ``1 / m^2`` in
         a few dozen cheap iterations). Any gradient-based method name of
         :func:`scipy.optimize.minimize` (e.g. ``"L-BFGS-B"``) is also
-        accepted; it often stalls above ``1 / m^2``. The Newton solver
-        factors a dense Hessian over all parameters, so it suits up to a few
-        thousand of them.
+        accepted; it often stalls above ``1 / m^2``. Up to 2,000 parameters
+        the Newton solver factors a dense Hessian; above, it solves each step
+        by preconditioned conjugate gradients on Hessian-vector products
+        (memory linear in the number of parameters, sparse input kept
+        sparse).
     max_iter : int, default=100
         Iteration limit of the solver. If the gradient bound is not certified
         by then, :class:`~skdp.exceptions.CertificationError` is raised and

@@ -147,3 +147,21 @@ class MultinomialObjective:
         H /= n
         H[np.diag_indices_from(H)] += self.reg
         return H
+
+    def hessian_operator(self, theta):
+        """Matrix-free Hessian at ``theta``: ``(matvec, diagonal)``, for wide data.
+
+        For a direction ``V`` (``K x d``), each row contributes
+        ``(diag(p) - p p^T) (V x) x^T``: two passes over ``X`` per product.
+        """
+        X, K, d, m, reg = self.X, self.n_classes, self.d, self.m, self.reg
+        P = softmax(self._scores(theta, X), axis=1)
+
+        def matvec(v):
+            S = P * np.asarray(X @ v.reshape(K, d).T)
+            S -= P * S.sum(axis=1, keepdims=True)
+            return np.asarray(X.T @ S).T.ravel() / m + reg * v
+
+        squares = X.multiply(X) if sp.issparse(X) else X * X
+        diagonal = np.asarray(squares.T @ (P - P * P)).T.ravel() / m + reg
+        return matvec, diagonal

@@ -73,3 +73,19 @@ class GLMObjective:
             H = (X * w[:, None]).T @ X
         H[np.diag_indices_from(H)] += self.reg
         return H
+
+    def hessian_operator(self, theta):
+        """Matrix-free Hessian at ``theta``: ``(matvec, diagonal)``, for wide data.
+
+        ``matvec(v) = X^T (w * (X v)) + reg v`` with ``w = l''(z) / m`` costs two
+        passes over ``X``; the diagonal serves as a preconditioner.
+        """
+        w = self.loss.second_derivative(self._margins(theta)) / self.m
+        X, reg = self.X, self.reg
+
+        def matvec(v):
+            return np.asarray(X.T @ (w * (X @ v))).ravel() + reg * v
+
+        squares = X.multiply(X) if sp.issparse(X) else X * X
+        diagonal = np.asarray(squares.T @ w).ravel() + reg
+        return matvec, diagonal

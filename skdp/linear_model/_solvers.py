@@ -12,10 +12,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, optimize
+from scipy.sparse import linalg as sparse_linalg
 
 from skdp.exceptions import CertificationError
 
 __all__ = ["CertifiedResult", "minimize_certified"]
+
+# Above this many parameters the Newton solver stops forming the dense
+# Hessian (memory n^2, Cholesky n^3) and solves each step by preconditioned
+# conjugate gradients on Hessian-vector products instead.
+DENSE_HESSIAN_LIMIT = 2000
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,41 @@ def _newton(objective, x0, gamma, max_iter, hessian_rows, rng, reuse_hessian=Tru
             fresh = False  # keep the factorization for the next step
         else:
             factor = None
+    return _certify(x, gnorm, n_iter, gamma)
+
+
+def _truncated_newton(objective, x0, gamma, max_iter):
+    """Newton steps solved inexactly by Jacobi-preconditioned conjugate gradients.
+
+    For wide problems: only Hessian-vector products are formed. The CG
+    tolerance shrinks with the gradient (forcing term
+    ``min(0.5, sqrt(||g||))``), which keeps the convergence superlinear;
+    as in :func:`_newton`, only the exact full gradient decides when to stop.
+    """
+    x = np.array(x0, dtype=float)
+    value, grad = objective.value_and_grad(x)
+    gnorm = float(np.linalg.norm(grad))
+    n_iter = 0
+    while gnorm > gamma and n_iter < max_iter:
+        matvec, diagonal = objective.hessian_operator(x)
+        n = len(x)
+        H = sparse_linalg.LinearOperator((n, n), matvec=matvec, dtype=float)
+        M = sparse_linalg.LinearOperator((n, n), matvec=lambda r: r / diagonal, dtype=float)
+        step, _ = sparse_linalg.cg(H, -grad, rtol=min(0.5, np.sqrt(gnorm)), atol=0.0,
+                                   maxiter=max(50, min(n, 500)), M=M)
+        slope = float(grad @ step)
+        if not slope < 0:  # CG broke down numerically: fall back to the gradient
+            step, slope = -grad, -gnorm**2
+        found = _line_search(objective, x, value, grad, gnorm, step, slope)
+        n_iter += 1
+        if found is None:
+            break
+        t, value, grad, gnorm = found
+        x = x + t * step
+    return _certify(x, gnorm, n_iter, gamma)
+
+
+def _certify(x, gnorm, n_iter, gamma):
     if gnorm <= gamma:
         return CertifiedResult(x, gnorm, n_iter)
     raise CertificationError(
@@ -127,13 +168,14 @@ def _scipy(objective, x0, gamma, max_iter, method):
 
 
 def minimize_certified(objective, x0, *, gamma, max_iter=100, solver="newton",
-                       hessian_rows=None, rng=None, reuse_hessian=True):
+                       hessian_rows=None, rng=None, reuse_hessian=True, matrix_free=None):
     """Minimize ``objective`` until its exact gradient norm is at most ``gamma``.
 
     Parameters
     ----------
-    objective : GLMObjective
-        Provides ``value_and_grad(x)`` and ``hessian(x, rows)``.
+    objective : GLMObjective or MultinomialObjective
+        Provides ``value_and_grad(x)``, ``hessian(x, rows)`` and
+        ``hessian_operator(x)``.
     x0 : ndarray of shape (d,)
         Starting point (data-independent, or any point: the certificate is
         checked at the end).
@@ -155,6 +197,11 @@ def minimize_certified(objective, x0, *, gamma, max_iter=100, solver="newton",
     reuse_hessian : bool, default=True
         Keep a Hessian factorization across Newton steps while they converge
         fast (``"newton"`` only).
+    matrix_free : bool or None, default=None
+        ``"newton"`` only: solve each step by preconditioned conjugate
+        gradients on Hessian-vector products (``objective.hessian_operator``)
+        instead of a dense Cholesky factorization. ``None`` does so above
+        ``DENSE_HESSIAN_LIMIT`` parameters.
 
     Returns
     -------
@@ -167,6 +214,10 @@ def minimize_certified(objective, x0, *, gamma, max_iter=100, solver="newton",
         If the bound is not reached within ``max_iter``.
     """
     if solver == "newton":
+        if matrix_free is None:
+            matrix_free = len(x0) > DENSE_HESSIAN_LIMIT
+        if matrix_free:
+            return _truncated_newton(objective, x0, gamma, max_iter)
         rng = np.random.default_rng(0) if rng is None else rng
         return _newton(objective, x0, gamma, max_iter, hessian_rows, rng, reuse_hessian)
     return _scipy(objective, x0, gamma, max_iter, solver)
