@@ -324,10 +324,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
                                               self.fallback_label, X.shape[1])
             warnings.warn(
                 f"{int(answered.sum())} of {len(answered)} public points were answered, with "
-                "fewer than two classes: no student can be trained. Kept a constant "
-                f"{fallback!r} fallback predicting {student.classes_[0]!r} instead (no extra "
-                "privacy cost). Use more teachers (with enough data each), a larger epsilon "
-                "or max_unstable, or more public points.", FallbackModelWarning, stacklevel=2)
+                "fewer than two classes: no student can be trained. Kept a constant model "
+                f"(fallback_={fallback!r}) that predicts {student.classes_.tolist()[0]!r} "
+                "everywhere, at no extra privacy cost. Use more teachers (with enough data "
+                "each), a larger epsilon or max_unstable, or more public points.",
+                FallbackModelWarning, stacklevel=2)
         self.student_ = student
         self.fallback_ = fallback
         self.classes_ = np.unique(labels_released) if fallback is None else student.classes_

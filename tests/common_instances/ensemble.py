@@ -18,10 +18,9 @@ INSTANCES = [
 # with fallback_label set and expects no failure.
 _NO_LABEL_RELEASED = (
     "on the tiny check data (a few rows per teacher, labels often random) the 3 teachers "
-    "never agree on the 1-8 public "
-    "points, so the DP answerer releases no label at all; a constant fallback needs "
-    "fallback_label (None here), as any label read from the private data would be an "
-    "unprotected release, so fit raises"
+    "never agree on the 1-8 public points, so the DP answerer releases no label at all; a "
+    "constant fallback then needs fallback_label (None here), as any label read from the "
+    "private data would be an unprotected release, so fit raises"
 )
 EXPECTED_FAILED_CHECKS = {
     "ModelAgnosticPrivateClassifier": dict.fromkeys([
