@@ -150,7 +150,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     threshold_ : float
         Threshold ``w`` on the distance to instability.
     n_public_ : int
-        Number of public points queried (``max_queries`` of the answerer).
+        Number of public points queried.
     n_answered_, n_abstained_, n_refused_ : int
         How the public points fared; the student is trained on the answered ones.
     privacy_spent_ : PrivacyBudget or LabelPrivateBudget
@@ -268,6 +268,18 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         -------
         self : ModelAgnosticPrivateClassifier
             The fitted classifier.
+
+        Raises
+        ------
+        RuntimeError
+            If no public point was answered and ``fallback_label`` is None
+            (the budget of the fit is spent; nothing is fitted).
+
+        Warns
+        -----
+        FallbackModelWarning
+            If fewer than two classes were answered: ``student_`` is then a
+            constant model, see ``fallback_``.
         """
         X, y = validate_data(self, X, y)
         check_labels(y)
