@@ -43,7 +43,7 @@ for cal, epsilons in runs.items():
                                              random_state=0)
         try:
             clf.fit(X, y, X_public=X_public)
-        except RuntimeError:  # nothing (or one class) answered: no student
+        except RuntimeError:  # nothing answered: no label released, no model (fallback_label=None)
             answered[cal].append(0.0)
             accuracy[cal].append(np.nan)
             continue

@@ -3,6 +3,7 @@
 __all__ = [
     "BudgetExceededError",
     "CertificationError",
+    "FallbackModelWarning",
     "PrivacyLeakWarning",
     "SparseVectorExhaustedError",
 ]
@@ -31,6 +32,17 @@ class CertificationError(RuntimeError):
 
     Nothing is released: the estimator stays unfitted. Raise ``max_iter``,
     loosen the (data-independent) tolerance, or pick another solver.
+    """
+
+
+class FallbackModelWarning(UserWarning):
+    """A private release was too uninformative for the requested model; a fallback was fitted.
+
+    The estimator still fits, but the model it keeps is a documented,
+    simpler fallback (for instance a constant classifier) computed only
+    from what was already released privately or from public parameters:
+    it costs no privacy budget beyond what the fit has accounted. A fitted
+    attribute of the estimator records which fallback was used.
     """
 
 

@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import warnings
 
 import joblib
 import numpy as np
@@ -10,6 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import BudgetAccountant, PrivacyBudget
 from skdp.datasets import make_margin_classification
@@ -27,7 +29,7 @@ from skdp.ensemble._stability import (
     release_calibration,
 )
 from skdp.ensemble._teachers import assign_teachers
-from skdp.exceptions import SparseVectorExhaustedError
+from skdp.exceptions import FallbackModelWarning, SparseVectorExhaustedError
 from skdp.mechanisms import SparseVector
 from skdp.testing import audit_epsilon
 
@@ -303,6 +305,7 @@ def test_classifier_charges_the_accountant_once_and_bad_input_spends_nothing():
         (dict(calibration="tight"), ValueError, "calibration"),
         (dict(delta=0.0), ValueError, "delta"),
         (dict(n_teachers=2.5), TypeError, "n_teachers"),
+        (dict(fallback_label=[0, 1]), ValueError, "fallback_label"),
     ]
     for params, error, match in bad:
         clf = ModelAgnosticPrivateClassifier(base, n_teachers=20, epsilon=5.0, accountant=acc)
@@ -339,13 +342,90 @@ def test_label_private_fallback_records_the_weaker_guarantee():
     assert clf.score(X, y) > 0.95
 
 
-def test_fit_raises_when_no_two_classes_are_answered():
+def test_answerer_filler_does_not_reveal_the_private_labels():
+    rng = np.random.default_rng(11)
+    X, y = _blobs(3000, rng)
+    queries = [[4.0, 0.0], [0.0, 0.0], [-4.0, 0.0]]  # class 0, a split vote, class 1
+    for y_labels, filler, answers in (
+            (np.array([5, 7])[y], 0, [5, 7]),
+            (np.array(["negative", "yes"])[y], None, ["negative", "yes"])):
+        ans = PrivateQueryAnswerer(LogisticRegression(), n_teachers=30, max_unstable=2,
+                                   max_queries=10, epsilon=20.0, random_state=0)
+        labels, answered = ans.fit(X, y_labels).answer(queries)
+        assert answered.tolist() == [True, False, True]
+        # The abstention used to carry classes_[0], the smallest private label.
+        assert labels[1] == filler and labels[1] != ans.classes_[0]
+        assert labels[[0, 2]].tolist() == answers
+        assert (labels.dtype == object) == (filler is None)  # no string width of private labels
+
+
+def _one_class_released(fallback_label=None, accountant=None):
+    rng = np.random.default_rng(12)
+    X, y = _blobs(3000, rng)
+    X_pub = np.array([4.0, 0.0]) + 0.3 * rng.normal(size=(6, 2))  # deep in class 0
+    clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=30, max_unstable=2,
+                                         epsilon=20.0, delta=1e-5, fallback_label=fallback_label,
+                                         accountant=accountant, random_state=0)
+    with pytest.warns(FallbackModelWarning, match="6 of 6 public points were answered"):
+        return clf.fit(X, y, X_public=X_pub)
+
+
+def test_one_released_class_gives_a_constant_fallback_at_no_extra_cost():
+    acc = BudgetAccountant(epsilon=25.0, delta=1e-4)
+    clf = _one_class_released(accountant=acc)
+    assert clf.fallback_ == "most_frequent" and clf.classes_.tolist() == [0]
+    assert (clf.n_answered_, clf.n_abstained_) == (6, 0)
+    # Post-processing of the released labels: the declared budget, charged once.
+    assert clf.privacy_spent_ == PrivacyBudget(20.0, 1e-5)
+    assert acc.spent.epsilon == pytest.approx(20.0) and acc.spent.delta == pytest.approx(1e-5)
+    X_test = np.random.default_rng(13).normal(scale=5.0, size=(50, 2))
+    assert clf.predict(X_test).tolist() == [0] * 50
+    assert np.array_equal(clf.predict_proba(X_test), np.ones((50, 1)))
+    assert not hasattr(clf, "decision_function")  # the constant model has none
+    assert clf.score(X_test, np.zeros(50, dtype=int)) == 1.0
+    # A released label wins over the public fallback_label.
+    assert _one_class_released(fallback_label=1).classes_.tolist() == [0]
+
+
+def test_no_released_label_raises_unless_fallback_label_is_given():
     rng = np.random.default_rng(8)
     X, y = _blobs(2000, rng)
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-4)
+    # 20 teachers: a distance of at most 9, far below the threshold at epsilon = 0.1.
     clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=20, epsilon=0.1,
-                                         random_state=0)
-    with pytest.raises(RuntimeError, match="no student can be trained"):
+                                         accountant=acc, random_state=0)
+    with pytest.raises(RuntimeError, match="no label was released.*fallback_label"):
         clf.fit(X, y, X_public=X[:20])
+    assert not hasattr(clf, "student_") and not hasattr(clf, "classes_")  # nothing half-fitted
+    assert acc.spent.epsilon == pytest.approx(0.1)  # the budget of that fit is spent
+    with pytest.warns(FallbackModelWarning, match="0 of 20 .*'constant'.* predicts 'no'"):
+        clf.set_params(fallback_label="no").fit(X, np.array(["no", "yes"])[y], X_public=X[:20])
+    assert clf.fallback_ == "constant" and clf.classes_.tolist() == ["no"]
+    assert clf.n_answered_ == 0 and clf.threshold_ > 9
+    assert clf.predict(X[:5]).tolist() == ["no"] * 5
+    assert clf.privacy_spent_ == PrivacyBudget(0.1, 1e-6)
+    assert acc.spent.epsilon == pytest.approx(0.2)  # one more fit, nothing extra
+
+
+def test_label_private_setting_without_query_rows_uses_the_fallback():
+    rng = np.random.default_rng(14)
+    X, y = _blobs(20, rng)
+    clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=2,
+                                         public_fraction=1e-9, fallback_label=1, random_state=0)
+    with pytest.warns(FallbackModelWarning, match="0 of 0"):
+        clf.fit(X, y)
+    assert clf.n_public_ == clf.privacy_spent_.n_query_rows == 0
+    assert clf.fallback_ == "constant" and clf.predict(X).tolist() == [1] * 20
+
+
+@parametrize_with_checks([ModelAgnosticPrivateClassifier(
+    DecisionTreeClassifier(max_depth=3), n_teachers=3, epsilon=1e4, fallback_label=0,
+    random_state=0)])
+def test_every_sklearn_check_passes_with_a_fallback_label(estimator, check):
+    # tests/common_instances/ensemble.py lists the checks that fail without fallback_label.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackModelWarning)
+        check(estimator)
 
 
 def test_teachers_on_local_dask_cluster_give_the_same_model():

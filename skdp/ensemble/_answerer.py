@@ -286,7 +286,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         -------
         labels : ndarray of shape (n_queries,)
             The teachers' majority label where ``answered`` is True. Other
-            entries carry no information (they hold ``classes_[0]``).
+            entries hold a filler that never depends on the private labels
+            (0 or ``False`` for numeric or boolean labels, ``None`` for
+            string or object labels, which are returned with dtype object):
+            use ``answered`` to tell them apart.
         answered : ndarray of bool, shape (n_queries,)
             False for abstentions and refused queries.
 
@@ -303,5 +306,11 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         self.n_answered_ += int(answered.sum())
         self.n_abstained_ += int(np.sum(status == ABSTAINED))
         self.n_refused_ += int(np.sum(status == REFUSED))
-        # Only answered votes are released: the other entries must not carry the majority.
-        return self.classes_[np.where(answered, top, 0)], answered
+        # Only answered votes are released. The other entries carry neither the majority nor
+        # any private label (classes_[0], the smallest private label, would leak the label
+        # set); strings go out as objects, as NumPy's string dtype is as wide as the longest
+        # private label.
+        labels = (np.full(len(status), None, dtype=object) if self.classes_.dtype.kind in "OSU"
+                  else np.zeros(len(status), dtype=self.classes_.dtype))
+        labels[answered] = self.classes_[top[answered]]
+        return labels, answered

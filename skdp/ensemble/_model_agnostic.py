@@ -1,9 +1,11 @@
 """ModelAgnosticPrivateClassifier: private learner by knowledge transfer (seed 004, Alg. 11)."""
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.dummy import DummyClassifier
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -18,6 +20,7 @@ from skdp.ensemble._answerer import (
 )
 from skdp.ensemble._stability import CALIBRATIONS
 from skdp.ensemble._teachers import keyed_row_hash
+from skdp.exceptions import FallbackModelWarning
 from skdp.utils import check_option, check_positive_int, check_real, fill_doc
 
 __all__ = ["LabelPrivateBudget", "ModelAgnosticPrivateClassifier"]
@@ -48,6 +51,31 @@ class LabelPrivateBudget(PrivacyBudget):
     scope: str = ("(epsilon, delta)-DP for the labels of all rows and for the features of "
                   "the rows that trained the teachers; the features of the n_query_rows rows "
                   "used as unlabeled queries are not protected")
+
+
+def _fit_fallback(X_released, labels_released, fallback_label, n_features):
+    """Constant classifier when fewer than two classes were released, from public inputs only.
+
+    Returns ``(strategy, model)``: ``"most_frequent"`` predicts the one class
+    among the released labels (post-processing of the answerer's output);
+    ``"constant"`` predicts the public ``fallback_label`` when no label was
+    released. Raises when no label was released and ``fallback_label`` is None.
+    """
+    if labels_released.size:
+        return "most_frequent", DummyClassifier(strategy="most_frequent").fit(
+            X_released, labels_released)
+    if fallback_label is None:
+        raise RuntimeError(
+            "no public point was answered (every vote was unstable or refused): no label was "
+            "released, so no student can be trained, not even a constant one, without a "
+            "further release about the private data. Pass fallback_label=<a label known "
+            "publicly> to keep a constant model instead, or use more teachers (with enough "
+            "data each), a larger epsilon or max_unstable, or more public points. The "
+            "privacy budget of this fit is spent."
+        )
+    # A data-independent placeholder row: the constant model ignores its input.
+    return "constant", DummyClassifier(strategy="constant", constant=fallback_label).fit(
+        np.zeros((1, n_features)), np.array([fallback_label]))
 
 
 def _student_has(attr):
@@ -91,6 +119,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Used only when ``fit`` gets no ``X_public``: the fraction of training
         rows (chosen per row by a keyed hash) whose labels are discarded and
         whose features serve as the public points (label-private setting).
+    fallback_label : scalar or None, default=None
+        A label known publicly (for example the negative class), predicted
+        by a constant fallback model when the answerer releases no label at
+        all. ``None``: ``fit`` raises in that case. Ignored whenever at least
+        one label is released.
     %(n_jobs)s
         Teachers are trained with joblib (any backend, e.g. Dask).
     %(random_state)s
@@ -101,14 +134,23 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     ----------
     student_ : estimator
         The fitted student; the only model derived from the private data.
+        A :class:`~sklearn.dummy.DummyClassifier` when ``fallback_`` is set.
+    fallback_ : {None, "most_frequent", "constant"}
+        ``None`` when ``student_`` was trained on the answered points.
+        Otherwise fewer than two classes were released, no student could be
+        trained, and ``student_`` is a constant model (a
+        :class:`~skdp.exceptions.FallbackModelWarning` is emitted):
+        ``"most_frequent"`` predicts the one released class,
+        ``"constant"`` predicts ``fallback_label`` (no label was released).
     classes_ : ndarray of shape (n_classes,)
-        Labels the student knows (those among the answered votes).
+        Labels the student knows (those among the answered votes, or
+        ``[fallback_label]``).
     n_teachers_ : int
         Number of teachers used.
     threshold_ : float
         Threshold ``w`` on the distance to instability.
     n_public_ : int
-        Number of public points queried (``max_queries`` of the answerer).
+        Number of public points queried.
     n_answered_, n_abstained_, n_refused_ : int
         How the public points fared; the student is trained on the answered ones.
     privacy_spent_ : PrivacyBudget or LabelPrivateBudget
@@ -137,6 +179,14 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     :class:`LabelPrivateBudget` saying so. The number of public points
     (which sets the threshold) depends only on those unprotected features.
 
+    When fewer than two classes are released, the constant fallback model
+    (``fallback_``) is also a post-processing: of the released labels
+    (``"most_frequent"``), or of nothing but the public ``fallback_label``
+    (``"constant"``). No label is ever read from the private data for it,
+    so ``privacy_spent_`` is the same ``(epsilon, delta)`` as for a trained
+    student; the decision to fall back, and the warning, depend only on
+    the released labels too.
+
     See Also
     --------
     PrivateQueryAnswerer : The online answering service used for the labels.
@@ -145,9 +195,21 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     -----
     The student sees only answered points, which are the ones far from the
     teachers' decision boundary; a student that needs points near the
-    boundary should be given more public data. If fewer than two classes are
-    answered no student can be trained and ``fit`` raises (the budget is then
-    spent and nothing is released).
+    boundary should be given more public data.
+
+    If the answered votes hold fewer than two classes, no student can be
+    trained and ``fit`` keeps a constant model instead (``fallback_``, with
+    a :class:`~skdp.exceptions.FallbackModelWarning`): the released class if
+    there is one, else ``fallback_label``. Taking the majority of the
+    private labels instead, or a label of the private label set, would be
+    a release that no noise protects (one added record with a new label
+    can change the private label set), and paying for it privately would
+    exceed the declared ``epsilon`` exactly when the fit went badly. If no
+    label was released and ``fallback_label`` is ``None``, ``fit`` raises:
+    the budget is then spent and nothing is released. Tiny data, small
+    ``epsilon`` or few teachers make this likely: a vote is answered only
+    when its distance to instability, at most ``(n_teachers - 1) / 2``,
+    clears the threshold ``threshold_``.
 
     References
     ----------
@@ -169,8 +231,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     """
 
     def __init__(self, estimator, *, student=None, n_teachers="auto", max_unstable=10,
-                 epsilon=1.0, delta=1e-6, calibration="lyu", public_fraction=0.2, n_jobs=None,
-                 random_state=None, accountant=None, verbose=0):
+                 epsilon=1.0, delta=1e-6, calibration="lyu", public_fraction=0.2,
+                 fallback_label=None, n_jobs=None, random_state=None, accountant=None,
+                 verbose=0):
         self.estimator = estimator
         self.student = student
         self.n_teachers = n_teachers
@@ -179,6 +242,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         self.delta = delta
         self.calibration = calibration
         self.public_fraction = public_fraction
+        self.fallback_label = fallback_label
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -204,6 +268,18 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         -------
         self : ModelAgnosticPrivateClassifier
             The fitted classifier.
+
+        Raises
+        ------
+        RuntimeError
+            If no public point was answered and ``fallback_label`` is None
+            (the budget of the fit is spent; nothing is fitted).
+
+        Warns
+        -----
+        FallbackModelWarning
+            If fewer than two classes were answered: ``student_`` is then a
+            constant model, see ``fallback_``.
         """
         X, y = validate_data(self, X, y)
         check_labels(y)
@@ -213,6 +289,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
         max_unstable = check_positive_int(self.max_unstable, "max_unstable")
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
+        if self.fallback_label is not None and np.ndim(self.fallback_label) != 0:
+            raise ValueError("fallback_label must be a single label (a scalar) or None, got "
+                             f"{self.fallback_label!r}.")
         if X_public is not None:
             X_public = validate_data(self, X_public, reset=False)
             n_public_max = X_public.shape[0]
@@ -234,29 +313,37 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             X, y, X_public = X[~is_query], y[~is_query], X[is_query]
             budget = LabelPrivateBudget(budget.epsilon, budget.delta,
                                         n_query_rows=int(is_query.sum()))
-        if X_public.shape[0] == 0:
-            labels, answered = np.empty(0), np.zeros(0, dtype=bool)
+        answerer = PrivateQueryAnswerer(
+            self.estimator, n_teachers=n_teachers, max_unstable=max_unstable,
+            max_queries=max(X_public.shape[0], 1), epsilon=epsilon, delta=delta,
+            calibration=calibration, n_jobs=self.n_jobs, random_state=rng,
+            verbose=self.verbose,
+        ).fit(X, y)  # the budget was charged above; the inner answerer has no accountant
+        if X_public.shape[0] == 0:  # possible in the label-private setting on tiny data
+            labels, answered = np.empty(0, dtype=y.dtype), np.zeros(0, dtype=bool)
         else:
-            answerer = PrivateQueryAnswerer(
-                self.estimator, n_teachers=n_teachers, max_unstable=max_unstable,
-                max_queries=X_public.shape[0], epsilon=epsilon, delta=delta,
-                calibration=calibration, n_jobs=self.n_jobs, random_state=rng,
-                verbose=self.verbose,
-            ).fit(X, y)  # the budget was charged above; the inner answerer has no accountant
             labels, answered = answerer.answer(X_public)
-        if np.unique(labels[answered]).size < 2:
-            raise RuntimeError(
-                f"only {int(answered.sum())} of {len(answered)} public points were answered, "
-                "with fewer than two classes: no student can be trained. Use more teachers "
-                "(with enough data each), a larger epsilon or max_unstable, or more public "
-                "points. The privacy budget of this fit is spent."
-            )
-        student = clone(student)
-        seed = draw_seeds(student, 1, rng)
-        if seed is not None:
-            student.set_params(random_state=int(seed[0]))
-        self.student_ = student.fit(X_public[answered], labels[answered])
-        self.classes_ = np.unique(labels[answered])
+        # Everything below is post-processing of the released labels and the public points.
+        X_released, labels_released = X_public[answered], labels[answered]
+        if np.unique(labels_released).size >= 2:
+            student = clone(student)
+            seed = draw_seeds(student, 1, rng)
+            if seed is not None:
+                student.set_params(random_state=int(seed[0]))
+            fallback, student = None, student.fit(X_released, labels_released)
+        else:
+            fallback, student = _fit_fallback(X_released, labels_released,
+                                              self.fallback_label, X.shape[1])
+            warnings.warn(
+                f"{int(answered.sum())} of {len(answered)} public points were answered, with "
+                "fewer than two classes: no student can be trained. Kept a constant model "
+                f"(fallback_={fallback!r}) that predicts {student.classes_.tolist()[0]!r} "
+                "everywhere, at no extra privacy cost. Use more teachers (with enough data "
+                "each), a larger epsilon or max_unstable, or more public points.",
+                FallbackModelWarning, stacklevel=2)
+        self.student_ = student
+        self.fallback_ = fallback
+        self.classes_ = np.unique(labels_released) if fallback is None else student.classes_
         self.n_teachers_ = answerer.n_teachers_
         self.threshold_ = answerer.threshold_
         self.n_public_ = X_public.shape[0]

@@ -12,27 +12,23 @@ INSTANCES = [
                                    epsilon=1e4, random_state=0),
 ]
 
-_NO_STABLE_VOTE = (
-    "tiny (often random-label) check data leaves each of the 3 teachers a few rows, so "
-    "fewer than two classes get a stable (unanimous) vote: the DP answerer releases "
-    "nothing usable and fit raises instead of training a student"
+# With fewer than two released classes fit keeps a constant fallback model (fallback_):
+# the one released class. Only when no label at all is released does fit still raise,
+# unless fallback_label is given; tests/test_ensemble.py runs every check on an instance
+# with fallback_label set and expects no failure.
+_NO_LABEL_RELEASED = (
+    "on the tiny check data (a few rows per teacher, labels often random) the 3 teachers "
+    "never agree on the 1-8 public points, so the DP answerer releases no label at all; a "
+    "constant fallback then needs fallback_label (None here), as any label read from the "
+    "private data would be an unprotected release, so fit raises"
 )
 EXPECTED_FAILED_CHECKS = {
     "ModelAgnosticPrivateClassifier": dict.fromkeys([
-        "check_classifier_data_not_an_array",
-        "check_dict_unchanged",
-        "check_dont_overwrite_parameters",
-        "check_dtype_object",
         "check_estimators_dtypes",
         "check_estimators_nan_inf",
         "check_f_contiguous_array_estimator",
         "check_fit2d_1feature",
-        "check_fit2d_predict1d",
-        "check_fit_check_is_fitted",
         "check_fit_score_takes_y",
-        "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance",
-        "check_n_features_in_after_fitting",
         "check_supervised_y_2d",
-    ], _NO_STABLE_VOTE),
+    ], _NO_LABEL_RELEASED),
 }
