@@ -12,7 +12,7 @@ def erm_pair(n, at=0.0):
     """Replace-one pair for the certified kernel ERM: ``n`` rows at ``at``, one label flipped.
 
     With the Huber loss (width 0.5) and ``alpha n >= 4`` every margin
-    ``y_i f(0)`` stays in the loss's linear zone (``|f(0)| <= 2 / (alpha n) <= 0.5``),
+    ``y_i f(at)`` stays in the loss's linear zone (``|f(at)| <= 2 / (alpha n) <= 0.5``),
     so the minimizer is ``w* = (sum_i y_i / (alpha n)) phi(at)``. Flipping one
     label moves ``sum_i y_i`` by 2: ``||w*(D) - w*(D')||_H = 2 kappa / (alpha n)``,
     the sensitivity bound of seed 000 (Sec. 4, eq. 2) / seed 002 (Cor. 1), and
