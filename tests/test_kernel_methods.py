@@ -17,6 +17,7 @@ from sklearn.neighbors import KernelDensity
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
+from _kernel_audit import check_audit, erm_pair
 import skdp.kernel_methods._classifiers as classifiers_module
 import skdp.kernel_methods._density as density_module
 from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
@@ -37,7 +38,6 @@ from skdp.kernel_methods._gp import gp_mean_sensitivity
 from skdp.kernel_methods._kernels import gaussian_kernel, resolve_kernel
 from skdp.linear_model._losses import HuberSVMLoss, LogisticLoss
 from skdp.mechanisms import SparseVector, gaussian_sigma_analytic
-from skdp.testing import audit_epsilon
 
 
 @pytest.fixture(scope="module")
@@ -213,13 +213,6 @@ def _kde_mechanism(dataset, rng):
     return released[0] - released[1]
 
 
-def _tddl_pair():
-    # Huber loss with alpha = 10: every margin stays in the linear zone, so the
-    # prediction at 0 moves by 2 / (alpha n), the sensitivity bound.
-    X = np.zeros((10, 1))
-    return (X, np.array([1] * 5 + [0] * 5)), (X, np.array([1] * 6 + [0] * 4))
-
-
 _TDDL_PUBLIC = np.zeros((1, 1))
 
 
@@ -232,34 +225,25 @@ def _tddl_mechanism(dataset, rng):
 
 
 # Measured (seed 0): KDE 0.13 vs 1.60 under-noised; TDDL 0.77 vs 3.74 under-noised.
-AUDIT = dict(n_runs=1000, n_select=500, random_state=0)
+# The other kernel estimators are audited in test_kernel_methods_audit.py.
 
 
 def test_audit_kde(monkeypatch):
-    D0, D1 = _kde_pair()
-    res = audit_epsilon(_kde_mechanism, D0, D1, delta=1e-5, **AUDIT)
-    assert res.epsilon_lower_bound <= 1.0
-    real = density_module.functional_noise_sigma
-    monkeypatch.setattr(density_module, "functional_noise_sigma",
-                        lambda *a, **k: real(*a, **k) / 4)
-    caught = audit_epsilon(_kde_mechanism, D0, D1, delta=1e-5, **AUDIT)
-    assert caught.epsilon_lower_bound > 1.0
+    check_audit(_kde_mechanism, *_kde_pair(), 1.0, monkeypatch, density_module,
+                "functional_noise_sigma", delta=1e-5)
 
 
 def test_audit_tddl(monkeypatch):
-    (X0, y0), (X1, y1) = _tddl_pair()
+    # Huber loss with alpha = 10: every margin stays in the linear zone, so the
+    # prediction at 0 moves by 2 / (alpha n), the sensitivity bound (see erm_pair).
+    pair = erm_pair(10)
     pred = [PrivateKernelClassifier(alpha=10.0, loss="huber", epsilon=1e9, delta=0.0,
                                     random_state=0).fit(X, y, X_public=[[0.0]])
-            for X, y in _tddl_pair()]
+            for X, y in pair]
     gap = pred[1].decision_function([[0.0]])[0] - pred[0].decision_function([[0.0]])[0]
     assert gap == pytest.approx(pred[0].prediction_sensitivity_, rel=2e-3)  # worst case attained
-    res = audit_epsilon(_tddl_mechanism, (X0, y0), (X1, y1), **AUDIT)
-    assert res.epsilon_lower_bound <= 1.0
-    real = classifiers_module.tddl_laplace_scale
-    monkeypatch.setattr(classifiers_module, "tddl_laplace_scale",
-                        lambda *a, **k: real(*a, **k) / 4)
-    caught = audit_epsilon(_tddl_mechanism, (X0, y0), (X1, y1), **AUDIT)
-    assert caught.epsilon_lower_bound > 1.0
+    check_audit(_tddl_mechanism, *pair, 1.0, monkeypatch, classifiers_module,
+                "tddl_laplace_scale")
 
 
 # ---------------------------------------------------------------- accuracy
