@@ -112,6 +112,12 @@ def test_objective_noise_sigma_is_the_gaussian_mechanism_at_delta_over_2k():
             assert sigma == pytest.approx(_hand_sigma(sens, eps3, 1e-6 / (2 * k)), rel=1e-6)
     with pytest.raises(ValueError, match="delta1"):
         objective_noise_sigma(sens, 0.01, 0.9, 1)
+    # The thesis' (1 + sqrt(2 ln(1 / delta1))) s / eps3 is larger at the usual
+    # eps3 and falls below it (outside the proof) from about eps3 = 19.
+    thesis = sens * (1 + math.sqrt(2 * math.log(1e6)))
+    assert thesis / 1.0 > 1.4 * objective_noise_sigma(sens, 1.0, 1e-6, 1)
+    assert thesis / 18.0 > objective_noise_sigma(sens, 18.0, 1e-6, 1)
+    assert thesis / 20.0 < objective_noise_sigma(sens, 20.0, 1e-6, 1)
 
 
 def _max_privacy_loss(grad, rows, b, sigma, m, thetas):

@@ -135,10 +135,10 @@ def objective_noise_sigma(sensitivity, eps3, delta1, row_rank):
     mechanism, but ``v`` is evaluated at the *output* ``alpha``, so its
     direction may depend on ``b``. What holds for every ``alpha``:
 
-    * binary GLMs (logistic, Huber): ``grad l = c x`` with ``|c| <= Delta``
-      and the sign of ``c`` fixed by the label, so
-      ``<b, c x> <= Delta sigma g+`` with ``g = sign * <b, x> / (sigma ||x||)``
-      standard normal; ``k = 1``;
+    * binary GLMs (logistic, Huber): ``grad l = c x`` with
+      ``|c| ||x|| <= Delta`` and the sign of ``c`` fixed by the label
+      (``l' <= 0``), so ``<b, c x> <= Delta sigma g+`` with
+      ``g = sign * <b, x> / (sigma ||x||)`` standard normal; ``k = 1``;
     * softmax: ``grad l = (p - e_y) x^T`` with ``p`` in the simplex, so
       ``<b, grad l> <= max_j (g_j - g_y)``, ``g = B x / sigma``; each
       ``(g_j - g_y) / sqrt(2)`` is standard normal and
@@ -155,9 +155,9 @@ def objective_noise_sigma(sensitivity, eps3, delta1, row_rank):
     about 20% less noise for binary models at ``epsilon = 0.1``; for a
     10-class softmax it is 40% less noise than a chi-square tail bound over
     the 18-dimensional subspace holding the shift.
-    The thesis' formula is a tail bound too: it is valid below
-    ``eps3 = 2 (1 + sqrt(2 ln(1 / delta1)))`` for binary models, and
-    too small above.
+    The thesis' formula falls below this ``sigma1`` (and outside any proof
+    we know) for large ``eps3``: for binary models from about
+    ``eps3 = 19`` at ``delta1 = 1e-6``.
 
     Parameters
     ----------
@@ -502,8 +502,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
       calibration at ``(eps3, delta1 / (2 k))``. This is smaller than the
       thesis' ``sigma1`` at the default settings (about 20% for binary
       models at ``epsilon = 0.1``), and stays valid for every ``eps3``,
-      where the thesis' tail formula fails beyond
-      ``eps3 = 2 (1 + sqrt(2 ln(1 / delta1)))``;
+      while the thesis' formula falls below it for large ``eps3`` (from
+      about 19 at ``delta1 = 1e-6`` for binary models);
     * the gradient bound is *checked* on the exact full gradient before
       release; a solver that misses it raises instead of retrying with new
       noise (each retry would be an unaccounted release);
