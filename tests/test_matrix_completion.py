@@ -16,8 +16,12 @@ from skdp.matrix_completion import _completer
 from skdp.matrix_completion._calibration import noise_sigma, thesis_sigma, total_sensitivity
 from skdp.matrix_completion._solvers import (
     eigenvalue_release,
+    nuclear_shrinkage,
     oja_release,
+    pgd_local,
+    private_eigh,
     private_top_eigen,
+    project_l1_ball,
     symmetric_noise,
 )
 from skdp.testing import audit_epsilon
@@ -143,24 +147,29 @@ def test_symmetric_noise_is_isotropic_in_frobenius_geometry():
 # ----------------------------------------------------------------- audits
 
 
-def _frank_wolfe_gram_audit(noise_factor, bound=1.0, T=3, epsilon=1.0, delta=1e-5):
+def _gram_audit(noise_factor, method, bound=1.0, T=3, epsilon=1.0, delta=1e-5):
     """T releases of the global statistic on a worst-case pair of users.
 
-    The differing user's residual row has norm Delta in the first iteration
-    and 2 Delta after (Y = -Y* on her ratings); the two neighbours' rows are
-    orthogonal. The statistic is the likelihood-ratio direction of each
-    release, read from both eigenpairs of the released 2 x 2 matrix.
+    Frank-Wolfe: the differing user's residual row has norm Delta in the
+    first iteration and 2 Delta after (Y = -Y* on her ratings). PGD: her
+    whole iterate row is clipped to norm Delta in every iteration. The two
+    neighbours' rows are orthogonal. The statistic is the likelihood-ratio
+    direction of each release, read from both eigenpairs of the released
+    2 x 2 matrix.
     """
-    sigma = noise_sigma(epsilon, delta, total_sensitivity(bound, n_iter=T)) * noise_factor
+    s = total_sensitivity(bound, method=method, n_iter=T)
+    sigma = noise_sigma(epsilon, delta, s) * noise_factor
+    rhos = [bound] + [2 * bound if method == "frank_wolfe" else bound] * (T - 1)
     other = np.array([[0.3, 0.4]])
-    residuals = {(user, rho): np.vstack([rho * np.eye(2)[user], other])
-                 for user in (0, 1) for rho in (bound, 2 * bound)}
 
     def mechanism(user, rng):
         total = 0.0
-        for t in range(T):
-            A = residuals[user, bound if t == 0 else 2 * bound]
-            vectors, values = private_top_eigen(A, sigma, rng, k=2)
+        for rho in rhos:
+            A = np.vstack([rho * np.eye(2)[user], other])
+            if method == "frank_wolfe":
+                vectors, values = private_top_eigen(A, sigma, rng, k=2)
+            else:
+                values, vectors = private_eigh(A.T @ A, sigma, rng)
             W = (vectors * values) @ vectors.T
             total += W[0, 0] - W[1, 1]
         return total
@@ -170,7 +179,7 @@ def _frank_wolfe_gram_audit(noise_factor, bound=1.0, T=3, epsilon=1.0, delta=1e-
 
 @pytest.mark.parametrize("noise_factor, caught", [(1.0, False), (0.25, True)])
 def test_audit_frank_wolfe_global_component(noise_factor, caught):
-    res = audit_epsilon(_frank_wolfe_gram_audit(noise_factor), 0, 1, n_runs=20000,
+    res = audit_epsilon(_gram_audit(noise_factor, "frank_wolfe"), 0, 1, n_runs=20000,
                         delta=1e-5, random_state=2)
     assert (res.epsilon_lower_bound > 1.0) is caught
 

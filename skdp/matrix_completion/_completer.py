@@ -13,6 +13,9 @@ from skdp.matrix_completion._solvers import (
     clipped_values,
     frank_wolfe_local,
     least_squares_coef,
+    nuclear_shrinkage,
+    pgd_local,
+    private_eigh,
     private_oja,
     private_top_eigen,
     pursuit_local,
@@ -24,7 +27,7 @@ from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = ["DPMatrixCompleter"]
 
-METHODS = ("frank_wolfe", "pursuit", "svd")
+METHODS = ("frank_wolfe", "pursuit", "svd", "pgd")
 EIGENSOLVERS = ("auto", "exact", "oja")
 _AUTO_EXACT_MAX_ITEMS = 2000  # above this, 'auto' avoids the n x n noise matrix
 _TRANSFORM_BLOCK = 20_000  # users completed at a time by transform
@@ -248,8 +251,8 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     def __init__(self, epsilon=1.0, delta=None, *, nuclear_norm=None, max_iter=10,
                  row_norm_bound=1.0, method="frank_wolfe", eigensolver="auto", rank=None,
-                 center="user", oja_iter=5, step_schedule="standard", random_state=None,
-                 accountant=None, verbose=0):
+                 center="user", oja_iter=5, step_schedule="standard", learning_rate=1.0,
+                 random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.nuclear_norm = nuclear_norm
@@ -261,6 +264,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self.center = center
         self.oja_iter = oja_iter
         self.step_schedule = step_schedule
+        self.learning_rate = learning_rate
         self.random_state = random_state
         self.accountant = accountant
         self.verbose = verbose
@@ -296,14 +300,21 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
             raise ValueError(f"rank={params['rank']} exceeds the number of items "
                              f"(n_features = {n_items}).")
         check_positive_int(self.verbose, "verbose", low=0)
-        if method == "frank_wolfe":
+        if method in ("frank_wolfe", "pgd"):
             if self.nuclear_norm is None:
-                raise ValueError("method='frank_wolfe' needs nuclear_norm (the constraint k).")
+                raise ValueError(f"method={method!r} needs nuclear_norm (the constraint k).")
             params["nuclear_norm"] = check_real(self.nuclear_norm, "nuclear_norm", low=0.0,
                                                 low_inclusive=False)
+        if method == "pgd":
+            if eigensolver == "oja":
+                raise ValueError("method='pgd' projects on the whole noisy spectrum, which "
+                                 "Oja's method does not release: use eigensolver='exact' "
+                                 "(or 'auto').")
+            params["eigensolver"] = "exact"
+            params["etas"] = _pgd_steps(self.learning_rate, params["n_iter"])
         elif method == "pursuit":
             params["n_iter"] = params["rank"]
-        else:
+        elif method == "svd":
             params["n_iter"] = 1
         return params
 
@@ -352,9 +363,25 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                 print(f"[DPMatrixCompleter] iteration {t + 1}/{p['n_iter']}")
             return v, scales[-1]
 
+        projections = []
+
+        def global_projection(t, gram):
+            # The only access to all users' data: the noisy Gram matrix of their
+            # clipped rows; its projection factors are a post-processing.
+            values, vectors = private_eigh(gram, sigma, rng)
+            keep, factors = nuclear_shrinkage(values, p["nuclear_norm"])
+            projections.append((vectors[:, keep].T, factors))
+            if self.verbose:
+                print(f"[DPMatrixCompleter] iteration {t + 1}/{p['n_iter']}, "
+                      f"rank {len(factors)}")
+            return projections[-1]
+
         if p["method"] == "frank_wolfe":
             frank_wolfe_local(ratings, global_direction, nuclear_norm=p["nuclear_norm"],
                               bound=p["bound"], etas=step_sizes(p["n_iter"], p["step_schedule"]))
+        elif p["method"] == "pgd":
+            components = pgd_local(ratings, global_projection, bound=p["bound"],
+                                   etas=p["etas"], gram=True, coefficients=False)[1]
         elif p["method"] == "pursuit":
             pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
         else:
@@ -364,6 +391,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self._local_params = p
         self.components_ = np.array(components)
         self.singular_values_ = np.array(scales) if p["method"] == "frank_wolfe" else None
+        self.projections_ = projections if p["method"] == "pgd" else None
         self.eigensolver_ = p["eigensolver"]
         self.sensitivity_ = sensitivity
         self.sigma_ = sigma
@@ -399,6 +427,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                     block, lambda t, A: (self.components_[t], self.singular_values_[t]),
                     nuclear_norm=p["nuclear_norm"], bound=p["bound"],
                     etas=step_sizes(p["n_iter"], p["step_schedule"]), coefficients=True)
+            elif p["method"] == "pgd":
+                coef = pgd_local(block, lambda t, gram: self.projections_[t], bound=p["bound"],
+                                 etas=p["etas"])[0]
             elif p["method"] == "pursuit":
                 coef = least_squares_coef(block, self.components_)
             else:
@@ -406,3 +437,17 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
             np.matmul(coef, self.components_, out=out[start:stop])
             out[start:stop] += block.means[:, None]
         return out
+
+
+def _pgd_steps(learning_rate, n_iter):
+    """Validated PGD step sizes ``eta_1, ..., eta_T``, each in ``(0, 2)``."""
+    if np.ndim(learning_rate) == 0:
+        eta = check_real(learning_rate, "learning_rate", low=0.0, high=2.0,
+                         low_inclusive=False, high_inclusive=False)
+        return np.full(n_iter, eta)
+    etas = [check_real(eta, "learning_rate", low=0.0, high=2.0, low_inclusive=False,
+                       high_inclusive=False) for eta in np.ravel(learning_rate)]
+    if np.ndim(learning_rate) != 1 or len(etas) != n_iter:
+        raise ValueError(f"learning_rate must be a number or have one step per iteration "
+                         f"(max_iter = {n_iter}), got shape {np.shape(learning_rate)}.")
+    return np.array(etas)
