@@ -47,7 +47,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     vectors in ``components_``; :meth:`transform` runs the local component for
     each row it is given, training users or new ones.
 
-    Three methods share this structure:
+    Four methods share this structure:
 
     * ``"frank_wolfe"``: private Frank-Wolfe (Alg. 13) on
       ``min ||P_Omega(Y - Y*)||_F^2`` over ``||Y||_nuc <= nuclear_norm``; each
@@ -58,6 +58,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
       pursuit; an skdp addition, not in the thesis).
     * ``"svd"``: private SVD completion (Alg. 15): one noisy top-``rank``
       subspace of the clipped ratings; each user projects her own row on it.
+    * ``"pgd"``: private projected gradient descent (Alg. 16), the thesis'
+      private baseline: each user takes a gradient step on her observed
+      entries and clips her whole row; the global component releases the
+      noisy Gram matrix of all rows, whose eigen-decomposition gives the
+      projection onto ``||Y||_nuc <= nuclear_norm``; each user applies it to
+      her own row. Every iteration releases a full ``n x n`` matrix.
 
     Parameters
     ----------
@@ -66,20 +72,23 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         In ``(0, 1)``. ``None`` uses ``1 / n_users**2`` (stored in ``delta_``);
         seed 004 asks for ``delta < 1 / n_users``.
     nuclear_norm : float or None, default=None
-        Frank-Wolfe's constraint ``k`` on the nuclear norm of the (centred)
-        completed matrix, > 0. Required by ``method="frank_wolfe"``, unused
-        otherwise. It scales every update, so it must be chosen without
+        The constraint ``k`` on the nuclear norm of the (centred) completed
+        matrix, > 0. Required by ``method="frank_wolfe"`` and ``"pgd"``,
+        unused otherwise. It scales every update, so it must be chosen without
         looking at the private data (seed 004 uses the true nuclear norm on
         synthetic data and a cross-validated value otherwise).
     max_iter : int, default=10
-        Frank-Wolfe iterations ``T`` (``"frank_wolfe"`` only). Each costs
+        Iterations ``T`` (``"frank_wolfe"`` and ``"pgd"``). Each costs
         privacy: the noise grows like ``sqrt(T)``.
     row_norm_bound : float, default=1.0
         ``Delta``: each user's (centred) observed ratings, and for
         Frank-Wolfe each iterate on her observed entries, are scaled down to
-        this L2 norm before they enter the global statistic. A per-user
-        operation that costs no privacy. The noise grows like ``Delta^2``.
-        Must be chosen without looking at the data.
+        this L2 norm before they enter the global statistic. For ``"pgd"``
+        it bounds each user's **whole** iterate row (all items, observed or
+        not), so it should be larger, about ``sqrt(n_items / n_ratings)``
+        times a bound on her observed ratings. A per-user operation that
+        costs no privacy. The noise grows like ``Delta^2``. Must be chosen
+        without looking at the data.
     method : {"frank_wolfe", "pursuit", "svd"}, default="frank_wolfe"
         See above.
     eigensolver : {"auto", "exact", "oja"}, default="auto"
@@ -87,12 +96,15 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         ``sum_i A_i^T A_i + E`` (memory ``O(nnz + n^2)``). ``"oja"``: private
         Oja's method (Alg. 14), which only releases noisy products with
         vectors and never forms an ``n x n`` matrix (memory ``O(nnz + n_users
-        + n)``). ``"auto"`` is ``"exact"`` up to 2000 items, else ``"oja"``.
+        + n)``). ``"auto"`` is ``"exact"`` up to 2000 items, else ``"oja"``;
+        ``"pgd"`` needs the whole noisy spectrum, so it always uses
+        ``"exact"`` and refuses ``"oja"``.
     rank : int or None, default=None
         Number of directions for ``"svd"`` (subspace dimension) and
         ``"pursuit"`` (one per iteration, each costing privacy like a
         Frank-Wolfe iteration); ``None`` means 1. Ignored by
-        ``"frank_wolfe"``, whose rank is at most ``max_iter``. Pursuit keeps
+        ``"frank_wolfe"``, whose rank is at most ``max_iter``, and by
+        ``"pgd"``, whose rank is set by the nuclear-norm projection. Pursuit keeps
         a ``rank x rank`` Gram matrix per user (``8 n_users rank^2`` bytes).
     center : {"user", None}, default="user"
         ``"user"`` subtracts each user's mean observed rating before completion
@@ -101,7 +113,16 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         Noisy Oja steps per eigen-decomposition (``eigensolver="oja"``).
     step_schedule : {"standard", "constant"}, default="standard"
         Frank-Wolfe step sizes: ``2 / (t + 1)`` (Jaggi 2013) or the thesis'
-        ``1 / T`` (see Notes). No effect on privacy.
+        ``1 / T`` (see Notes). No effect on privacy. ``"frank_wolfe"`` only.
+    learning_rate : float or array-like of shape (max_iter,), default=1.0
+        ``"pgd"`` only: the gradient step sizes ``eta_t``, each in ``(0, 2)``;
+        a number is used at every step. The default ``1`` is ``1 / L`` for
+        the objective ``||P_Omega(Y - Y*)||_F^2 / 2``, whose smoothness
+        constant is ``L = 1`` whatever the data: the step replaces each
+        observed entry of the iterate by the rating (as in soft-impute). The
+        thesis tunes ``eta_t`` in ``{t^-1/2, t^-1, 0.05, 0.1, 0.2, 0.5}``
+        (Sec. 6.4); pass e.g. ``1 / np.sqrt(np.arange(1, T + 1))``. No effect
+        on privacy.
     %(random_state)s
     %(accountant)s
     %(verbose)s
@@ -110,12 +131,20 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ----------
     components_ : ndarray of shape (n_components, n_items)
         The released unit directions: one per Frank-Wolfe or pursuit
-        iteration, or the ``rank`` orthonormal ones of ``"svd"``. Public: they
-        are ``(epsilon, delta)``-DP.
+        iteration, the ``rank`` orthonormal ones of ``"svd"``, or, for
+        ``"pgd"``, the orthonormal directions kept by the last projection
+        (completed rows lie in their span). Public: they are
+        ``(epsilon, delta)``-DP.
     singular_values_ : ndarray of shape (max_iter,) or None
         Frank-Wolfe only: the released estimate of ``||A v_t||`` used to scale
         each local update (``None`` for the other methods).
-    eigensolver_ : str
+    projections_ : list of (ndarray, ndarray) or None
+        ``"pgd"`` only (``None`` otherwise): for each iteration ``t`` the
+        released projection ``(V_t, s_t)``, ``V_t`` of shape
+        ``(r_t, n_items)`` the noisy eigenvectors kept by the nuclear-norm
+        projection and ``s_t`` of shape ``(r_t,)`` their shrinkage factors
+        ``Z / Lambda`` in ``(0, 1]``; a user's row moves to
+        ``(y V_t^T * s_t) V_t``. Public: ``(epsilon, delta)``-DP.    eigensolver_ : str
         The eigensolver used (``"exact"`` or ``"oja"``).
     sensitivity_ : float
         Composed L2 sensitivity of all releases (see Notes).
@@ -141,8 +170,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     training user; each completed row is then computed from these and the
     user's own row only (post-processing, seed 004 Lemma 2.1.4), so the
     completions of all other users together are ``(epsilon, delta)``-DP with
-    respect to her data (Thm. 20, Thm. 28; pursuit rests on the same
-    argument). This holds for any input, because ``row_norm_bound`` clipping
+    respect to her data (Thm. 20, Thm. 28; pursuit and projected gradient
+    descent rest on the same argument, as the thesis' Sec. 6.4 says of
+    Alg. 16). This holds for any input, because ``row_norm_bound`` clipping
     is applied to every row.
 
     Joint DP protects a user from what is released **to others**: deliver
@@ -156,6 +186,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     noise is set by exact Gaussian composition and the analytic Gaussian
     mechanism, valid for every ``epsilon > 0``; Oja's noise is calibrated to
     all its releases in all iterations, its eigenvalue release included.
+    Projected gradient descent (Alg. 16) is printed without any bound on
+    the iterate rows whose Gram matrix it releases and with
+    ``sigma = Delta^2 sqrt(64 T ln(1/delta) / epsilon)`` (``epsilon`` inside
+    the root, which is not private for small ``epsilon``); here each user's
+    whole row is clipped to ``row_norm_bound = rho`` and each release has
+    sensitivity ``sqrt(2) rho^2``, composed like the others (see Notes).
 
     See Also
     --------
@@ -220,6 +256,28 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     each user uses her own observed fraction, ``n / |Omega_i|``, which is
     local; the global ``|Omega|`` would itself need a private release.
 
+    **Projected gradient descent** (Alg. 16). Iteration ``t`` of user ``i``:
+    ``y_i <- Pi_rho(y_i - eta_t P_Omega(y_i - y*_i))`` (the printed
+    ``Y^(t-1) - eta_t P_Omega(Y* - Y^(t))`` has the sign and index of the
+    gradient swapped), then the release ``W_t = sum_i y_i y_i^T + E`` with
+    ``E`` symmetric as above (the symmetric part of Alg. 16's i.i.d. noise
+    matrix has this law: a post-processing). Rows are whole ``n``-vectors,
+    not only observed entries, and ``Pi_rho`` scales each to norm at most
+    ``rho``, so ``s_t = sqrt(2) rho^2`` in every iteration; ``T`` releases
+    compose into sensitivity ``sqrt(2 T) rho^2``. The thesis' zCDP route
+    would give ``sigma = rho^2 sqrt(8 T ln(1/delta)) / epsilon``; the
+    analytic value used here is smaller. From ``W_t = V diag(lambda) V^T``,
+    ``Lambda = sqrt(max(lambda, 0))`` (noisy eigenvalues may be negative) is
+    projected onto the L1 ball of radius ``k`` (Duchi et al. 2008), giving
+    ``Z``; user ``i`` moves to ``y_i V diag(Z / Lambda) V^T``, which is the
+    exact Frobenius projection of ``Y`` onto ``{||Y||_nuc <= k}`` when
+    ``E = 0``. Without noise the method is a projected soft-impute; with
+    noise the L1 budget ``k`` is shared with noise directions, so the rank
+    of the iterates grows as ``k`` exceeds the nuclear norm of the clipped,
+    centred data. Memory is ``O(nnz + n^2 + n_users r)`` with ``r`` the
+    number of kept directions (at most ``n``); each iteration costs
+    ``O(n_users n (n + r))``.
+
     **Users with no ratings** contribute nothing and are completed with
     zeros (there is no private estimate of a global mean rating).
 
@@ -236,6 +294,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     M. Jaggi, "Revisiting Frank-Wolfe: projection-free sparse convex
     optimization", ICML 2013.
+
+    J. Duchi, S. Shalev-Shwartz, Y. Singer and T. Chandra, "Efficient
+    projections onto the l1-ball for learning in high dimensions", ICML 2008.
 
     Examples
     --------
