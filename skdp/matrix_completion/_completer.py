@@ -89,7 +89,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         times a bound on her observed ratings. A per-user operation that
         costs no privacy. The noise grows like ``Delta^2``. Must be chosen
         without looking at the data.
-    method : {"frank_wolfe", "pursuit", "svd"}, default="frank_wolfe"
+    method : {"frank_wolfe", "pursuit", "svd", "pgd"}, default="frank_wolfe"
         See above.
     eigensolver : {"auto", "exact", "oja"}, default="auto"
         ``"exact"``: top eigenpair(s) of the noisy ``n x n`` matrix
@@ -104,8 +104,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         ``"pursuit"`` (one per iteration, each costing privacy like a
         Frank-Wolfe iteration); ``None`` means 1. Ignored by
         ``"frank_wolfe"``, whose rank is at most ``max_iter``, and by
-        ``"pgd"``, whose rank is set by the nuclear-norm projection. Pursuit keeps
-        a ``rank x rank`` Gram matrix per user (``8 n_users rank^2`` bytes).
+        ``"pgd"``, whose rank is set by the nuclear-norm projection. Pursuit
+        keeps a ``rank x rank`` Gram matrix per user (``8 n_users rank^2``
+        bytes).
     center : {"user", None}, default="user"
         ``"user"`` subtracts each user's mean observed rating before completion
         and adds it back afterwards (free: it is local, seed 004 Sec. 6.4).
@@ -144,7 +145,8 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         ``(r_t, n_items)`` the noisy eigenvectors kept by the nuclear-norm
         projection and ``s_t`` of shape ``(r_t,)`` their shrinkage factors
         ``Z / Lambda`` in ``(0, 1]``; a user's row moves to
-        ``(y V_t^T * s_t) V_t``. Public: ``(epsilon, delta)``-DP.    eigensolver_ : str
+        ``(y V_t^T * s_t) V_t``. Public: ``(epsilon, delta)``-DP.
+    eigensolver_ : str
         The eigensolver used (``"exact"`` or ``"oja"``).
     sensitivity_ : float
         Composed L2 sensitivity of all releases (see Notes).
