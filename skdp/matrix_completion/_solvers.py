@@ -448,6 +448,11 @@ def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
         if t == len(etas) - 1 and not coefficients:
             return None, V
         # (y_i V^T) * s with y_i = scale_i (coef_i basis + step_i), without dense rows.
-        projected = coef @ (basis @ V.T) + ratings.matrix(step) @ V.T
-        coef, basis = projected * scale[:, None] * factors, V
+        change, steps = basis @ V.T, ratings.matrix(step)
+        new = np.empty((n_users, len(factors)))
+        for start, stop in blocks:
+            new[start:stop] = coef[start:stop] @ change
+            new[start:stop] += steps[start:stop] @ V.T
+            new[start:stop] *= scale[start:stop, None] * factors
+        coef, basis = new, V
     return coef, basis
