@@ -6,8 +6,9 @@ Complete a generated users x items ratings matrix (a rank-one matrix with
 entries in [-1, 1], 20 ratings per user, 1% of them held out, as in seed 004,
 Sec. 6.4, but smaller) with :class:`skdp.matrix_completion.DPMatrixCompleter`
 under user-level joint differential privacy, and plot the held-out RMSE
-against epsilon for private Frank-Wolfe, private SVD and private rank-one
-pursuit, next to the per-user mean rating.
+against epsilon for private Frank-Wolfe, private SVD, private rank-one
+pursuit and private projected gradient descent, next to the per-user mean
+rating.
 
 Run ``python examples/plot_matrix_completion.py [output.png]``.
 """
@@ -32,12 +33,15 @@ def rmse(completed):
 
 
 # Public choices (made without looking at the ratings): bounds on each user's
-# centred ratings, and Frank-Wolfe's nuclear-norm constraint.
+# centred ratings (for PGD, on her whole completed row of 100 items), and the
+# nuclear-norm constraint of Frank-Wolfe and PGD.
 methods = {
     "private Frank-Wolfe (Alg. 13)": dict(method="frank_wolfe", nuclear_norm=data.nuclear_norm,
                                           max_iter=5, row_norm_bound=2.0),
     "private SVD (Alg. 15)": dict(method="svd", rank=2, row_norm_bound=0.8),
     "private rank-one pursuit": dict(method="pursuit", rank=2, row_norm_bound=0.8),
+    "private PGD (Alg. 16)": dict(method="pgd", nuclear_norm=data.nuclear_norm, max_iter=10,
+                                  row_norm_bound=4.0),
 }
 epsilons = [0.1, 0.5, 1.0, 2.0, 5.0]
 fig, ax = plt.subplots(figsize=(6, 4))

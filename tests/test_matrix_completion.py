@@ -16,8 +16,11 @@ from skdp.matrix_completion import _completer
 from skdp.matrix_completion._calibration import noise_sigma, thesis_sigma, total_sensitivity
 from skdp.matrix_completion._solvers import (
     eigenvalue_release,
+    nuclear_shrinkage,
     oja_release,
+    pgd_local,
     private_top_eigen,
+    project_l1_ball,
     symmetric_noise,
 )
 from skdp.testing import audit_epsilon
@@ -276,7 +279,7 @@ def test_pursuit_and_svd_without_noise_match_closed_forms():
         np.mean(Y[unobserved] ** 2))
 
 
-@pytest.mark.parametrize("method", ["frank_wolfe", "pursuit", "svd"])
+@pytest.mark.parametrize("method", ["frank_wolfe", "pursuit", "svd", "pgd"])
 def test_locality_of_completed_rows(ratings, method):
     model = DPMatrixCompleter(epsilon=1.0, delta=1e-6, nuclear_norm=ratings.nuclear_norm,
                               method=method, rank=2, max_iter=4, random_state=0)
@@ -318,7 +321,7 @@ def test_unseen_users_are_completed(ratings):
 
 def test_users_without_ratings():
     X = np.array([[1.0, np.nan, 0.5], [np.nan, np.nan, np.nan], [0.2, 0.4, np.nan]])
-    for method in ("frank_wolfe", "pursuit", "svd"):
+    for method in ("frank_wolfe", "pursuit", "svd", "pgd"):
         model = DPMatrixCompleter(epsilon=1.0, delta=1e-3, nuclear_norm=2.0, method=method,
                                   random_state=0)
         completed = model.fit(X).transform(X)
@@ -396,6 +399,12 @@ def test_budget_bookkeeping(ratings):
     ({"eigensolver": "lanczos"}, None, "eigensolver"),
     ({"center": "item"}, None, "center"),
     ({"method": "svd", "rank": 31}, None, "rank"),
+    ({"method": "pgd", "nuclear_norm": None}, None, "nuclear_norm"),
+    ({"method": "pgd", "eigensolver": "oja"}, None, "eigensolver"),
+    ({"method": "pgd", "learning_rate": 0.0}, None, "learning_rate"),
+    ({"method": "pgd", "learning_rate": 2.0}, None, "learning_rate"),
+    ({"method": "pgd", "learning_rate": [1.0, 0.5]}, None, "max_iter"),
+    ({"method": "pgd", "learning_rate": [[1.0] * 10]}, None, "learning_rate"),
     ({}, sp.csr_matrix(([1.0, np.nan], ([0, 1], [0, 1])), shape=(3, 30)), "NaN"),
     ({}, np.ones(30), "2D"),
     ({}, np.ones((2, 3, 4)), "dim"),
@@ -409,3 +418,162 @@ def test_bad_input_is_refused_before_spending(params, X, message):
     with pytest.raises(ValueError, match=message):
         model.fit(X)
     assert accountant.spent is None
+
+
+# ----------------------------------------------------------------- projected gradient descent
+
+
+def test_pgd_calibration_matches_hand_computation():
+    # T releases of sum_i y_i y_i^T with whole rows clipped to rho: sqrt(2) rho^2 each.
+    rho, T, epsilon, delta = 1.5, 4, 1.0, 1e-6
+    s = total_sensitivity(rho, method="pgd", n_iter=T)
+    assert s == pytest.approx(math.sqrt(8) * 2.25)  # 6.3640
+    sigma = noise_sigma(epsilon, delta, s)
+    a, b = s / (2 * sigma), epsilon * sigma / s
+    assert stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b) == pytest.approx(
+        delta, rel=1e-6)
+    # The thesis' zCDP route with the corrected sensitivity: rho^2 sqrt(8 T ln(1/delta)) / eps
+    # spends s^2 / (2 sigma^2) = epsilon^2 / (8 ln(1/delta)), valid (Lemma 2.1.13) but looser.
+    zcdp_sigma = rho**2 * math.sqrt(8 * T * math.log(1 / delta)) / epsilon
+    zcdp_rho = s**2 / (2 * zcdp_sigma**2)
+    assert zcdp_rho == pytest.approx(epsilon**2 / (8 * math.log(1 / delta)))
+    assert zcdp_to_dp(zcdp_rho, delta).epsilon <= epsilon
+    assert sigma < zcdp_sigma
+    with pytest.raises(ValueError, match="exact"):
+        total_sensitivity(rho, method="pgd", eigensolver="oja")
+    # The estimator uses exactly this sigma.
+    X = np.where(np.eye(6, 4) > 0, 1.0, np.nan)
+    model = DPMatrixCompleter(epsilon=epsilon, delta=delta, method="pgd", nuclear_norm=2.0,
+                              max_iter=T, row_norm_bound=rho, random_state=0).fit(X)
+    assert model.sensitivity_ == pytest.approx(s)
+    assert model.sigma_ == pytest.approx(sigma)
+    assert model.eigensolver_ == "exact" and len(model.projections_) == T
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.1, 0.2])
+def test_pgd_printed_thesis_sigma_is_not_private_at_small_epsilon(epsilon):
+    # Alg. 16 prints Delta^2 sqrt(64 T ln(1/delta) / epsilon): epsilon inside the root.
+    delta, bound, T = 1e-6, 1.0, 5
+    printed = thesis_sigma(epsilon, delta, bound, method="pgd", n_iter=T)
+    assert printed == pytest.approx(math.sqrt(64 * T * math.log(1 / delta) / epsilon))
+    assert printed == pytest.approx(
+        thesis_sigma(epsilon, delta, bound, n_iter=T) * math.sqrt(epsilon))
+    # Even with the thesis' own per-step sensitivity 4 Delta^2 (rows of norm 2 Delta,
+    # copied from Frank-Wolfe) the T composed releases are not (epsilon, delta)-DP:
+    s = math.sqrt(T) * 4 * bound**2
+    a, b = s / (2 * printed), epsilon * printed / s
+    assert stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b) > 5 * delta
+    assert printed < noise_sigma(epsilon, delta, s)
+
+
+def test_project_l1_ball_and_nuclear_shrinkage_hand_computed():
+    # sorted (3, 2.5, 0.5), radius 4: tau = (3 + 2.5 - 4) / 2 = 0.75.
+    assert np.allclose(project_l1_ball([0.5, 3.0, 2.5], 4.0), [0.0, 2.25, 1.75])
+    assert np.allclose(project_l1_ball([3.0, 1.0, 0.5], 2.0), [2.0, 0.0, 0.0])
+    assert np.allclose(project_l1_ball([1.0, 0.5], 2.0), [1.0, 0.5])  # inside the ball
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # the projection: closest point of the ball
+        v = rng.exponential(size=5)
+        z = project_l1_ball(v, 1.0)
+        assert z.sum() <= 1.0 + 1e-12 and np.all(z >= 0)
+        other = project_l1_ball(rng.exponential(size=5), 1.0)
+        assert np.linalg.norm(v - z) <= np.linalg.norm(v - other) + 1e-12
+    # Eigenvalues (9, 1, -4): singular values (3, 1, 0); radius 2 keeps only (2,).
+    keep, factors = nuclear_shrinkage(np.array([9.0, 1.0, -4.0]), 2.0)
+    assert keep.tolist() == [True, False, False] and np.allclose(factors, [2 / 3])
+    keep, factors = nuclear_shrinkage(np.array([9.0, 1.0, -4.0]), 10.0)
+    assert keep.tolist() == [True, True, False] and np.allclose(factors, [1.0, 1.0])
+
+
+def _dense_pgd(Y, observed, k, bound, etas):
+    """Reference: Alg. 16 without noise, with Pi_rho on whole rows and the exact SVD."""
+    Z = np.zeros_like(Y)
+    for eta in etas:
+        Z = Z - eta * np.where(observed, Z - Y, 0.0)
+        Z *= np.minimum(1.0, bound / np.maximum(np.linalg.norm(Z, axis=1), 1e-300))[:, None]
+        u, s, vt = np.linalg.svd(Z, full_matrices=False)
+        Z = (u * project_l1_ball(s, k)) @ vt
+    return Z
+
+
+@pytest.mark.parametrize("k, learning_rate", [(3.0, 0.7), (50.0, [1.0, 0.5, 0.5, 0.3, 1.0])])
+def test_pgd_without_noise_matches_dense_reference(k, learning_rate):
+    rng = np.random.default_rng(5)
+    Y = rng.uniform(-1, 1, (40, 2)) @ rng.uniform(-1, 1, (2, 8))
+    observed = rng.random(Y.shape) < 0.6
+    X = np.where(observed, Y, np.nan)
+    model = DPMatrixCompleter(epsilon=1e16, delta=0.5, method="pgd", nuclear_norm=k,
+                              max_iter=5, row_norm_bound=1.5, learning_rate=learning_rate,
+                              center=None, random_state=0).fit(X)
+    expected = _dense_pgd(Y, observed, k, 1.5, np.broadcast_to(learning_rate, 5))
+    completed = model.transform(X)
+    assert np.allclose(completed, expected, atol=1e-6)
+    assert np.allclose(model.components_, model.projections_[-1][0])
+    assert np.linalg.svd(completed, compute_uv=False).sum() <= k + 1e-6
+
+
+def test_pgd_gram_uses_rows_clipped_to_the_bound():
+    # Ratings far above the bound: every released Gram matrix is a sum of rows of norm <= rho.
+    X = np.where(np.random.default_rng(8).random((50, 6)) < 0.5, 100.0, np.nan)
+    X[0] = np.nan
+    ratings = _completer.ratings_from_input(X, center=None)
+    traces = []
+
+    def release(t, gram):
+        traces.append(np.trace(gram))
+        values, vectors = np.linalg.eigh(gram)
+        return vectors[:, ::-1][:, :2].T, np.full(2, 0.5)
+
+    pgd_local(ratings, release, bound=2.0, etas=np.ones(3), gram=True)
+    assert np.allclose(traces, 49 * 2.0**2)  # 49 users with ratings, each clipped to norm 2
+
+
+def _pgd_fitted_audit(noise_factor, monkeypatch, n_iter=2, k=10.0):
+    """End to end, worst case: the differing user rates item 0 or item 1 (1.0).
+
+    Next to her, 50 users rate item 0 and 50 item 1, so that the released
+    Gram matrix is near ``diag(51, 50)`` or ``diag(50, 51)``; her clipped
+    row and its replacement are (nearly) orthogonal rows of norm ``rho = 1``,
+    the case that attains the sensitivity ``sqrt(2) rho^2``. With
+    ``nuclear_norm=k`` below the sum of the two singular values, both
+    directions are kept and ``tau = k / sum(1 / (1 - s_i) - 1)``,
+    ``Lambda_i = tau / (1 - s_i)``: the released eigenpairs give back
+    ``W = V^T diag(Lambda^2) V``, and the statistic is ``sum_t W_00 - W_11``.
+    """
+    monkeypatch.setattr(_completer, "noise_sigma",
+                        lambda *args: noise_factor * noise_sigma(*args))
+    others = np.vstack([np.tile([1.0, np.nan], (50, 1)), np.tile([np.nan, 1.0], (50, 1))])
+    datasets = [np.vstack([row, others]) for row in ([1.0, np.nan], [np.nan, 1.0])]
+
+    def mechanism(which, rng):
+        model = DPMatrixCompleter(epsilon=1.0, delta=1e-5, method="pgd", nuclear_norm=k,
+                                  max_iter=n_iter, row_norm_bound=1.0, center=None,
+                                  random_state=rng).fit(datasets[which])
+        total = 0.0
+        for V, factors in model.projections_:
+            if len(factors) == 2 and factors.max() < 1:
+                tau = k / np.sum(1.0 / (1.0 - factors) - 1.0)
+                W = (V.T * (tau / (1.0 - factors)) ** 2) @ V
+            else:  # rare: one direction kept (Lambda_1 = k / s_1) or none
+                W = (V.T * (k / factors) ** 2) @ V
+            total += W[0, 0] - W[1, 1]
+        return total
+
+    return mechanism
+
+
+@pytest.mark.parametrize("noise_factor, caught", [(1.0, False), (0.25, True)])
+def test_audit_pgd_fitted_estimator(noise_factor, caught, monkeypatch):
+    res = audit_epsilon(_pgd_fitted_audit(noise_factor, monkeypatch), 0, 1, n_runs=2000,
+                        delta=1e-5, random_state=9)
+    assert (res.epsilon_lower_bound > 1.0) is caught
+
+
+def test_pgd_accuracy_against_per_user_mean_and_non_private(ratings):
+    common = dict(delta=1e-6, method="pgd", nuclear_norm=ratings.nuclear_norm, max_iter=10,
+                  row_norm_bound=0.5 * math.sqrt(30), random_state=0)
+    private = DPMatrixCompleter(epsilon=5.0, **common).fit(ratings.train)
+    private_rmse = _rmse(private.transform(ratings.train), ratings.test)
+    exact = DPMatrixCompleter(epsilon=1e9, **common).fit(ratings.train)
+    reference = _rmse(exact.transform(ratings.train), ratings.test)
+    assert private_rmse < min(1.2 * reference, 0.7 * _user_mean_rmse(ratings))

@@ -26,6 +26,13 @@ Seed 004, Lemma 6.2.1, states the Frobenius sensitivity of Frank-Wolfe as
 ``4 Delta^2``; the bound above, ``sqrt(2) (2 Delta)^2 = 4 sqrt(2) Delta^2``,
 is the correct (and attained) value.
 
+Private projected gradient descent (Alg. 16) releases the Gram matrix of the
+users' whole iterate rows ``Y^(t)``, which are dense (every item) and which
+nothing in the printed algorithm bounds: ``||P_Omega(Y*_i)|| <= Delta``
+bounds the data, not the iterate. Here each user clips her whole row to
+``rho = row_norm_bound`` before the release, so every one of the ``T``
+releases has sensitivity ``sqrt(2) rho^2``.
+
 Composition. The releases are adaptive Gaussian mechanisms with noise
 ``sigma`` and sensitivities ``s_1, ..., s_K``. Their privacy-loss
 distributions compose exactly into that of a single Gaussian mechanism with
@@ -53,12 +60,14 @@ def total_sensitivity(row_norm_bound, *, method="frank_wolfe", eigensolver="exac
     ----------
     row_norm_bound : float
         ``Delta``: bound on the L2 norm of a user's clipped observed ratings.
-    method : {"frank_wolfe", "pursuit", "svd"}, default="frank_wolfe"
+    method : {"frank_wolfe", "pursuit", "svd", "pgd"}, default="frank_wolfe"
         Private Frank-Wolfe (seed 004, Alg. 13): residual rows of norm
         ``rho_1 = Delta`` in the first iteration and ``rho_t = 2 Delta`` after.
         Rank-one pursuit: residual rows clipped to ``rho_t = Delta`` in each
         of its ``n_iter`` iterations. Private SVD (Alg. 15): one release on
-        rows of norm ``Delta``.
+        rows of norm ``Delta``. Private projected gradient descent (Alg. 16):
+        whole iterate rows clipped to ``rho_t = Delta`` in each of its
+        ``n_iter`` iterations (exact eigensolver only).
     eigensolver : {"exact", "oja"}, default="exact"
         ``"exact"`` releases one noisy symmetric ``n x n`` matrix per
         eigen-decomposition (Frobenius sensitivity ``sqrt(2) rho^2``);
@@ -86,7 +95,10 @@ def total_sensitivity(row_norm_bound, *, method="frank_wolfe", eigensolver="exac
         if eigensolver == "exact":
             return math.sqrt(2.0) * delta2
         return math.sqrt(oja_iter) * min(math.sqrt(2.0), math.sqrt(rank)) * delta2
-    if method == "pursuit":
+    if method == "pgd" and eigensolver != "exact":
+        raise ValueError("method='pgd' releases the whole noisy Gram matrix: "
+                         "only eigensolver='exact' applies.")
+    if method in ("pursuit", "pgd"):
         rho4_sum, releases_per_iter = n_iter * delta2**2, oja_iter
     else:
         # rho_1 = Delta, rho_t = 2 Delta for t >= 2; Oja also releases ||A v||^2.
@@ -114,7 +126,11 @@ def noise_sigma(epsilon, delta, sensitivity):
         The same ``sigma`` is used by each of the composed releases.
     """
     # Balle and Wang (2018), Thm. 8, on the composed Gaussian (Dong, Roth and
-    # Su 2022, Cor. 3.3); replaces seed 004, Lemma 6.2.1 / Alg. 13-15.
+    # Su 2022, Cor. 3.3); replaces seed 004, Lemma 6.2.1 / Alg. 13-16.
+    # Alg. 16 (PGD) prints sigma = Delta^2 sqrt(64 T ln(1/delta) / epsilon):
+    # epsilon belongs outside the root (as in the proof of Lemma 6.2.1), and
+    # the sensitivity is that of the clipped whole rows, sqrt(2T) rho^2 composed
+    # (see total_sensitivity); its zCDP form would be rho^2 sqrt(8 T ln(1/delta)) / epsilon.
     return gaussian_sigma_analytic(sensitivity, epsilon, delta)
 
 
@@ -133,16 +149,26 @@ def thesis_sigma(epsilon, delta, row_norm_bound, *, method="frank_wolfe",
     ``epsilon <= 2 ln(1/delta)``; the Frank-Wolfe one also uses the
     sensitivity ``4 Delta^2`` where the correct value is ``4 sqrt(2) Delta^2``.
 
+    Alg. 16 (private projected gradient descent) prints the same expression
+    as Alg. 13, ``Delta^2 sqrt(64 T ln(1/delta) / epsilon)``, and the thesis
+    says it calibrates PGD "as in our private FW experiments" (Sec. 6.4); it
+    has no privacy proof of its own. ``method="pgd"`` returns the formula
+    exactly as printed, ``epsilon`` inside the root: it scales like
+    ``epsilon^(-1/2)``, not like the ``epsilon^(-1)`` of any Gaussian
+    mechanism, so it is too small for ``epsilon < 1`` even on the thesis'
+    own terms (and it bounds rows by ``Delta`` where Alg. 16's iterate rows
+    are unbounded).
+
     Parameters
     ----------
     epsilon, delta : float
         Privacy budget; ``epsilon <= 2 ln(1/delta)`` is required.
     row_norm_bound : float
         ``Delta``.
-    method : {"frank_wolfe", "svd"}, default="frank_wolfe"
+    method : {"frank_wolfe", "svd", "pgd"}, default="frank_wolfe"
     eigensolver : {"exact", "oja"}, default="exact"
     n_iter : int, default=1
-        ``T`` (Frank-Wolfe).
+        ``T`` (Frank-Wolfe and PGD).
     oja_iter : int, default=1
         ``Gamma`` (Oja).
 
@@ -160,6 +186,8 @@ def thesis_sigma(epsilon, delta, row_norm_bound, *, method="frank_wolfe",
     delta2 = check_real(row_norm_bound, "row_norm_bound", low=0.0, low_inclusive=False) ** 2
     if method == "svd":
         return delta2 * math.sqrt(64.0 * log_term) / epsilon
+    if method == "pgd":
+        return delta2 * math.sqrt(64.0 * n_iter * log_term / epsilon)  # as printed
     if eigensolver == "oja":
         return 4.0 * delta2 * math.sqrt(256.0 * oja_iter * math.log(2.0 / delta)) / epsilon
     return delta2 * math.sqrt(64.0 * n_iter * log_term) / epsilon

@@ -13,6 +13,9 @@ from skdp.matrix_completion._solvers import (
     clipped_values,
     frank_wolfe_local,
     least_squares_coef,
+    nuclear_shrinkage,
+    pgd_local,
+    private_eigh,
     private_oja,
     private_top_eigen,
     pursuit_local,
@@ -24,7 +27,7 @@ from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = ["DPMatrixCompleter"]
 
-METHODS = ("frank_wolfe", "pursuit", "svd")
+METHODS = ("frank_wolfe", "pursuit", "svd", "pgd")
 EIGENSOLVERS = ("auto", "exact", "oja")
 _AUTO_EXACT_MAX_ITEMS = 2000  # above this, 'auto' avoids the n x n noise matrix
 _TRANSFORM_BLOCK = 20_000  # users completed at a time by transform
@@ -44,7 +47,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     vectors in ``components_``; :meth:`transform` runs the local component for
     each row it is given, training users or new ones.
 
-    Three methods share this structure:
+    Four methods share this structure:
 
     * ``"frank_wolfe"``: private Frank-Wolfe (Alg. 13) on
       ``min ||P_Omega(Y - Y*)||_F^2`` over ``||Y||_nuc <= nuclear_norm``; each
@@ -55,6 +58,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
       pursuit; an skdp addition, not in the thesis).
     * ``"svd"``: private SVD completion (Alg. 15): one noisy top-``rank``
       subspace of the clipped ratings; each user projects her own row on it.
+    * ``"pgd"``: private projected gradient descent (Alg. 16), the thesis'
+      private baseline: each user takes a gradient step on her observed
+      entries and clips her whole row; the global component releases the
+      noisy Gram matrix of all rows, whose eigen-decomposition gives the
+      projection onto ``||Y||_nuc <= nuclear_norm``; each user applies it to
+      her own row. Every iteration releases a full ``n x n`` matrix.
 
     Parameters
     ----------
@@ -63,34 +72,42 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         In ``(0, 1)``. ``None`` uses ``1 / n_users**2`` (stored in ``delta_``);
         seed 004 asks for ``delta < 1 / n_users``.
     nuclear_norm : float or None, default=None
-        Frank-Wolfe's constraint ``k`` on the nuclear norm of the (centred)
-        completed matrix, > 0. Required by ``method="frank_wolfe"``, unused
-        otherwise. It scales every update, so it must be chosen without
+        The constraint ``k`` on the nuclear norm of the (centred) completed
+        matrix, > 0. Required by ``method="frank_wolfe"`` and ``"pgd"``,
+        unused otherwise. It scales every update, so it must be chosen without
         looking at the private data (seed 004 uses the true nuclear norm on
         synthetic data and a cross-validated value otherwise).
     max_iter : int, default=10
-        Frank-Wolfe iterations ``T`` (``"frank_wolfe"`` only). Each costs
+        Iterations ``T`` (``"frank_wolfe"`` and ``"pgd"``). Each costs
         privacy: the noise grows like ``sqrt(T)``.
     row_norm_bound : float, default=1.0
         ``Delta``: each user's (centred) observed ratings, and for
         Frank-Wolfe each iterate on her observed entries, are scaled down to
-        this L2 norm before they enter the global statistic. A per-user
-        operation that costs no privacy. The noise grows like ``Delta^2``.
-        Must be chosen without looking at the data.
-    method : {"frank_wolfe", "pursuit", "svd"}, default="frank_wolfe"
+        this L2 norm before they enter the global statistic. For ``"pgd"``
+        it bounds each user's **whole** iterate row (all items, observed or
+        not), so it should scale with ``sqrt(n_items)``: a completed row
+        whose entries have typical size ``r`` has norm about
+        ``r sqrt(n_items)`` (the benchmark uses ``0.4 sqrt(n_items)`` for
+        ratings in ``[-1, 1]``). A per-user operation that costs no privacy. The noise grows like ``Delta^2``. Must be chosen
+        without looking at the data.
+    method : {"frank_wolfe", "pursuit", "svd", "pgd"}, default="frank_wolfe"
         See above.
     eigensolver : {"auto", "exact", "oja"}, default="auto"
         ``"exact"``: top eigenpair(s) of the noisy ``n x n`` matrix
         ``sum_i A_i^T A_i + E`` (memory ``O(nnz + n^2)``). ``"oja"``: private
         Oja's method (Alg. 14), which only releases noisy products with
         vectors and never forms an ``n x n`` matrix (memory ``O(nnz + n_users
-        + n)``). ``"auto"`` is ``"exact"`` up to 2000 items, else ``"oja"``.
+        + n)``). ``"auto"`` is ``"exact"`` up to 2000 items, else ``"oja"``;
+        ``"pgd"`` needs the whole noisy spectrum, so it always uses
+        ``"exact"`` and refuses ``"oja"``.
     rank : int or None, default=None
         Number of directions for ``"svd"`` (subspace dimension) and
         ``"pursuit"`` (one per iteration, each costing privacy like a
         Frank-Wolfe iteration); ``None`` means 1. Ignored by
-        ``"frank_wolfe"``, whose rank is at most ``max_iter``. Pursuit keeps
-        a ``rank x rank`` Gram matrix per user (``8 n_users rank^2`` bytes).
+        ``"frank_wolfe"``, whose rank is at most ``max_iter``, and by
+        ``"pgd"``, whose rank is set by the nuclear-norm projection. Pursuit
+        keeps a ``rank x rank`` Gram matrix per user (``8 n_users rank^2``
+        bytes).
     center : {"user", None}, default="user"
         ``"user"`` subtracts each user's mean observed rating before completion
         and adds it back afterwards (free: it is local, seed 004 Sec. 6.4).
@@ -98,7 +115,16 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         Noisy Oja steps per eigen-decomposition (``eigensolver="oja"``).
     step_schedule : {"standard", "constant"}, default="standard"
         Frank-Wolfe step sizes: ``2 / (t + 1)`` (Jaggi 2013) or the thesis'
-        ``1 / T`` (see Notes). No effect on privacy.
+        ``1 / T`` (see Notes). No effect on privacy. ``"frank_wolfe"`` only.
+    learning_rate : float or array-like of shape (max_iter,), default=1.0
+        ``"pgd"`` only: the gradient step sizes ``eta_t``, each in ``(0, 2)``;
+        a number is used at every step. The default ``1`` is ``1 / L`` for
+        the objective ``||P_Omega(Y - Y*)||_F^2 / 2``, whose smoothness
+        constant is ``L = 1`` whatever the data: the step replaces each
+        observed entry of the iterate by the rating (as in soft-impute). The
+        thesis tunes ``eta_t`` in ``{t^-1/2, t^-1, 0.05, 0.1, 0.2, 0.5}``
+        (Sec. 6.4); pass e.g. ``1 / np.sqrt(np.arange(1, T + 1))``. No effect
+        on privacy.
     %(random_state)s
     %(accountant)s
     %(verbose)s
@@ -107,11 +133,20 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ----------
     components_ : ndarray of shape (n_components, n_items)
         The released unit directions: one per Frank-Wolfe or pursuit
-        iteration, or the ``rank`` orthonormal ones of ``"svd"``. Public: they
-        are ``(epsilon, delta)``-DP.
+        iteration, the ``rank`` orthonormal ones of ``"svd"``, or, for
+        ``"pgd"``, the orthonormal directions kept by the last projection
+        (completed rows lie in their span). Public: they are
+        ``(epsilon, delta)``-DP.
     singular_values_ : ndarray of shape (max_iter,) or None
         Frank-Wolfe only: the released estimate of ``||A v_t||`` used to scale
         each local update (``None`` for the other methods).
+    projections_ : list of (ndarray, ndarray) or None
+        ``"pgd"`` only (``None`` otherwise): for each iteration ``t`` the
+        released projection ``(V_t, s_t)``, ``V_t`` of shape
+        ``(r_t, n_items)`` the noisy eigenvectors kept by the nuclear-norm
+        projection and ``s_t`` of shape ``(r_t,)`` their shrinkage factors
+        ``Z / Lambda`` in ``(0, 1]``; a user's row moves to
+        ``(y V_t^T * s_t) V_t``. Public: ``(epsilon, delta)``-DP.
     eigensolver_ : str
         The eigensolver used (``"exact"`` or ``"oja"``).
     sensitivity_ : float
@@ -138,8 +173,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     training user; each completed row is then computed from these and the
     user's own row only (post-processing, seed 004 Lemma 2.1.4), so the
     completions of all other users together are ``(epsilon, delta)``-DP with
-    respect to her data (Thm. 20, Thm. 28; pursuit rests on the same
-    argument). This holds for any input, because ``row_norm_bound`` clipping
+    respect to her data (Thm. 20, Thm. 28; pursuit and projected gradient
+    descent rest on the same argument, as the thesis' Sec. 6.4 says of
+    Alg. 16). This holds for any input, because ``row_norm_bound`` clipping
     is applied to every row.
 
     Joint DP protects a user from what is released **to others**: deliver
@@ -153,6 +189,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     noise is set by exact Gaussian composition and the analytic Gaussian
     mechanism, valid for every ``epsilon > 0``; Oja's noise is calibrated to
     all its releases in all iterations, its eigenvalue release included.
+    Projected gradient descent (Alg. 16) is printed without any bound on
+    the iterate rows whose Gram matrix it releases and with
+    ``sigma = Delta^2 sqrt(64 T ln(1/delta) / epsilon)`` (``epsilon`` inside
+    the root, which is not private for small ``epsilon``); here each user's
+    whole row is clipped to ``row_norm_bound = rho`` and each release has
+    sensitivity ``sqrt(2) rho^2``, composed like the others (see Notes).
 
     See Also
     --------
@@ -217,6 +259,28 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     each user uses her own observed fraction, ``n / |Omega_i|``, which is
     local; the global ``|Omega|`` would itself need a private release.
 
+    **Projected gradient descent** (Alg. 16). Iteration ``t`` of user ``i``:
+    ``y_i <- Pi_rho(y_i - eta_t P_Omega(y_i - y*_i))`` (the printed
+    ``Y^(t-1) - eta_t P_Omega(Y* - Y^(t))`` has the sign and index of the
+    gradient swapped), then the release ``W_t = sum_i y_i y_i^T + E`` with
+    ``E`` symmetric as above (the symmetric part of Alg. 16's i.i.d. noise
+    matrix has this law: a post-processing). Rows are whole ``n``-vectors,
+    not only observed entries, and ``Pi_rho`` scales each to norm at most
+    ``rho``, so ``s_t = sqrt(2) rho^2`` in every iteration; ``T`` releases
+    compose into sensitivity ``sqrt(2 T) rho^2``. The thesis' zCDP route
+    would give ``sigma = rho^2 sqrt(8 T ln(1/delta)) / epsilon``; the
+    analytic value used here is smaller. From ``W_t = V diag(lambda) V^T``,
+    ``Lambda = sqrt(max(lambda, 0))`` (noisy eigenvalues may be negative) is
+    projected onto the L1 ball of radius ``k`` (Duchi et al. 2008), giving
+    ``Z``; user ``i`` moves to ``y_i V diag(Z / Lambda) V^T``, which is the
+    exact Frobenius projection of ``Y`` onto ``{||Y||_nuc <= k}`` when
+    ``E = 0``. Without noise the method is a projected soft-impute; with
+    noise the L1 budget ``k`` is shared with noise directions, so the rank
+    of the iterates grows as ``k`` exceeds the nuclear norm of the clipped,
+    centred data. Memory is ``O(nnz + n^2 + n_users r)`` with ``r`` the
+    number of kept directions (at most ``n``); each iteration costs
+    ``O(n_users n (n + r))``.
+
     **Users with no ratings** contribute nothing and are completed with
     zeros (there is no private estimate of a global mean rating).
 
@@ -234,6 +298,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     M. Jaggi, "Revisiting Frank-Wolfe: projection-free sparse convex
     optimization", ICML 2013.
 
+    J. Duchi, S. Shalev-Shwartz, Y. Singer and T. Chandra, "Efficient
+    projections onto the l1-ball for learning in high dimensions", ICML 2008.
+
     Examples
     --------
     >>> from skdp.datasets import make_low_rank_ratings
@@ -248,8 +315,8 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     def __init__(self, epsilon=1.0, delta=None, *, nuclear_norm=None, max_iter=10,
                  row_norm_bound=1.0, method="frank_wolfe", eigensolver="auto", rank=None,
-                 center="user", oja_iter=5, step_schedule="standard", random_state=None,
-                 accountant=None, verbose=0):
+                 center="user", oja_iter=5, step_schedule="standard", learning_rate=1.0,
+                 random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.nuclear_norm = nuclear_norm
@@ -261,6 +328,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self.center = center
         self.oja_iter = oja_iter
         self.step_schedule = step_schedule
+        self.learning_rate = learning_rate
         self.random_state = random_state
         self.accountant = accountant
         self.verbose = verbose
@@ -296,14 +364,21 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
             raise ValueError(f"rank={params['rank']} exceeds the number of items "
                              f"(n_features = {n_items}).")
         check_positive_int(self.verbose, "verbose", low=0)
-        if method == "frank_wolfe":
+        if method in ("frank_wolfe", "pgd"):
             if self.nuclear_norm is None:
-                raise ValueError("method='frank_wolfe' needs nuclear_norm (the constraint k).")
+                raise ValueError(f"method={method!r} needs nuclear_norm (the constraint k).")
             params["nuclear_norm"] = check_real(self.nuclear_norm, "nuclear_norm", low=0.0,
                                                 low_inclusive=False)
+        if method == "pgd":
+            if eigensolver == "oja":
+                raise ValueError("method='pgd' projects on the whole noisy spectrum, which "
+                                 "Oja's method does not release: use eigensolver='exact' "
+                                 "(or 'auto').")
+            params["eigensolver"] = "exact"
+            params["etas"] = _pgd_steps(self.learning_rate, params["n_iter"])
         elif method == "pursuit":
             params["n_iter"] = params["rank"]
-        else:
+        elif method == "svd":
             params["n_iter"] = 1
         return params
 
@@ -352,9 +427,25 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                 print(f"[DPMatrixCompleter] iteration {t + 1}/{p['n_iter']}")
             return v, scales[-1]
 
+        projections = []
+
+        def global_projection(t, gram):
+            # The only access to all users' data: the noisy Gram matrix of their
+            # clipped rows; its projection factors are a post-processing.
+            values, vectors = private_eigh(gram, sigma, rng)
+            keep, factors = nuclear_shrinkage(values, p["nuclear_norm"])
+            projections.append((vectors[:, keep].T, factors))
+            if self.verbose:
+                print(f"[DPMatrixCompleter] iteration {t + 1}/{p['n_iter']}, "
+                      f"rank {len(factors)}")
+            return projections[-1]
+
         if p["method"] == "frank_wolfe":
             frank_wolfe_local(ratings, global_direction, nuclear_norm=p["nuclear_norm"],
                               bound=p["bound"], etas=step_sizes(p["n_iter"], p["step_schedule"]))
+        elif p["method"] == "pgd":
+            components = pgd_local(ratings, global_projection, bound=p["bound"],
+                                   etas=p["etas"], gram=True, coefficients=False)[1]
         elif p["method"] == "pursuit":
             pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
         else:
@@ -364,6 +455,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self._local_params = p
         self.components_ = np.array(components)
         self.singular_values_ = np.array(scales) if p["method"] == "frank_wolfe" else None
+        self.projections_ = projections if p["method"] == "pgd" else None
         self.eigensolver_ = p["eigensolver"]
         self.sensitivity_ = sensitivity
         self.sigma_ = sigma
@@ -399,6 +491,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                     block, lambda t, A: (self.components_[t], self.singular_values_[t]),
                     nuclear_norm=p["nuclear_norm"], bound=p["bound"],
                     etas=step_sizes(p["n_iter"], p["step_schedule"]), coefficients=True)
+            elif p["method"] == "pgd":
+                coef = pgd_local(block, lambda t, gram: self.projections_[t], bound=p["bound"],
+                                 etas=p["etas"])[0]
             elif p["method"] == "pursuit":
                 coef = least_squares_coef(block, self.components_)
             else:
@@ -406,3 +501,17 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
             np.matmul(coef, self.components_, out=out[start:stop])
             out[start:stop] += block.means[:, None]
         return out
+
+
+def _pgd_steps(learning_rate, n_iter):
+    """Validated PGD step sizes ``eta_1, ..., eta_T``, each in ``(0, 2)``."""
+    if np.ndim(learning_rate) == 0:
+        eta = check_real(learning_rate, "learning_rate", low=0.0, high=2.0,
+                         low_inclusive=False, high_inclusive=False)
+        return np.full(n_iter, eta)
+    etas = [check_real(eta, "learning_rate", low=0.0, high=2.0, low_inclusive=False,
+                       high_inclusive=False) for eta in np.ravel(learning_rate)]
+    if np.ndim(learning_rate) != 1 or len(etas) != n_iter:
+        raise ValueError(f"learning_rate must be a number or have one step per iteration "
+                         f"(max_iter = {n_iter}), got shape {np.shape(learning_rate)}.")
+    return np.array(etas)

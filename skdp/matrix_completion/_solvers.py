@@ -20,9 +20,13 @@ __all__ = [
     "eigenvalue_release",
     "frank_wolfe_local",
     "least_squares_coef",
+    "nuclear_shrinkage",
     "oja_release",
+    "pgd_local",
+    "private_eigh",
     "private_oja",
     "private_top_eigen",
+    "project_l1_ball",
     "pursuit_local",
     "step_sizes",
     "svd_coef",
@@ -136,6 +140,70 @@ def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
         V = linalg.qr(V + eta * oja_release(A, V, sigma, rng), mode="economic")[0]
     value = eigenvalue_release(A, V[:, 0], sigma, rng) if eigenvalue else None
     return V, value
+
+
+def private_eigh(gram, sigma, rng):
+    """All eigenpairs of ``gram + E``, ``E`` from :func:`symmetric_noise`.
+
+    The global component of private projected gradient descent (seed 004,
+    Alg. 16): one release of the noisy ``n x n`` Gram matrix
+    ``sum_i y_i y_i^T + E`` of the users' (clipped) iterate rows ``y_i``.
+    Alg. 16 adds a matrix ``N`` with i.i.d. ``N(0, sigma^2)`` entries; the
+    symmetric part ``(N + N^T) / 2`` of that release has the distribution of
+    ``E``, so using ``E`` is a post-processing of the thesis' release.
+
+    Returns
+    -------
+    values : ndarray of shape (n,)
+        Eigenvalues, largest first.
+    vectors : ndarray of shape (n, n)
+        Orthonormal eigenvectors (columns), in the same order.
+    """
+    values, vectors = linalg.eigh(gram + symmetric_noise(gram.shape[0], sigma, rng))
+    return values[::-1], vectors[:, ::-1]
+
+
+def project_l1_ball(values, radius):
+    """Euclidean projection of non-negative ``values`` onto ``{z: sum |z_i| <= radius}``.
+
+    Seed 004, Alg. 16: if ``sum(values) > radius``, ``z_i = max(0, values_i -
+    tau)`` with ``tau`` chosen so that ``sum(z) = radius``; otherwise
+    ``z = values``. ``tau`` is found by sorting (Duchi et al. 2008, Fig. 1).
+    Applied to singular values, this is the projection onto the nuclear-norm
+    ball of radius ``radius``.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.sum() <= radius:
+        return values.copy()
+    ranked = np.sort(values)[::-1]
+    cumulative = np.cumsum(ranked) - radius
+    last = np.nonzero(ranked * np.arange(1, len(ranked) + 1) > cumulative)[0][-1]
+    tau = cumulative[last] / (last + 1)
+    return np.maximum(values - tau, 0.0)
+
+
+def nuclear_shrinkage(eigenvalues, radius):
+    """The nuclear-norm projection of Alg. 16 as per-direction factors.
+
+    With ``Y^T Y + E = V diag(lambda) V^T`` released, Alg. 16 sets
+    ``Lambda = sqrt(lambda)``, projects ``Lambda`` onto the L1 ball of radius
+    ``k`` (:func:`project_l1_ball`) to get ``Z``, and each user moves her row
+    to ``y_i V Lambda^{-1} Z V^T``. Noisy eigenvalues can be negative: here
+    ``Lambda = sqrt(max(lambda, 0))``, and directions with ``Z = 0`` (those
+    included) are dropped. Without noise ``y -> y V diag(Z / Lambda) V^T`` is
+    exactly the Frobenius projection of ``Y`` onto ``{||Y||_nuc <= k}``.
+
+    Returns
+    -------
+    keep : ndarray of bool, shape (n,)
+        Directions with ``Z > 0``.
+    factors : ndarray of shape (n_kept,)
+        ``Z / Lambda`` on those directions, in ``(0, 1]``.
+    """
+    singular = np.sqrt(np.maximum(eigenvalues, 0.0))
+    projected = project_l1_ball(singular, radius)
+    keep = projected > 0
+    return keep, projected[keep] / singular[keep]
 
 
 # --------------------------------------------------------------------------- local
@@ -311,3 +379,80 @@ def svd_coef(ratings, V):
     factor = np.zeros(ratings.n_users)
     factor[counts > 0] = ratings.n_items / counts[counts > 0]
     return (ratings.matrix(ratings.values) @ V.T) * factor[:, None]
+
+
+_DENSE_BLOCK_ENTRIES = 2_000_000  # dense iterate entries formed at a time
+
+
+def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
+    """Local component of private projected gradient descent (seed 004, Alg. 16).
+
+    In iteration ``t`` each user takes a gradient step on her own observed
+    entries of ``f(Y) = ||P_Omega(Y - Y*)||_F^2 / 2``,
+    ``y_i <- y_i - eta_t P_Omega(y_i - y*_i)``, clips her whole row to norm
+    ``rho`` (an skdp addition that bounds the sensitivity, see
+    :mod:`~skdp.matrix_completion._calibration`), and contributes
+    ``y_i y_i^T`` to the global Gram matrix. The global component releases
+    the directions ``V_t`` and factors ``s_t`` of :func:`nuclear_shrinkage`;
+    she then moves to ``y_i <- (y_i V_t^T * s_t) V_t``. A row is stored as
+    coefficients on the previous directions; it is formed densely (a block of
+    users at a time) only to read its observed entries, its norm and, in
+    ``fit``, its contribution to the Gram matrix.
+
+    Parameters
+    ----------
+    ratings : Ratings
+    release : callable
+        ``release(t, W)`` returns ``(V_t, s_t)``, ``V_t`` of shape
+        ``(r_t, n_items)`` with orthonormal rows. ``W`` is
+        ``sum_i y_i y_i^T`` over the clipped rows when ``gram=True`` (``fit``:
+        the private global component releases it with noise), else ``None``
+        (``transform``: the stored releases are read).
+    bound : float
+        ``rho``: bound on the L2 norm of each user's whole row.
+    etas : ndarray of shape (T,)
+        Step sizes.
+    gram : bool, default=False
+        Whether to compute ``W``.
+    coefficients : bool, default=True
+        Whether to compute the last projection's coefficients (``fit`` only
+        needs the releases).
+
+    Returns
+    -------
+    coef : ndarray of shape (n_users, r_T) or None
+    basis : ndarray of shape (r_T, n_items)
+        Completed rows are ``coef @ basis``.
+    """
+    n_users, n_items = ratings.n_users, ratings.n_items
+    size = max(1, _DENSE_BLOCK_ENTRIES // n_items)
+    blocks = [(start, min(start + size, n_users)) for start in range(0, n_users, size)]
+    coef, basis = np.zeros((n_users, 0)), np.zeros((0, n_items))
+    for t, eta in enumerate(etas):
+        step = np.empty(len(ratings.values))  # eta_t P_Omega(y* - y), before clipping
+        scale = np.empty(n_users)  # Pi_rho
+        W = np.zeros((n_items, n_items)) if gram else None
+        for start, stop in blocks:
+            lo, hi = ratings.indptr[start], ratings.indptr[stop]
+            rows = coef[start:stop] @ basis
+            where = np.repeat(np.arange(stop - start) * n_items,
+                              np.diff(ratings.indptr[start:stop + 1])) + ratings.indices[lo:hi]
+            flat = rows.reshape(-1)
+            step[lo:hi] = eta * (ratings.values[lo:hi] - flat[where])
+            flat[where] += step[lo:hi]
+            scale[start:stop] = clip_scale(np.sqrt(np.einsum("ij,ij->i", rows, rows)), bound)
+            if gram:
+                rows *= scale[start:stop, None]
+                W += rows.T @ rows
+        V, factors = release(t, W)
+        if t == len(etas) - 1 and not coefficients:
+            return None, V
+        # (y_i V^T) * s with y_i = scale_i (coef_i basis + step_i), without dense rows.
+        change, steps = basis @ V.T, ratings.matrix(step)
+        new = np.empty((n_users, len(factors)))
+        for start, stop in blocks:
+            new[start:stop] = coef[start:stop] @ change
+            new[start:stop] += steps[start:stop] @ V.T
+            new[start:stop] *= scale[start:stop, None] * factors
+        coef, basis = new, V
+    return coef, basis
