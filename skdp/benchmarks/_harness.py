@@ -5,6 +5,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
@@ -132,3 +133,21 @@ def evaluate_baseline(scenario, data, method, estimator, *, metric=accuracy_scor
     row = make_row(scenario, data.name, method, math.inf, metric_name, [score],
                    fit_seconds=sec, baseline_seconds=sec, note="non-private")
     return row, sec
+
+
+def sparse_classification_problem(n, d, density, rng, n_informative=20, informative_density=0.2):
+    """CSR data of the given density whose labels follow ``n_informative`` features."""
+    informative = rng.choice(d, n_informative, replace=False)
+    per_row = max(1, int(round(density * d - n_informative * informative_density)))
+    cols = rng.integers(0, d, size=(n, per_row))
+    mask = rng.random((n, n_informative)) < informative_density
+    rows_inf, which = np.nonzero(mask)
+    rows = np.concatenate([np.repeat(np.arange(n), per_row), rows_inf])
+    cols = np.concatenate([cols.ravel(), informative[which]])
+    vals = rng.standard_normal(rows.size)
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
+    w = np.zeros(d)
+    w[informative] = rng.choice([-1.0, 1.0], n_informative)
+    y = (X @ w + 0.3 * rng.standard_normal(n) > 0).astype(int)
+    return X, y

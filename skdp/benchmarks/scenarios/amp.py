@@ -25,9 +25,9 @@ from skdp.benchmarks._harness import (
     evaluate_private,
     make_row,
     progress,
+    sparse_classification_problem,
 )
 from skdp.benchmarks._registry import register_scenario
-from skdp.benchmarks.scenarios.convex import _sparse_problem
 from skdp.datasets import make_synthetic_l
 from skdp.linear_model import DPLogisticRegressionAMP
 from skdp.linear_model._solvers import DENSE_HESSIAN_LIMIT
@@ -143,7 +143,7 @@ def _speed_rows(n_samples, repeats, seed, measure_memory):
 def _wide_sparse_rows(n, seed):
     """AMP on an n x n CSR problem (0.1% density): the matrix-free Newton path."""
     rng = np.random.default_rng(seed)
-    X, y = _sparse_problem(n + n // 5, n, 1e-3, rng)
+    X, y = sparse_classification_problem(n + n // 5, n, 1e-3, rng)
     data = Dataset(f"sparse CSR {n:,} x {n:,}", X[:n], y[:n], X[n:], y[n:])
     base, base_sec = evaluate_baseline(NAME, data, "LogisticRegression", LogisticRegression(
         max_iter=200))

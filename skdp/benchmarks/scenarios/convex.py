@@ -24,12 +24,18 @@ import time
 import tracemalloc
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
-from skdp.benchmarks._harness import Dataset, evaluate_baseline, make_row, progress, timed_fit
+from skdp.benchmarks._harness import (
+    Dataset,
+    evaluate_baseline,
+    make_row,
+    progress,
+    sparse_classification_problem,
+    timed_fit,
+)
 from skdp.benchmarks._registry import register_scenario
 from skdp.datasets import make_synthetic_h, make_synthetic_l
 from skdp.linear_model import (
@@ -127,29 +133,11 @@ def _datasets(quick):
     return out
 
 
-def _sparse_problem(n, d, density, rng, n_informative=20, informative_density=0.2):
-    """CSR data of the given density whose labels follow ``n_informative`` features."""
-    informative = rng.choice(d, n_informative, replace=False)
-    per_row = max(1, int(round(density * d - n_informative * informative_density)))
-    cols = rng.integers(0, d, size=(n, per_row))
-    mask = rng.random((n, n_informative)) < informative_density
-    rows_inf, which = np.nonzero(mask)
-    rows = np.concatenate([np.repeat(np.arange(n), per_row), rows_inf])
-    cols = np.concatenate([cols.ravel(), informative[which]])
-    vals = rng.standard_normal(rows.size)
-    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, d))
-    X.sum_duplicates()
-    w = np.zeros(d)
-    w[informative] = rng.choice([-1.0, 1.0], n_informative)
-    y = (X @ w + 0.3 * rng.standard_normal(n) > 0).astype(int)
-    return X, y
-
-
 def _sparse_rows(seed):
     """P-FW on a 50,000 x 50,000 CSR matrix (0.1% density): time and peak memory."""
     rng = np.random.default_rng(seed)
     n, d = 50_000, 50_000
-    X, y = _sparse_problem(n + 10_000, d, 1e-3, rng)
+    X, y = sparse_classification_problem(n + 10_000, d, 1e-3, rng)
     data = Dataset(f"sparse CSR {n}x{d}, density {X.nnz / ((n + 10_000) * d):.2%}",
                    X[:n], y[:n], X[n:], y[n:])
     base, base_sec = evaluate_baseline(SCENARIO, data, "NP baseline (sklearn)",
