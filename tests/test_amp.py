@@ -187,19 +187,21 @@ def test_thesis_eps3_rule_high_dimensional():
 
 
 @pytest.mark.parametrize("eps1, curvature, rank, d, m, expected", [
-    # Lambda = 1500 k (d / m) / eps1^2, so eps1 - eps3 = C m eps1^2 / (1500 k d)
-    (0.99, 0.25, 1, 41, 8000, 1 - 0.25 * 8000 * 0.99 / (1500 * 41)),
-    (0.099, 5.0, 1, 41, 8000, 1 - 5.0 * 8000 * 0.099 / (1500 * 41)),
-    (0.99, 0.9, 9, 64, 1437, 1 - 0.9 * 1437 * 0.99 / (1500 * 9 * 64)),  # softmax, K = 10
-    (0.99, 0.25, 1, 2001, 500, 1 - 0.25 * 500 * 0.99 / (1500 * 2001)),  # wide data
-    (9.9, 5.0, 1, 41, 8000, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
-    (0.1, 1000.0, 1, 41, 8000, 0.5),  # eps1 - eps3 clamped to eps1 / 2
+    # Lambda = 7 k d / (sqrt(m) eps1^1.5), so eps1 - eps3 = C sqrt(m) eps1^1.5 / (7 k d)
+    # and f1 = 1 - C sqrt(m) sqrt(eps1) / (7 k d).
+    (0.99, 0.25, 1, 41, 8100, 1 - 0.25 * 90 * 0.99**0.5 / (7 * 41)),
+    (0.09, 5.0, 1, 41, 8100, 1 - 5.0 * 90 * 0.3 / (7 * 41)),
+    (0.99, 0.9, 9, 64, 1444, 1 - 0.9 * 38 * 0.99**0.5 / (7 * 9 * 64)),  # softmax, K = 10
+    (0.99, 0.25, 1, 2001, 484, 1 - 0.25 * 22 * 0.99**0.5 / (7 * 2001)),  # wide data
+    (9.9, 5.0, 1, 41, 8100, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
+    (0.1, 1000.0, 1, 41, 8100, 0.5),  # eps1 - eps3 clamped to eps1 / 2
 ])
 def test_default_eps3_rule(eps1, curvature, rank, d, m, expected):
     f1 = eps3_fraction_rule(eps1, curvature, rank, d, m)
     assert f1 == pytest.approx(expected, rel=1e-12)
     if expected not in (0.5, 1 - 0.99 / 9.9):
-        assert curvature / (eps1 - f1 * eps1) == pytest.approx(1500 * rank * d / m / eps1**2)
+        assert curvature / (eps1 - f1 * eps1) == pytest.approx(
+            7 * rank * d / (m**0.5 * eps1**1.5))
 
 
 def test_thesis_rule_is_available_by_name(small_binary):
@@ -597,3 +599,27 @@ def test_audit_stays_below_epsilon_and_catches_sigma1_over_4():
     assert honest.epsilon_lower_bound <= 1.0
     cheat = _audit(_UnderNoisedAMP, 2000)
     assert cheat.epsilon_lower_bound > 1.0, cheat
+
+
+def test_default_rule_is_the_form_the_study_chose():
+    """The estimator's rule and the study's form ``(A, a, b, p) = (7, 1, 0.5, 1.5)`` agree."""
+    from skdp.benchmarks._amp_eps3_study import form_rule
+    c = form_rule(7.0, 1, 0.5, 1.5)
+    for eps1, rank, d, m in [(0.099, 1, 41, 8000), (2.97, 9, 65, 1437), (0.5, 1, 300, 20000)]:
+        study_lambda = c(m, d, eps1) * rank / eps1**2
+        curvature = 1e-3  # small enough that no clamp applies
+        f1 = eps3_fraction_rule(eps1, curvature, rank, d, m)
+        assert curvature / (eps1 - f1 * eps1) == pytest.approx(study_lambda, rel=1e-9)
+
+
+def test_study_regret_against_hand_computed_values():
+    from skdp.benchmarks._amp_eps3_study import C_GRID, regret
+    row = [None, 0.5, 0.7, 0.9, 0.8, 0.6, 0.5, 0.5, 0.5]  # best 0.9 at c = 20
+    table = {("logistic", 100, 5, 1.0, 1.0, "f"): row}
+    assert C_GRID[3] == 20
+    assert regret(table, lambda m, d, eps1: 20.0) == pytest.approx((0.0, 0.0))
+    # Halfway between c = 20 and 30 in log c: 0.9 - 0.1 / 2.
+    mid = float(np.sqrt(20.0 * 30.0))
+    assert regret(table, lambda m, d, eps1: mid) == pytest.approx((0.05, 0.05))
+    # Below the valid grid the first valid value (c = 3, 0.5) counts.
+    assert regret(table, lambda m, d, eps1: 1.0) == pytest.approx((0.4, 0.4))
