@@ -25,7 +25,9 @@ from skdp.linear_model import DPLogisticRegressionAMP, MultinomialLoss
 from skdp.linear_model._amp import (
     amp_calibration,
     eps3_fraction_rule,
+    log_determinant_bound,
     objective_noise_sigma,
+    regularization_for_gap,
     thesis_eps3_fraction,
 )
 from skdp.linear_model._losses import LogisticLoss, get_loss
@@ -67,10 +69,11 @@ def test_calibration_matches_hand_computed_values():
     assert cal.eps1 == pytest.approx(0.99) and cal.delta1 == pytest.approx(9.9e-7)
     assert cal.eps3 == pytest.approx(0.891)
     assert cal.gamma == pytest.approx(1e-6)  # 1 / m^2
-    # Lambda = C / (eps1 - eps3) with C = beta (one row's Hessian) = 0.25 / 0.099;
-    # the thesis' r beta = 2 beta would double it.
+    # Lambda = C / (k (exp((eps1 - eps3) / k) - 1)) with C = beta (one row's
+    # Hessian) and k = 1: 0.25 / (exp(0.099) - 1) = 2.4023...; the thesis'
+    # r beta / (eps1 - eps3) = 0.5 / 0.099 is 2.1 times as much.
     assert cal.curvature == 0.25 and cal.row_rank == 1
-    assert cal.reg_strength == pytest.approx(2.525252525252525, rel=1e-10)
+    assert cal.reg_strength == pytest.approx(2.402314688421751, rel=1e-10)
     # sigma1: the Gaussian mechanism with sensitivity 2 / m at (eps3, delta1 / 2).
     assert cal.sigma1 == pytest.approx(_hand_sigma(0.002, 0.891, 9.9e-7 / 2), rel=1e-6)
     assert _balle_wang_delta(0.002, cal.sigma1, 0.891) == pytest.approx(4.95e-7, rel=1e-5)
@@ -78,8 +81,8 @@ def test_calibration_matches_hand_computed_values():
     t = math.sqrt(2 * math.log(1 / 9.9e-7))
     assert cal.sigma1 < 0.85 * 0.002 * (1 + t) / 0.891
     # sigma2: the analytic Gaussian at the corrected sensitivity 2 m gamma / Lambda.
-    sens = 2 * m * 1e-6 / 2.525252525252525
-    assert sens == pytest.approx(7.92e-4, rel=1e-9)
+    sens = 2 * m * 1e-6 / 2.402314688421751
+    assert sens == pytest.approx(8.3253e-4, rel=1e-4)
     assert cal.sigma2 == pytest.approx(_hand_sigma(sens, 0.01, 1e-8), rel=1e-6)
     # The thesis' sigma2 used half the sensitivity: ours is twice its noise.
     assert cal.sigma2 == pytest.approx(2 * _hand_sigma(sens / 2, 0.01, 1e-8), rel=1e-6)
@@ -90,7 +93,7 @@ def test_huber_and_softmax_constants_enter_lambda_and_sigma1():
     huber = amp_calibration(1.0, 1e-6, lipschitz=1.0, smoothness=1 / (2 * 0.1), row_rank=1,
                             trace_bound=5.0, **common)
     assert huber.curvature == pytest.approx(5.0)
-    assert huber.reg_strength == pytest.approx(5.0 / 0.099)
+    assert huber.reg_strength == pytest.approx(5.0 / math.expm1(0.099))
     loss = MultinomialLoss(10)
     soft = amp_calibration(1.0, 1e-6, lipschitz=loss.lipschitz(2.0),
                            smoothness=loss.smoothness(2.0), row_rank=loss.row_hessian_rank,
@@ -98,7 +101,7 @@ def test_huber_and_softmax_constants_enter_lambda_and_sigma1():
     assert soft.row_rank == 9
     # C = min(k beta, T) = min(9 * 2^2 / 2, 0.9 * 2^2) = 3.6
     assert soft.curvature == pytest.approx(3.6)
-    assert soft.reg_strength == pytest.approx(3.6 / 0.099)
+    assert soft.reg_strength == pytest.approx(3.6 / (9 * math.expm1(0.011)))
     # sigma1: union over 2 (K - 1) = 18 normals, so delta1 / 18.
     sens = 2 * 2 * math.sqrt(2) / 500
     assert soft.sigma1 == pytest.approx(_hand_sigma(sens, 0.891, 9.9e-7 / 18), rel=1e-6)
@@ -186,13 +189,18 @@ def test_thesis_eps3_rule_high_dimensional():
     assert thesis_eps3_fraction(50.0, high_dimensional=True) == pytest.approx(1 - 0.99 / 50)
 
 
+def _rule_gap(C, k, lam):
+    return k * math.log(1 + C / (k * lam))
+
+
 @pytest.mark.parametrize("eps1, curvature, rank, d, m, expected", [
-    # Lambda = 7 k d / (sqrt(m) eps1^1.5), so eps1 - eps3 = C sqrt(m) eps1^1.5 / (7 k d)
-    # and f1 = 1 - C sqrt(m) sqrt(eps1) / (7 k d).
-    (0.99, 0.25, 1, 41, 8100, 1 - 0.25 * 90 * 0.99**0.5 / (7 * 41)),
-    (0.09, 5.0, 1, 41, 8100, 1 - 5.0 * 90 * 0.3 / (7 * 41)),
-    (0.99, 0.9, 9, 64, 1444, 1 - 0.9 * 38 * 0.99**0.5 / (7 * 9 * 64)),  # softmax, K = 10
-    (0.99, 0.25, 1, 2001, 484, 1 - 0.25 * 22 * 0.99**0.5 / (7 * 2001)),  # wide data
+    # Lambda = 7 k d / (sqrt(m) eps1^1.5) and eps1 - eps3 = k log(1 + C / (k Lambda)).
+    (0.99, 0.25, 1, 41, 8100, 1 - _rule_gap(0.25, 1, 7 * 41 / (90 * 0.99**1.5)) / 0.99),
+    (0.09, 5.0, 1, 41, 8100, 1 - _rule_gap(5.0, 1, 7 * 41 / (90 * 0.027)) / 0.09),
+    (0.99, 0.9, 9, 64, 1444,  # softmax, K = 10
+     1 - _rule_gap(0.9, 9, 7 * 9 * 64 / (38 * 0.99**1.5)) / 0.99),
+    (0.99, 0.25, 1, 2001, 484,  # wide data
+     1 - _rule_gap(0.25, 1, 7 * 2001 / (22 * 0.99**1.5)) / 0.99),
     (9.9, 5.0, 1, 41, 8100, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
     (0.1, 1000.0, 1, 41, 8100, 0.5),  # eps1 - eps3 clamped to eps1 / 2
 ])
@@ -200,8 +208,20 @@ def test_default_eps3_rule(eps1, curvature, rank, d, m, expected):
     f1 = eps3_fraction_rule(eps1, curvature, rank, d, m)
     assert f1 == pytest.approx(expected, rel=1e-12)
     if expected not in (0.5, 1 - 0.99 / 9.9):
-        assert curvature / (eps1 - f1 * eps1) == pytest.approx(
-            7 * rank * d / (m**0.5 * eps1**1.5))
+        cal = amp_calibration(eps1 / 0.99, 1e-6, n_samples=m, n_features=d, lipschitz=1.0,
+                              smoothness=curvature / rank, row_rank=rank)
+        assert cal.reg_strength == pytest.approx(7 * rank * d / (m**0.5 * eps1**1.5), rel=1e-9)
+
+
+def test_regularization_is_the_least_lambda_covering_the_log_determinant_bound():
+    for C, k, gap in [(0.25, 1, 0.099), (5.0, 1, 0.5), (0.9, 9, 0.3), (3.6, 9, 0.011)]:
+        lam = regularization_for_gap(gap, C, k)
+        assert log_determinant_bound(lam, C, k) == pytest.approx(gap, rel=1e-12)
+        assert log_determinant_bound(0.999 * lam, C, k) > gap
+        assert lam < C / gap  # never more regularization than the linear bound
+    # Binary, eps1 - eps3 = 0.99: 1 / (e^0.99 - 1) = 0.592 of C / 0.99 (41% less).
+    assert regularization_for_gap(0.99, 1.0, 1) * 0.99 == pytest.approx(0.99 / math.expm1(0.99))
+    assert 0.99 / math.expm1(0.99) == pytest.approx(0.5854, abs=1e-4)
 
 
 def test_thesis_rule_is_available_by_name(small_binary):
@@ -613,7 +633,8 @@ def test_default_rule_is_the_form_the_study_chose():
         study_lambda = c(m, d, eps1) * rank / eps1**2
         curvature = 1e-3  # small enough that no clamp applies
         f1 = eps3_fraction_rule(eps1, curvature, rank, d, m)
-        assert curvature / (eps1 - f1 * eps1) == pytest.approx(study_lambda, rel=1e-9)
+        lam = regularization_for_gap(eps1 - f1 * eps1, curvature, rank)
+        assert lam == pytest.approx(study_lambda, rel=1e-9)
 
 
 def test_study_regret_against_hand_computed_values():

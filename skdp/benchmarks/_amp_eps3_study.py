@@ -6,9 +6,9 @@ combines their JSON outputs). It uses only data this package generates with
 ``make_classification`` (seeds 101-118, 201-208, 301-318, 401-418 and
 501-508; never the benchmark's seed 1000, no benchmark or test data).
 
-AMP's ``eps3`` only sets the regularization: ``Lambda = C / (eps1 - eps3)``
-(``C = beta`` for the binary losses, the trace bound ``1 - 1/K`` for the
-softmax). The study sweeps ``Lambda = c k / eps1^2`` over a grid of ``c``
+AMP's ``eps3`` only sets the regularization: ``eps1 - eps3`` pays for the
+log-determinant bound ``k log(1 + C / (k Lambda))`` (``C = beta`` for the
+binary losses, the trace bound ``1 - 1/K`` for the softmax). The study sweeps ``Lambda = c k / eps1^2`` over a grid of ``c``
 (``k = 1`` for binary models, ``K - 1`` for the softmax), fits AMP with its
 default parameters at each ``epsilon`` with the matching ``eps3``, and records
 the mean test accuracy over the noise draws. It then scores rules
@@ -49,6 +49,7 @@ from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
 from skdp.linear_model import DPLogisticRegressionAMP, MultinomialLoss
+from skdp.linear_model._amp import log_determinant_bound
 from skdp.linear_model._losses import get_loss
 
 C_GRID = [1, 3, 10, 20, 30, 50, 100, 300, 1000]
@@ -70,7 +71,7 @@ def _sweep(data, eps, curvature, row_rank, n_draws, **params):
     X_train, X_test, y_train, y_test = data
     eps1, row = 0.99 * eps, []
     for c in C_GRID:
-        gap = curvature * eps1**2 / (c * row_rank)
+        gap = log_determinant_bound(c * row_rank / eps1**2, curvature, row_rank)
         if not (gap < 1 and gap <= 0.5 * eps1):
             row.append(None)
             continue
