@@ -94,3 +94,15 @@ class DPEstimatorMixin:
         rng = check_random_state(getattr(self, "random_state", None))
         self._charge_accountant(budget)
         return budget, rng
+
+    # Fitted attributes computed from the private data without noise (solver
+    # diagnostics such as ``n_iter_``). They are not covered by the privacy
+    # guarantee: they stay on the fitted object for the data holder, and are
+    # left out of pickles and copies, the usual way a model is shared.
+    _non_private_attributes = ()
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: never alter the live estimator
+        for name in self._non_private_attributes:
+            state.pop(name, None)
+        return state

@@ -126,6 +126,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
     """Shared fit/predict: certified kernel ERM per class, then a private release on public points."""
 
     _allow_zero_delta = True
+    _non_private_attributes = ("n_iter_",)
 
     def _check_release_params(self):
         """Validate the release-specific parameters (before any noise)."""
@@ -291,6 +292,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         Certified bound on the RKHS gradient norm of the released minimizer.
     n_iter_ : int
         Newton iterations of the certified solver (the most over classes).
+        Not private (see Privacy).
     sensitivity_ : float
         RKHS sensitivity of the certified ERM minimizer,
         ``2 R_phi / (lambda n)`` plus the certificate term.
@@ -319,6 +321,8 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     certified (RKHS gradient norm at most ``1e-3 R_phi / n``), which adds
     ``2e-3 R_phi / (lambda n)`` to the sensitivity; no uncertified point is
     ever released. Step 2 is post-processing.
+
+    %(non_private_diagnostics)s
 
     See Also
     --------
@@ -434,6 +438,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         Certified bound on the RKHS gradient norm of the released minimizer.
     n_iter_ : int
         Newton iterations of the certified solver (the most over classes).
+        Not private (see Privacy).
     sensitivity_ : float
         RKHS sensitivity of one certified minimizer.
     noise_scale_ : float
@@ -460,6 +465,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     that the minimizer can be certified. The ``k`` one-vs-rest functions of
     a multi-class problem are released jointly as one Gaussian mechanism on
     their direct sum, whose sensitivity is ``sqrt(k)`` times one function's.
+
+    %(non_private_diagnostics)s
 
     See Also
     --------

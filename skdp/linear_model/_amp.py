@@ -521,9 +521,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         in one-vs-rest).
     n_iter_ : ndarray of shape (n_problems,)
         Solver iterations of each AMP run (one for binary and multinomial).
+        Not private (see Privacy).
     gradient_norm_ : ndarray of shape (n_problems,)
         Exact gradient norm of the perturbed objective at the point that was
-        released, each ``<= calibration_.gamma`` (the certificate).
+        released, each ``<= calibration_.gamma`` (the certificate, which is
+        what the guarantee uses). Not private (see Privacy).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
 
@@ -571,6 +573,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     outcome is itself observable, so the budget stays spent (the default
     Newton solver certifies these strongly convex problems well within
     ``max_iter``).
+
+    %(non_private_diagnostics)s
 
     See Also
     --------
@@ -639,6 +643,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     >>> bool(clf.gradient_norm_[0] <= 1 / 2000**2)
     True
     """
+
+    _non_private_attributes = ("gradient_norm_", "n_iter_")
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1,
                  data_norm=1.0, fit_intercept=True, multi_class="auto", gamma=None,

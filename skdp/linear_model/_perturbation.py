@@ -166,9 +166,10 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     noise_scale_ : float
         ``sensitivity_ / epsilon`` (per class).
     gradient_norm_ : ndarray of shape (n_problems,)
-        Certified gradient norm of each released minimizer.
+        Certified gradient norm of each released minimizer. Not private (see
+        Privacy).
     n_iter_ : ndarray of shape (n_problems,)
-        Solver iterations per binary problem.
+        Solver iterations per binary problem. Not private (see Privacy).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, 0)``.
 
@@ -184,6 +185,8 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     ``tol / Lambda`` of the exact one on each dataset and the sensitivity is
     ``2 R / (n Lambda) + 2 tol / Lambda``. Multi-class fits split epsilon
     evenly over the classes.
+
+    %(non_private_diagnostics)s
 
     See Also
     --------
@@ -203,6 +206,8 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     >>> clf.privacy_spent_
     PrivacyBudget(epsilon=1.0, delta=0.0)
     """
+
+    _non_private_attributes = ("gradient_norm_", "n_iter_")
 
     def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
                  fit_intercept=True, tol=None, solver="newton", max_iter=100, n_jobs=None,
@@ -287,9 +292,9 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     output_noise_scale_ : float
         Scale of the certification noise.
     gradient_norm_ : ndarray of shape (n_problems,)
-        Certified gradient norm of each minimizer.
+        Certified gradient norm of each minimizer. Not private (see Privacy).
     n_iter_ : ndarray of shape (n_problems,)
-        Solver iterations per binary problem.
+        Solver iterations per binary problem. Not private (see Privacy).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, 0)``.
 
@@ -311,6 +316,8 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     004, Thm. 1 for AMP, with pure-DP noise). The two parts compose to
     ``epsilon``. Multi-class fits split epsilon evenly over the classes.
 
+    %(non_private_diagnostics)s
+
     See Also
     --------
     OutputPerturbationClassifier : Noise on the minimizer.
@@ -329,6 +336,8 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     >>> clf.score(X, y) > 0.6
     True
     """
+
+    _non_private_attributes = ("gradient_norm_", "n_iter_")
 
     def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
                  fit_intercept=True, tol=None, certification_fraction=0.01, solver="newton",

@@ -58,8 +58,10 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
         Laplace scale or Gaussian standard deviation of each coordinate's noise.
     certified_distance_ : float
         Largest certified distance of a solver output to the exact minimizer.
+        Not private (see Privacy).
     n_iter_ : int
-        Largest number of solver iterations over the class problems.
+        Largest number of solver iterations over the class problems. Not
+        private (see Privacy).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` spent by the fit."""
 
@@ -73,7 +75,11 @@ Protected: every training row, features and label, under replace-one
     ``sqrt(F) Delta / epsilon`` (``F`` coefficients; seed 001, Thm. 10) or
     analytic Gaussian noise for ``(epsilon, delta)``. With more than two
     classes each one-vs-rest problem gets ``(epsilon / K, delta / K)`` (basic
-    composition). Seed 001 calls the privacy parameter ``beta``."""
+    composition). Seed 001 calls the privacy parameter ``beta``. The solver
+    diagnostics ``certified_distance_`` and ``n_iter_`` are computed from the
+    private data without noise and are not covered by this guarantee: they
+    are kept for the data holder and left out when the estimator is pickled
+    or copied; do not publish them."""
 
 
 _NOTES_COMMON = """\

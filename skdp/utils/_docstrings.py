@@ -41,6 +41,11 @@ n_jobs : int or None, default=None
     "verbose": """\
 verbose : int, default=0
     Verbosity level; 0 is silent.""",
+    "non_private_diagnostics": """\
+The solver diagnostics marked *not private* among the attributes are
+computed from the private data without noise and are not covered by this
+guarantee. They are kept on the fitted estimator for the data holder, and
+are left out when it is pickled or copied; do not publish them.""",
 }
 
 _PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
