@@ -1,19 +1,26 @@
 """Private hyperparameter selection on disjoint splits (Chaudhuri, Monteleoni and Sarwate 2011)."""
 
+import warnings
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.accounting import PrivacyBudget
+from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._random import check_random_state, spawn_random_states
 
 __all__ = ["PrivateParameterSelector"]
+
+# Decision value of a class the released model never saw: finite (metrics
+# reject infinities) and below every real score.
+_LOWEST_SCORE = np.finfo(np.float64).min
 
 
 def _has(attr):
@@ -22,29 +29,76 @@ def _has(attr):
     return check
 
 
+def _zero_rows(n_rows, n_features, sparse):
+    """All-zero feature rows (public: they depend on no record)."""
+    return sp.csr_matrix((n_rows, n_features)) if sparse else np.zeros((n_rows, n_features))
+
+
+def _with_public_rows(X_part, y_part, classes):
+    """Append one all-zero row per class of ``classes`` to a training part.
+
+    The rows are the same for every dataset, so neighbouring parts stay
+    neighbouring, and every candidate sees every class (no part "has one
+    class only", which would be a data-dependent failure).
+    """
+    X_pub = _zero_rows(len(classes), X_part.shape[1], sp.issparse(X_part))
+    X_aug = sp.vstack([X_part, X_pub], format="csr") if sp.issparse(X_part) else np.vstack(
+        [X_part, X_pub])
+    return X_aug, np.concatenate([y_part, classes])
+
+
+def _check_on_public_input(estimator, params, n_rows, n_features, sparse, classes, rng):
+    """Fit a copy of a candidate on data-independent input of its training shape.
+
+    This runs the estimator's own validation of its parameters (and of
+    anything that depends only on the public shape) before any budget is
+    spent; the fitted copy is discarded.
+    """
+    X_dry = _zero_rows(n_rows, n_features, sparse)
+    y_dry = np.resize(classes, n_rows)  # every class present
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # warnings about the stand-in data are noise
+            clone(estimator).set_params(random_state=rng).fit(X_dry, y_dry)
+    except Exception as exc:
+        raise ValueError(
+            f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
+            f"checked on data-independent input before any budget was spent; nothing was spent."
+        ) from exc
+
+
 @fill_doc
 class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Choose among candidate hyperparameters privately, holdout included.
 
     Seed 002 (Chaudhuri, Monteleoni and Sarwate 2011), Sec. 6 and Alg. 3: the
     data is cut into ``k + 1`` disjoint parts for ``k`` candidates. Candidate
-    ``i`` is trained, by its own private algorithm, on part ``i`` only; each
-    model's correct predictions on the last part are counted, and one model is
-    released by the exponential mechanism on those counts.
+    ``i`` is trained, by its own private algorithm, on part ``i`` only (plus
+    one public all-zero row per class, see Notes); each model's correct
+    predictions on the last part are counted, and one model is released by
+    the exponential mechanism on those counts.
 
     Parameters
     ----------
     estimator : estimator
         An skdp classifier (it must have an ``epsilon`` parameter, and
-        ``random_state``); cloned for every candidate.
+        ``random_state``); cloned for every candidate. Its ``accountant``,
+        if set, is charged the selector's total when the selector's own
+        ``accountant`` is None (see ``accountant``).
     param_grid : dict or list of dict
         Candidate settings, as for :class:`sklearn.model_selection.GridSearchCV`.
-        They may include ``epsilon``.
+        They may include ``epsilon``, not ``accountant``.
     epsilon : float, default=1.0
         Budget of the selection step (exponential mechanism on the holdout,
         pure DP).
     %(random_state)s
     %(accountant)s
+        Here the spend is the selector's total (``privacy_spent_``), charged
+        once before any candidate touches the data; the candidates' own fits
+        charge nothing.
+        When this is None, the total is charged to ``estimator.accountant``
+        instead; two different accountants are refused with a ``ValueError``
+        (pass the same object to both, or one of them).
     %(n_jobs)s
 
     Attributes
@@ -58,9 +112,14 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     candidate_params_ : list of dict
         The candidates, in order.
     classes_ : ndarray
-        Class labels.
+        Class labels of the training data; ``predict_proba``,
+        ``predict_log_proba`` and ``decision_function`` have one column per
+        class, in this order.
     n_features_in_ : int
         Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen in ``fit``; only when ``X`` has string column
+        names (a pandas DataFrame).
     privacy_spent_ : PrivacyBudget
         ``(max(epsilon, max candidate epsilon), max candidate delta)``.
 
@@ -69,19 +128,47 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     Replace-one neighbours (seed 002's setting). Features and labels of every
     row, holdout included, are protected. A changed record lies in exactly
     one part: in a training part it changes one candidate, which is
-    ``(epsilon_i, delta_i)``-DP; in the holdout it changes every count by at
-    most 1, and the exponential mechanism with sensitivity 1 is
-    ``epsilon``-DP (McSherry and Talwar 2007). So the whole procedure is
-    ``(max(epsilon, max_i epsilon_i), max_i delta_i)``-DP (parallel
-    composition; seed 002, Thm. 18 for ``epsilon_i = epsilon``). The split
-    into parts is drawn from ``random_state``, independently of the data.
-    Counts of correct predictions can move in opposite directions between
-    candidates, so the factor 2 of the exponential mechanism is kept.
+    ``(epsilon_i, delta_i)``-DP (the public rows added to its part are the
+    same on both neighbours, so its training sets are still neighbours); in
+    the holdout it changes every count by at most 1, and the exponential
+    mechanism with sensitivity 1 is ``epsilon``-DP (McSherry and Talwar
+    2007). So the whole procedure is ``(max(epsilon, max_i epsilon_i),
+    max_i delta_i)``-DP (parallel composition; seed 002, Thm. 18 for
+    ``epsilon_i = epsilon``). The split into parts is drawn from
+    ``random_state``, independently of the data. Counts of correct
+    predictions can move in opposite directions between candidates, so the
+    factor 2 of the exponential mechanism is kept. As for every skdp
+    classifier, the label set ``classes_`` is read from ``y`` and treated as
+    public. The check of the candidates before the charge (Notes) sees only
+    public input (the parts' sizes, ``classes_``, the parameters), so
+    whether it fails reveals nothing else.
 
     Notes
     -----
     Each candidate sees only ``1 / (k + 1)`` of the data, so keep the grid
     small; seed 002 notes the method needs much more data in practice.
+
+    Every candidate is trained on its part plus one row per class of
+    ``classes_`` with all features 0. Without them a part that happens to
+    hold one class only (a rare class) cannot be trained, and handling that
+    case in any way (an error, or a constant model scored on the holdout)
+    would reveal a fact about the part that no noise protects. A zero row
+    adds no gradient to a linear model without intercept and only pulls the
+    intercept towards balanced classes; its effect shrinks as the parts
+    grow. As a result the released model knows every class; for estimators
+    that still drop a class, the columns of the missing classes are 0 in
+    ``predict_proba``, ``-inf`` in ``predict_log_proba`` and the lowest
+    finite float in ``decision_function`` (a binary model's score ``s`` of
+    its second class becomes ``(-s, s)`` for its two classes).
+
+    Before anything is spent, each candidate is fitted once on all-zero
+    input of its training shape with every class present, and the fitted
+    copy is discarded: invalid candidate parameters then fail with a
+    ``ValueError`` before the budget is charged (this can up to double the
+    fitting time). An error that only the real data triggers (for instance a
+    :class:`~skdp.exceptions.CertificationError`) propagates from ``fit``
+    after the budget is charged, with nothing released, as it does when the
+    estimator is fitted alone.
 
     """
 
@@ -94,7 +181,27 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.accountant = accountant
         self.n_jobs = n_jobs
 
-    def _candidate_budgets(self, candidates):
+    def _resolve_accountant(self, candidates):
+        """The accountant charged with the total: the selector's, else the estimator's."""
+        own = self.accountant
+        inner = self.estimator.get_params(deep=False).get("accountant")
+        for acc, name in ((own, "accountant"), (inner, "estimator.accountant")):
+            if acc is not None and not isinstance(acc, BudgetAccountant):
+                raise TypeError(f"{name} must be a skdp.BudgetAccountant or None, got {acc!r}.")
+        if any("accountant" in params for params in candidates):
+            raise ValueError(
+                "param_grid may not set 'accountant': the selector charges its total once, to "
+                "its own accountant or else to the estimator's."
+            )
+        if own is not None and inner is not None and own is not inner:
+            raise ValueError(
+                "the selector and its estimator have different accountants; the selector "
+                "charges its total once, to one accountant. Pass the same BudgetAccountant to "
+                "both, or to one of them. Nothing was spent."
+            )
+        return own if own is not None else inner
+
+    def _candidate_budgets(self, candidates, accountant):
         base = self.estimator.get_params()
         if "epsilon" not in base:
             raise TypeError(
@@ -105,7 +212,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         for params in candidates:
             eps = params.get("epsilon", base["epsilon"])
             delta = params.get("delta", base.get("delta", 0.0))
-            if delta is None and self.accountant is not None:
+            if delta is None and accountant is not None:
                 raise ValueError(
                     "with an accountant, candidates need an explicit delta (not None) so "
                     "that the total is charged before any data is touched."
@@ -113,12 +220,21 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             budgets.append(PrivacyBudget(eps, 0.0 if delta is None else delta))
         return budgets
 
+    def _make_candidate(self, params, rng):
+        est = clone(self.estimator).set_params(**params)
+        overrides = {"random_state": rng}
+        if "accountant" in est.get_params():
+            overrides["accountant"] = None  # the selector charges the total once
+        if "n_jobs" in est.get_params() and self.n_jobs is not None:
+            overrides["n_jobs"] = self.n_jobs
+        return est.set_params(**overrides)
+
     def fit(self, X, y):
         """Train every candidate on its own part and privately select one.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data.
         y : array-like of shape (n_samples,)
             Labels.
@@ -130,7 +246,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         """
         X, y = validate_data(self, X, y, accept_sparse="csr")
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
+        classes = np.unique(y)
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid has no candidate.")
@@ -140,26 +256,27 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                 f"{k} candidates need {k + 1} disjoint parts of at least 2 rows; "
                 f"got n_samples={X.shape[0]}."
             )
-        budgets = self._candidate_budgets(candidates)
+        accountant = self._resolve_accountant(candidates)
+        budgets = self._candidate_budgets(candidates, accountant)
         selection = self._resolve_budget()
         total = PrivacyBudget(max(selection.epsilon, *(b.epsilon for b in budgets)),
                               max(selection.delta, *(b.delta for b in budgets)))
         rng = check_random_state(self.random_state)
-        self._charge_accountant(total)
         # A data-independent random split into k + 1 parts (seed 002, Alg. 3 step 1).
         parts = np.array_split(rng.permutation(X.shape[0]), k + 1)
         holdout = parts[-1]
-        children = spawn_random_states(rng, k)
-        models = []
-        for params, part, child in zip(candidates, parts[:-1], children):
-            est = clone(self.estimator).set_params(**params)
-            overrides = {"random_state": child}
-            if "accountant" in est.get_params():
-                overrides["accountant"] = None  # the selector charges the total once
-            if "n_jobs" in est.get_params() and self.n_jobs is not None:
-                overrides["n_jobs"] = self.n_jobs
-            est.set_params(**overrides)
-            models.append(est.fit(X[part], y[part]))
+        children = spawn_random_states(rng, 2 * k)
+        models = [self._make_candidate(params, child)
+                  for params, child in zip(candidates, children[:k])]
+        if accountant is not None:
+            accountant.check(total)  # refuse an overrun before any work
+        for model, params, part, child in zip(models, candidates, parts, children[k:]):
+            _check_on_public_input(model, params, len(part) + len(classes), X.shape[1],
+                                   sp.issparse(X), classes, child)
+        if accountant is not None:
+            accountant.spend(total, by=type(self).__name__)
+        for model, part in zip(models, parts):
+            model.fit(*_with_public_rows(X[part], y[part], classes))
         # Seed 002, Alg. 3 step 3: counts of correct holdout predictions,
         # selected with probability proportional to exp(epsilon * count / 2).
         correct = np.array([np.sum(m.predict(X[holdout]) == y[holdout]) for m in models],
@@ -169,25 +286,41 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.best_estimator_ = models[self.best_index_]
         self.best_params_ = candidates[self.best_index_]
         self.candidate_params_ = candidates
+        self.classes_ = classes
         # Data-size dependent default deltas (delta=None) are known only now.
         spent = [getattr(m, "privacy_spent_", None) for m in models]
         self.privacy_spent_ = PrivacyBudget(
             total.epsilon, max([total.delta] + [b.delta for b in spent if b is not None]))
         return self
 
+    def _validate_for_predict(self, X):
+        check_is_fitted(self)
+        # Checked (feature names, width) and converted here, so the candidate,
+        # fitted on NumPy parts, receives what it was fitted on.
+        return validate_data(self, X, reset=False, accept_sparse="csr")
+
+    def _align(self, values, fill):
+        """Put the columns of the released model's classes at their place in ``classes_``."""
+        seen = self.best_estimator_.classes_
+        if len(seen) == len(self.classes_):
+            return values
+        out = np.full((values.shape[0], len(self.classes_)), fill, dtype=float)
+        out[:, np.searchsorted(self.classes_, seen)] = values
+        return out
+
     def predict(self, X):
         """Predict with the selected model.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
+        X = self._validate_for_predict(X)
         return self.best_estimator_.predict(X)
 
     @available_if(_has("predict_proba"))
@@ -196,15 +329,37 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; 0 for a class the selected
+            model never saw.
         """
-        check_is_fitted(self)
-        return self.best_estimator_.predict_proba(X)
+        X = self._validate_for_predict(X)
+        proba = self.best_estimator_.predict_proba(X)
+        return self._align(proba, 0.0)
+
+    @available_if(_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities of the selected model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; ``-inf`` for a class the
+            selected model never saw.
+        """
+        X = self._validate_for_predict(X)
+        log_proba = self.best_estimator_.predict_log_proba(X)
+        return self._align(log_proba, -np.inf)
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
@@ -212,12 +367,20 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
         -------
-        scores : ndarray
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            As the selected model's (one column per class of ``classes_``,
+            or the score of ``classes_[1]`` for two classes). A class the
+            selected model never saw gets the lowest finite float.
         """
-        check_is_fitted(self)
-        return self.best_estimator_.decision_function(X)
+        X = self._validate_for_predict(X)
+        scores = self.best_estimator_.decision_function(X)
+        if len(self.best_estimator_.classes_) == len(self.classes_):
+            return scores
+        if scores.ndim == 1:  # a binary model scores its second class
+            scores = np.column_stack([-scores, scores])
+        return self._align(scores, _LOWEST_SCORE)
