@@ -36,9 +36,14 @@ def test_budget_is_the_max_and_charged_once(data):
                                    random_state=0).fit(X, y)
     assert sel.privacy_spent_ == PrivacyBudget(2.0, 0.0)
     assert [s.budget for s in acc.spends] == [PrivacyBudget(2.0, 0.0)]
-    assert sel.best_estimator_.accountant is None  # inner fits are not double-counted
     with pytest.raises(BudgetExceededError):
         sel.fit(X, y)  # 2.0 + 2.0 > 3.0, refused before any fit
+    assert len(acc.spends) == 1
+    # The released model gets the accountant back (its fit inside the
+    # selection charged nothing), so refitting it by hand is charged.
+    assert sel.best_estimator_.accountant is acc
+    with pytest.raises(BudgetExceededError):
+        sel.best_estimator_.fit(X, y)  # 2.0 + 2.0 > 3.0 again
     assert len(acc.spends) == 1
 
 

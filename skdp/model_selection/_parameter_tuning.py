@@ -104,7 +104,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     Attributes
     ----------
     best_estimator_ : estimator
-        The released model (trained on its own part only).
+        The released model (trained on its own part only). Its
+        ``accountant`` is the one charged with the total, so that refitting
+        it later is charged as well.
     best_params_ : dict
         Its parameters.
     best_index_ : int
@@ -284,6 +286,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.best_index_ = exponential_mechanism(correct, epsilon=selection.epsilon,
                                                  sensitivity=1.0, random_state=rng)
         self.best_estimator_ = models[self.best_index_]
+        if accountant is not None:
+            # Charged above for every candidate; a later refit by hand must be charged too.
+            self.best_estimator_.set_params(accountant=accountant)
         self.best_params_ = candidates[self.best_index_]
         self.candidate_params_ = candidates
         self.classes_ = classes
