@@ -37,7 +37,13 @@ That rule over-regularized the benchmark's digits data, whose rows share a
 large common component, and Huber at small ``epsilon``. This version adds the
 nonnegative families, the estimator's default intercept for the softmax
 families, and the exponent ``p``; the families, forms and criterion were fixed
-before it was run, and its result was adopted as it came out.
+before it was run, and its result was adopted as it came out:
+``Lambda = 7 k d / (sqrt(m) eps1^1.5)``, mean regret 0.80 points averaged over
+the losses (logistic 0.33, Huber 0.94, softmax 1.1; worst cases 3.8, 13.3 and
+7.7), against 1.77 for the previous rule. The runner-up,
+``Lambda = 51 k sqrt(d / m) / eps1^1.5``, is within 0.01 points of it. (The
+same result came out before and after AMP's ``Lambda`` was tightened to the
+logarithmic bound.)
 """
 
 import argparse

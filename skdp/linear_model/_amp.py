@@ -115,10 +115,10 @@ def eps3_fraction_rule(eps1, curvature, row_rank=1, n_features=1, n_samples=1):
     ``Lambda = A k d^a m^-b / eps1^p`` (``a`` in ``{0, 0.5, 1, 1.5, 2}``,
     ``b`` in ``{0, 0.5, 1}``, ``p`` in ``{1, 1.5, 2}``), this one has the
     least mean accuracy regret against the best ``Lambda`` of each problem,
-    averaged over the losses: 0.83 points (logistic 0.34, Huber 1.0,
-    softmax 1.1; worst cases 3.8, 13.6 and 7.7 points). The previous default
+    averaged over the losses: 0.80 points (logistic 0.33, Huber 0.94,
+    softmax 1.1; worst cases 3.8, 13.3 and 7.7 points). The previous default
     (``Lambda = 1500 k (d / m) / eps1^2``, chosen without the nonnegative
-    families) has 1.76 on the same problems. The thesis' rule
+    families) has 1.77 on the same problems. The thesis' rule
     (:func:`thesis_eps3_fraction`) under-regularizes at small ``epsilon``.
 
     Parameters
