@@ -11,7 +11,7 @@ import warnings
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.utils._random import check_random_state
-from skdp.utils._validation import check_epsilon_delta
+from skdp.utils._validation import check_epsilon_delta, check_n_jobs
 
 __all__ = ["DPEstimatorMixin", "warn_privacy_leak"]
 
@@ -67,7 +67,13 @@ class DPEstimatorMixin:
         return PrivacyBudget(epsilon, delta)
 
     def _charge_accountant(self, budget):
-        """Spend ``budget`` from ``self.accountant`` (if any), refusing before any noise."""
+        """Spend ``budget`` from ``self.accountant`` (if any), refusing before any noise.
+
+        The last gate before spending: it also checks ``self.n_jobs`` (when
+        the estimator has that parameter), which joblib would otherwise refuse
+        only once the budget is spent, or never when no parallel loop runs.
+        """
+        check_n_jobs(getattr(self, "n_jobs", None))
         accountant = getattr(self, "accountant", None)
         if accountant is None:
             return
@@ -81,7 +87,9 @@ class DPEstimatorMixin:
         """Resolve the budget, charge the accountant, and build the generator.
 
         Call this after the data has been validated (bad input must fail
-        before anything is spent) and before any noise is drawn.
+        before anything is spent) and before any noise is drawn. Besides the
+        budget, it validates the ``random_state`` and ``n_jobs`` parameters
+        (``check_n_jobs``) before the charge.
 
         Returns
         -------
