@@ -67,13 +67,7 @@ class DPEstimatorMixin:
         return PrivacyBudget(epsilon, delta)
 
     def _charge_accountant(self, budget):
-        """Spend ``budget`` from ``self.accountant`` (if any), refusing before any noise.
-
-        The last gate before spending: it also checks ``self.n_jobs`` (when
-        the estimator has that parameter), which joblib would otherwise refuse
-        only once the budget is spent, or never when no parallel loop runs.
-        """
-        check_n_jobs(getattr(self, "n_jobs", None))
+        """Spend ``budget`` from ``self.accountant`` (if any), refusing before any noise."""
         accountant = getattr(self, "accountant", None)
         if accountant is None:
             return
@@ -88,8 +82,8 @@ class DPEstimatorMixin:
 
         Call this after the data has been validated (bad input must fail
         before anything is spent) and before any noise is drawn. Besides the
-        budget, it validates the ``random_state`` and ``n_jobs`` parameters
-        (``check_n_jobs``) before the charge.
+        budget, it validates ``random_state`` and ``n_jobs`` (``None`` or a
+        nonzero int, when the estimator has that parameter) before the charge.
 
         Returns
         -------
@@ -100,6 +94,9 @@ class DPEstimatorMixin:
         """
         budget = self._resolve_budget(n_samples, default_delta, allow_zero_delta)
         rng = check_random_state(getattr(self, "random_state", None))
+        # joblib would refuse a bad n_jobs only once the budget is spent (or never, when
+        # a binary problem runs no parallel loop).
+        check_n_jobs(getattr(self, "n_jobs", None))
         self._charge_accountant(budget)
         return budget, rng
 
