@@ -11,7 +11,7 @@ import warnings
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.utils._random import check_random_state
-from skdp.utils._validation import check_epsilon_delta
+from skdp.utils._validation import check_epsilon_delta, check_n_jobs
 
 __all__ = ["DPEstimatorMixin", "warn_privacy_leak"]
 
@@ -81,7 +81,9 @@ class DPEstimatorMixin:
         """Resolve the budget, charge the accountant, and build the generator.
 
         Call this after the data has been validated (bad input must fail
-        before anything is spent) and before any noise is drawn.
+        before anything is spent) and before any noise is drawn. Besides the
+        budget, it validates ``random_state`` and ``n_jobs`` (``None`` or a
+        nonzero int, when the estimator has that parameter) before the charge.
 
         Returns
         -------
@@ -92,6 +94,9 @@ class DPEstimatorMixin:
         """
         budget = self._resolve_budget(n_samples, default_delta, allow_zero_delta)
         rng = check_random_state(getattr(self, "random_state", None))
+        # joblib would refuse a bad n_jobs only once the budget is spent (or never, when
+        # a binary problem runs no parallel loop).
+        check_n_jobs(getattr(self, "n_jobs", None))
         self._charge_accountant(budget)
         return budget, rng
 

@@ -12,14 +12,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skdp.accounting import PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.ensemble._answerer import (
-    PrivateQueryAnswerer,
     check_classifier_like,
     check_labels,
     draw_seeds,
     resolve_n_teachers,
 )
-from skdp.ensemble._stability import CALIBRATIONS
-from skdp.ensemble._teachers import keyed_row_hash
+from skdp.ensemble._stability import ABSTAINED, ANSWERED, CALIBRATIONS, REFUSED, StableVoteRelease
+from skdp.ensemble._teachers import assign_teachers, fit_teachers, keyed_row_hash, vote_counts
 from skdp.exceptions import FallbackModelWarning
 from skdp.utils import check_option, check_positive_int, check_real, fill_doc
 
@@ -51,6 +50,69 @@ class LabelPrivateBudget(PrivacyBudget):
     scope: str = ("(epsilon, delta)-DP for the labels of all rows and for the features of "
                   "the rows that trained the teachers; the features of the n_query_rows rows "
                   "used as unlabeled queries are not protected")
+
+
+def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, release_params,
+                   n_jobs, verbose):
+    """Train the teachers on ``(X, y)`` and release their stable votes on ``X_public``.
+
+    The steps of :class:`PrivateQueryAnswerer` (``fit``, then one ``answer``
+    call, drawing from ``rng`` in the same order) without the answerer's
+    checks of its training data, which the caller runs on the whole training
+    set before the budget is charged. In the label-private setting ``(X, y)``
+    is the random part of the keyed-hash split that trains the teachers: it
+    may hold fewer rows than teachers, a single class, or no row at all. A
+    teacher that receives no row abstains (it never votes; with no row at all
+    every vote is empty, its distance to instability is 0 and nothing is
+    answered except with the threshold's failure probability), so no such
+    split makes ``fit`` fail after the charge.
+
+    Parameters
+    ----------
+    estimator : classifier
+        The base estimator, cloned per teacher.
+    X : ndarray of shape (n_samples, n_features)
+        Rows that train the teachers (possibly none).
+    y : ndarray of shape (n_samples,)
+        Their labels.
+    classes : ndarray of shape (n_classes,)
+        Sorted labels of the whole training set, ``n_classes >= 2``.
+    X_public : ndarray of shape (n_public, n_features)
+        The queries (possibly none).
+    n_teachers : int
+        Number of teachers.
+    rng : numpy.random.Generator
+        Source of the teacher key, the teachers' seeds and the release noise.
+    release_params : dict
+        ``epsilon``, ``delta``, ``max_unstable`` and ``calibration`` of the
+        :class:`~skdp.ensemble._stability.StableVoteRelease`.
+    n_jobs, verbose : int or None
+        joblib settings of the teachers' training.
+
+    Returns
+    -------
+    labels : ndarray of shape (n_public,)
+        Majority label of each query (dtype object for string labels);
+        meaningful, and to be kept, only where ``status == 1``.
+    status : ndarray of shape (n_public,)
+        1 answered, 0 abstained, -1 refused.
+    threshold : float
+        The release threshold ``w``.
+    """
+    key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+    seeds = draw_seeds(estimator, n_teachers, rng)
+    teachers = fit_teachers(estimator, X, y, assign_teachers(X, n_teachers, key), n_teachers,
+                            seeds, n_jobs=n_jobs, verbose=verbose)
+    release = StableVoteRelease(max_queries=max(X_public.shape[0], 1), random_state=rng,
+                                **release_params)
+    if X_public.shape[0] == 0:  # possible in the label-private setting on tiny data
+        top, status = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=int)
+    else:
+        top, status = release.release(vote_counts(teachers, X_public, classes))
+    # As in PrivateQueryAnswerer.answer: strings go out as objects, since NumPy's string
+    # dtype is as wide as the longest private label.
+    labels = classes[top].astype(object) if classes.dtype.kind in "OSU" else classes[top]
+    return labels, status, release.threshold
 
 
 def _fit_fallback(X_released, labels_released, fallback_label, n_features):
@@ -107,7 +169,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Model trained on the privately labeled public points; ``None`` uses a
         clone of ``estimator``.
     n_teachers : int or "auto", default="auto"
-        Number of teachers, see :class:`PrivateQueryAnswerer`.
+        Number of teachers, see :class:`PrivateQueryAnswerer`. At most the
+        number of training rows, or without ``X_public`` at most
+        ``n_samples - floor(public_fraction * n_samples)``, the number of
+        rows expected to train the teachers (checked before the budget is
+        spent; the split itself is random, see Notes).
     max_unstable : int, default=10
         Abstentions allowed before the remaining public points are refused (>= 1).
     %(epsilon)s
@@ -117,8 +183,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Sparse-vector calibration, see :class:`PrivateQueryAnswerer`.
     public_fraction : float, default=0.2
         Used only when ``fit`` gets no ``X_public``: the fraction of training
-        rows (chosen per row by a keyed hash) whose labels are discarded and
-        whose features serve as the public points (label-private setting).
+        rows (chosen per row by a keyed hash, so about that fraction) whose
+        labels are discarded and whose features serve as the public points
+        (label-private setting).
     fallback_label : scalar or None, default=None
         A label known publicly (for example the negative class), predicted
         by a constant fallback model when the answerer releases no label at
@@ -211,6 +278,24 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     when its distance to instability, at most ``(n_teachers - 1) / 2``,
     clears the threshold ``threshold_``.
 
+    Without ``X_public``, each row is a query with probability about
+    ``public_fraction``, decided by a keyed hash of that row alone (so one
+    added or removed row changes no other row's role, and exactly one
+    teacher's data). The number of rows left to the teachers is therefore
+    random: it may be smaller than ``n_teachers`` (which is only checked,
+    before the budget is spent, against the expected
+    ``n_samples - floor(public_fraction * n_samples)``), and those rows may
+    hold a single class, or be none at all (identical rows share their
+    role). None of this makes ``fit`` fail after the budget is charged: a
+    teacher that receives no row abstains (it never votes, which only
+    lowers the distances to instability), the teachers answer with the
+    classes they saw, and with no teacher row nothing is answered (except
+    with the threshold's failure probability). After the charge ``fit``
+    raises only when no label is released without a ``fallback_label``
+    (with a message that states no count from the data), or when
+    ``estimator`` itself cannot fit a teacher's rows (for example a
+    nearest-neighbour teacher with fewer rows than neighbours).
+
     References
     ----------
     R. Bassily, A. Thakurta and O. Thakkar. Model-agnostic private learning.
@@ -273,7 +358,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         ------
         RuntimeError
             If no public point was answered and ``fallback_label`` is None
-            (the budget of the fit is spent; nothing is fitted).
+            (the budget of the fit is spent; nothing is fitted). Invalid
+            parameters and data are refused before the budget is charged.
 
         Warns
         -----
@@ -282,7 +368,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             constant model, see ``fallback_``.
         """
         X, y = validate_data(self, X, y)
-        check_labels(y)
+        classes = check_labels(y)
         check_classifier_like(self.estimator, "estimator")
         student = self.estimator if self.student is None else self.student
         check_classifier_like(student, "student")
@@ -299,9 +385,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             fraction = check_real(self.public_fraction, "public_fraction", low=0.0, high=1.0,
                                   low_inclusive=False, high_inclusive=False)
             n_public_max = X.shape[0]  # an upper bound, for n_teachers="auto"
-            n_private_max = X.shape[0] - int(np.floor(fraction * X.shape[0]))
+            # A data-independent guard: the split below is random (and may even leave no
+            # teacher row); teachers that receive no row abstain.
+            n_teacher_rows = X.shape[0] - int(np.floor(fraction * X.shape[0]))
         n_teachers = resolve_n_teachers(
-            self.n_teachers, X.shape[0] if X_public is not None else n_private_max,
+            self.n_teachers, X.shape[0] if X_public is not None else n_teacher_rows,
             epsilon=epsilon, delta=delta, max_unstable=max_unstable,
             max_queries=n_public_max, calibration=calibration)
 
@@ -313,16 +401,13 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             X, y, X_public = X[~is_query], y[~is_query], X[is_query]
             budget = LabelPrivateBudget(budget.epsilon, budget.delta,
                                         n_query_rows=int(is_query.sum()))
-        answerer = PrivateQueryAnswerer(
-            self.estimator, n_teachers=n_teachers, max_unstable=max_unstable,
-            max_queries=max(X_public.shape[0], 1), epsilon=epsilon, delta=delta,
-            calibration=calibration, n_jobs=self.n_jobs, random_state=rng,
-            verbose=self.verbose,
-        ).fit(X, y)  # the budget was charged above; the inner answerer has no accountant
-        if X_public.shape[0] == 0:  # possible in the label-private setting on tiny data
-            labels, answered = np.empty(0, dtype=y.dtype), np.zeros(0, dtype=bool)
-        else:
-            labels, answered = answerer.answer(X_public)
+        # The budget was charged above: nothing from here on may fail because of the split.
+        labels, status, threshold = _teacher_votes(
+            self.estimator, X, y, classes, X_public, n_teachers=n_teachers, rng=rng,
+            release_params=dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
+                                calibration=calibration),
+            n_jobs=self.n_jobs, verbose=self.verbose)
+        answered = status == ANSWERED
         # Everything below is post-processing of the released labels and the public points.
         X_released, labels_released = X_public[answered], labels[answered]
         if np.unique(labels_released).size >= 2:
@@ -344,12 +429,12 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         self.student_ = student
         self.fallback_ = fallback
         self.classes_ = np.unique(labels_released) if fallback is None else student.classes_
-        self.n_teachers_ = answerer.n_teachers_
-        self.threshold_ = answerer.threshold_
+        self.n_teachers_ = n_teachers
+        self.threshold_ = threshold
         self.n_public_ = X_public.shape[0]
-        self.n_answered_ = answerer.n_answered_
-        self.n_abstained_ = answerer.n_abstained_
-        self.n_refused_ = answerer.n_refused_
+        self.n_answered_ = int(answered.sum())
+        self.n_abstained_ = int(np.sum(status == ABSTAINED))
+        self.n_refused_ = int(np.sum(status == REFUSED))
         self.privacy_spent_ = budget
         return self
 

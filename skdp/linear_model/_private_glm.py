@@ -101,6 +101,10 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
 
     Class attributes ``_default_delta`` (callable of ``n_samples`` or None)
     and ``_allow_zero_delta`` configure the budget.
+
+    Fitted attributes (``classes_`` included) are set only after every
+    parameter is valid and every class problem is solved, so a failed refit
+    keeps the previous model whole.
     """
 
     _default_delta = None
@@ -146,12 +150,13 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
-        n_classes = len(self.classes_)
+        # Kept local until the end: a refit that fails must not pair new classes with old weights.
+        classes, y_index = np.unique(y, return_inverse=True)
+        n_classes = len(classes)
         if n_classes < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes; the data "
-                f"contains only 1 class: {self.classes_[0]!r}."
+                f"contains only 1 class: {classes[0]!r}."
             )
         n_samples = X.shape[0]
         loss = get_loss(self.loss, self.huber_h)
@@ -172,6 +177,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng, n_jobs=self.n_jobs)
 
         W = np.vstack([w for w, _ in results])
+        self.classes_ = classes
         if fit_intercept:
             self.coef_, self.intercept_ = W[:, :-1].copy(), W[:, -1] * intercept_value
         else:

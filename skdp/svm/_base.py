@@ -97,8 +97,11 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
     Subclasses implement ``_check_feature_params()`` and
     ``_features(X, rng) -> (features, kappa, fitted)`` and turn the fitted
     weight vectors (and ``fitted``, anything the feature step must keep) into
-    attributes in ``_set_model(W, fitted)``. Attributes are only set once
-    every class problem is certified, so a failed fit leaves nothing behind.
+    attributes in ``_set_model(W, fitted)``. ``classes_`` and the model
+    attributes are only set once every parameter is valid and every class
+    problem is certified, so a failed fit or refit leaves no model of its own
+    behind (a previous fit's model stays whole; ``validate_data`` still
+    records the new ``n_features_in_``, as in scikit-learn).
     """
 
     def _check_svm_params(self):
@@ -130,11 +133,12 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
-        n_classes = len(self.classes_)
+        # Kept local until the end: a refit that fails must not pair new classes with old weights.
+        classes, y_index = np.unique(y, return_inverse=True)
+        n_classes = len(classes)
         if n_classes < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got 1 class ({self.classes_[0]!r}).")
+                             f"got 1 class ({classes[0]!r}).")
         C, huber_h, tol, max_iter = self._check_svm_params()
         self._check_feature_params()
         budget, rng = self._start_private_fit(
@@ -163,6 +167,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
 
         results = fit_one_vs_rest(fit_binary, features, y_index, n_classes, noise_rng,
                                   n_jobs=self.n_jobs)
+        self.classes_ = classes
         self._set_model(np.vstack([w for w, _ in results]), fitted)
         self.sensitivity_, self.noise_scale_ = sensitivity, scale
         self.certified_distance_ = max(sol.distance_bound for _, sol in results)

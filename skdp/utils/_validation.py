@@ -10,6 +10,7 @@ import numpy as np
 
 __all__ = [
     "check_epsilon_delta",
+    "check_n_jobs",
     "check_option",
     "check_positive_int",
     "check_real",
@@ -92,6 +93,45 @@ def check_positive_int(value, name, *, low=1, high=None):
         bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be {bound}, got {value}.")
     return value
+
+
+def check_n_jobs(n_jobs, name="n_jobs"):
+    """Return ``n_jobs`` after checking it is ``None`` or a nonzero integer.
+
+    joblib's convention: ``None`` (one job unless a
+    :func:`joblib.parallel_backend` context says otherwise), a positive
+    number of jobs, or a negative one (``-1`` all processors, ``-2`` all but
+    one...). Estimators check it in ``fit``, before the budget is charged,
+    instead of letting joblib refuse it after the charge (or never, when a
+    binary problem runs no parallel loop).
+
+    Parameters
+    ----------
+    n_jobs : object
+        The value to check.
+    name : str, default="n_jobs"
+        Parameter name used in error messages.
+
+    Returns
+    -------
+    n_jobs : int or None
+        The validated value.
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is neither ``None`` nor an integer (booleans are refused).
+    ValueError
+        If ``n_jobs`` is 0.
+    """
+    if n_jobs is None:
+        return None
+    message = f"{name} must be None or a nonzero integer (-1 uses all processors), got {n_jobs!r}"
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, (bool, np.bool_)):
+        raise TypeError(f"{message} of type {type(n_jobs).__name__}.")
+    if n_jobs == 0:
+        raise ValueError(f"{message}.")
+    return int(n_jobs)
 
 
 def check_option(value, name, options):
