@@ -41,6 +41,12 @@ n_jobs : int or None, default=None
     "verbose": """\
 verbose : int, default=0
     Verbosity level; 0 is silent.""",
+    "classes": """\
+classes : array-like of shape (n_classes,) or None, default=None
+    The public list of possible labels. The model knows exactly these
+    labels, even those no training row has, and ``y`` must use only them.
+    ``None`` reads the label set from ``y``, which reveals every label
+    present, and emits a :class:`~skdp.PrivacyLeakWarning`.""",
     "non_private_diagnostics": """\
 The solver diagnostics marked *not private* among the attributes are
 computed from the private data without noise and are not covered by this

@@ -1,11 +1,81 @@
-"""One-vs-rest fitting with an evenly split privacy budget."""
+"""The label set of a classifier, and one-vs-rest fitting with an evenly split budget."""
+
+import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
+from sklearn.utils.multiclass import check_classification_targets
 
+from skdp.exceptions import PrivacyLeakWarning
 from skdp.utils._random import spawn_random_states
 
-__all__ = ["fit_one_vs_rest"]
+__all__ = ["fit_one_vs_rest", "resolve_classes"]
+
+
+def resolve_classes(classes, y, estimator_name, *, min_classes=2):
+    """The label set of a private classifier, and each row's class index.
+
+    The label set is a bound the privacy proofs take as public (DESIGN:
+    bounds are parameters): which labels the model knows must not depend on
+    the private rows. With ``classes`` given, it is the model's label set
+    even when some label has no row, and the labels of ``y`` are only
+    checked against it (bad input, refused before any budget is spent).
+    With ``classes=None`` the set is read from ``y``, which reveals every
+    label present (a label only one record has, for instance); this emits a
+    :class:`~skdp.PrivacyLeakWarning`.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,) or None
+        The public list of possible labels.
+    y : ndarray of shape (n_samples,)
+        Training labels.
+    estimator_name : str
+        For messages.
+    min_classes : int, default=2
+        Least number of classes.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+        Sorted labels.
+    y_index : ndarray of shape (n_samples,)
+        Index of each row's label in ``classes``.
+
+    Raises
+    ------
+    ValueError
+        If ``classes`` has duplicates or fewer than ``min_classes`` labels,
+        or ``y`` holds a label outside it; with ``classes=None``, if ``y``
+        holds fewer than ``min_classes`` labels.
+    """
+    check_classification_targets(y)
+    if classes is None:
+        warnings.warn(
+            f"{estimator_name}: classes=None, so the label set was read from the training "
+            "labels, which reveals every label present (e.g. one that a single record has). "
+            "Pass classes=<the public list of possible labels> to avoid this. The differential "
+            "privacy guarantee does not cover the label set for this fit.",
+            PrivacyLeakWarning, stacklevel=3)
+        found, y_index = np.unique(y, return_inverse=True)
+        if found.size < min_classes:
+            raise ValueError(f"{estimator_name} needs samples of at least {min_classes} classes; "
+                             f"got {found.size} class ({found[0]!r}).")
+        return found, y_index
+    labels = np.asarray(classes)
+    if labels.ndim != 1:
+        raise ValueError(f"classes must be a 1-D list of labels; got shape {labels.shape}.")
+    sorted_labels = np.unique(labels)
+    if sorted_labels.size != labels.size:
+        raise ValueError(f"classes has duplicate labels: {classes!r}.")
+    if sorted_labels.size < min_classes:
+        raise ValueError(f"{estimator_name} needs at least {min_classes} classes; got "
+                         f"classes={classes!r}.")
+    known = np.isin(y, sorted_labels)
+    if not known.all():
+        raise ValueError(f"y holds labels that are not in classes={classes!r}, e.g. "
+                         f"{y[~known][0]!r}. Nothing was spent.")
+    return sorted_labels, np.searchsorted(sorted_labels, y)
 
 
 def fit_one_vs_rest(fit_binary, X, y_index, n_classes, rng, *, n_jobs=None):
