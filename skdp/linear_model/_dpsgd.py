@@ -148,6 +148,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
     fit_intercept : bool, default=True
         Append a constant feature 1 whose weight is the intercept (it counts
         in the clipped norm).
+    %(classes)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -179,6 +180,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
     what the accountant analyses, and the thesis' closed-form
     ``sigma^2 = 16 Delta^2 T log(1/delta) / (m^2 epsilon^2)`` is replaced by
     the numerical accountant. Multi-class fits split the budget evenly.
+    %(label_set_privacy)s
 
     See Also
     --------
@@ -206,8 +208,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  clipping="gradient", batch_size=256, epochs=5, learning_rate=1.0,
-                 learning_rate_schedule="constant", alpha=0.0, fit_intercept=True, n_jobs=None,
-                 random_state=None, accountant=None):
+                 learning_rate_schedule="constant", alpha=0.0, fit_intercept=True, classes=None,
+                 n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -220,6 +222,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
         self.learning_rate_schedule = learning_rate_schedule
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

@@ -234,6 +234,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         How the ``T`` selections are composed; see Privacy.
     fit_intercept : bool, default=True
         Append a constant feature whose weight is the intercept.
+    %(classes)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -286,6 +287,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     With ``delta=0`` every option uses basic composition (``epsilon / T``
     per step). The gradient is always the full-data gradient, as the proof
     requires. Multi-class fits split the budget evenly over the classes.
+    %(label_set_privacy)s
 
     See Also
     --------
@@ -322,7 +324,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  l1_radius=1.0, max_iter=100, accounting="thesis", fit_intercept=True,
-                 n_jobs=None, random_state=None, accountant=None):
+                 classes=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -332,6 +334,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         self.max_iter = max_iter
         self.accounting = accounting
         self.fit_intercept = fit_intercept
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

@@ -166,6 +166,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         Gaussian calibration of the output noise (see Privacy).
     fit_intercept : bool, default=True
         Append a constant feature 1 (before clipping) whose weight is the intercept.
+    %(classes)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -203,6 +204,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     ``calibration="thesis"`` uses the larger of the two. (3) Alg. 2 loops over
     ``T - 1`` passes but calibrates for ``T``; here ``epochs`` passes are run
     and calibrated for. Multi-class fits split the budget evenly.
+    %(label_set_privacy)s
 
     See Also
     --------
@@ -229,8 +231,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  strongly_convex=False, alpha=0.0, learning_rate=None, batch_size=50, epochs=5,
-                 calibration="analytic", fit_intercept=True, n_jobs=None, random_state=None,
-                 accountant=None):
+                 calibration="analytic", fit_intercept=True, classes=None, n_jobs=None,
+                 random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -243,6 +245,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         self.epochs = epochs
         self.calibration = calibration
         self.fit_intercept = fit_intercept
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

@@ -154,6 +154,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
         sensitivity). A solver that cannot certify it raises
         :class:`~skdp.exceptions.CertificationError` and releases nothing.
     %(certified_solver)s
+    %(classes)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -185,6 +186,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     ``tol / Lambda`` of the exact one on each dataset and the sensitivity is
     ``2 R / (n Lambda) + 2 tol / Lambda``. Multi-class fits split epsilon
     evenly over the classes.
+    %(label_set_privacy)s
 
     %(non_private_diagnostics)s
 
@@ -210,8 +212,8 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     _non_private_attributes = ("gradient_norm_", "n_iter_")
 
     def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
-                 fit_intercept=True, tol=None, solver="newton", max_iter=100, n_jobs=None,
-                 random_state=None, accountant=None):
+                 fit_intercept=True, tol=None, solver="newton", max_iter=100, classes=None,
+                 n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.loss = loss
         self.huber_h = huber_h
@@ -221,6 +223,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
         self.tol = tol
         self.solver = solver
         self.max_iter = max_iter
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -276,6 +279,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         certified solver's distance to the exact minimizer (see Privacy), in
         ``(0, 1)``.
     %(certified_solver)s
+    %(classes)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -315,6 +319,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     proportional to ``exp(-epsilon_2 ||v|| / (2 r))`` (the argument of seed
     004, Thm. 1 for AMP, with pure-DP noise). The two parts compose to
     ``epsilon``. Multi-class fits split epsilon evenly over the classes.
+    %(label_set_privacy)s
 
     %(non_private_diagnostics)s
 
@@ -341,7 +346,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
                  fit_intercept=True, tol=None, certification_fraction=0.01, solver="newton",
-                 max_iter=100, n_jobs=None, random_state=None, accountant=None):
+                 max_iter=100, classes=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.loss = loss
         self.huber_h = huber_h
@@ -352,6 +357,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         self.certification_fraction = certification_fraction
         self.solver = solver
         self.max_iter = max_iter
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

@@ -16,14 +16,13 @@ from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from skdp.base import DPEstimatorMixin
 from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_column
 from skdp.linear_model._losses import get_loss
 from skdp.utils._docstrings import fill_doc
-from skdp.utils._multiclass import fit_one_vs_rest
+from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import check_real
 
 __all__ = ["PrivateGLMClassifier", "check_bool", "delta_one_over_n_squared", "fill_glm_doc"]
@@ -52,13 +51,16 @@ solver : str, default="newton"
     ``"newton"`` or a :func:`scipy.optimize.minimize` method using gradients.
 max_iter : int, default=100
     Iteration limit of the solver.""",
+    "label_set_privacy": """\
+The label set is public when ``classes`` is given; with ``classes=None`` it
+is read from ``y`` (:class:`~skdp.PrivacyLeakWarning`) and not protected.""",
     "linear_attributes": """\
 coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     Weights.
 intercept_ : ndarray of shape (1,) or (n_classes,)
     Intercepts.
 classes_ : ndarray of shape (n_classes,)
-    Class labels.
+    Class labels (sorted ``classes`` when given).
 n_features_in_ : int
     Number of features seen in ``fit``.""",
 }
@@ -89,7 +91,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
     """Template of a private one-vs-rest linear classifier of a margin loss.
 
     Subclasses have the parameters ``epsilon``, ``loss``, ``huber_h``,
-    ``data_norm``, ``fit_intercept``, ``n_jobs``, ``random_state`` and
+    ``data_norm``, ``fit_intercept``, ``classes``, ``n_jobs``, ``random_state`` and
     ``accountant`` (and ``delta`` when the mechanism uses one), and define:
 
     - ``_check_params(n_samples)`` -> dict of validated settings;
@@ -141,7 +143,8 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data. Sparse input is converted to CSR.
         y : array-like of shape (n_samples,)
-            Class labels (at least two classes).
+            Class labels, all in ``classes`` when it is given (some of its
+            labels may have no row); otherwise at least two distinct labels.
 
         Returns
         -------
@@ -149,15 +152,10 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
             The fitted estimator.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
+        # The label set is a public bound (``classes``), or read from y with a warning.
         # Kept local until the end: a refit that fails must not pair new classes with old weights.
-        classes, y_index = np.unique(y, return_inverse=True)
+        classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         n_classes = len(classes)
-        if n_classes < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes; the data "
-                f"contains only 1 class: {classes[0]!r}."
-            )
         n_samples = X.shape[0]
         loss = get_loss(self.loss, self.huber_h)
         data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)

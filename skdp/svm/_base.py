@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from skdp.base import DPEstimatorMixin
@@ -12,7 +11,7 @@ from skdp.linear_model._base import PrivateLinearClassifierMixin
 from skdp.linear_model._losses import HuberSVMLoss
 from skdp.mechanisms import gaussian_sigma_analytic, laplace_scale
 from skdp.svm._solver import solve_svm_certified
-from skdp.utils._multiclass import fit_one_vs_rest
+from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = ["svm_noise_scale", "svm_sensitivity"]
@@ -125,20 +124,18 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data.
         y : array-like of shape (n_samples,)
-            Class labels.
+            Class labels, all in ``classes`` when it is given (some of its
+            labels may have no row); otherwise at least two distinct labels.
 
         Returns
         -------
         self : object
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
+        # The label set is a public bound (``classes``), or read from y with a warning.
         # Kept local until the end: a refit that fails must not pair new classes with old weights.
-        classes, y_index = np.unique(y, return_inverse=True)
+        classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         n_classes = len(classes)
-        if n_classes < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got 1 class ({classes[0]!r}).")
         C, huber_h, tol, max_iter = self._check_svm_params()
         self._check_feature_params()
         budget, rng = self._start_private_fit(

@@ -46,7 +46,7 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Released intercepts.
     classes_ : ndarray of shape (n_classes,)
-        Class labels.
+        Class labels (sorted ``classes`` when given).
     n_features_in_ : int
         Number of input features.
     feature_names_in_ : ndarray of shape (n_features,)
@@ -75,7 +75,9 @@ Protected: every training row, features and label, under replace-one
     ``sqrt(F) Delta / epsilon`` (``F`` coefficients; seed 001, Thm. 10) or
     analytic Gaussian noise for ``(epsilon, delta)``. With more than two
     classes each one-vs-rest problem gets ``(epsilon / K, delta / K)`` (basic
-    composition). Seed 001 calls the privacy parameter ``beta``. The solver
+    composition). Seed 001 calls the privacy parameter ``beta``. The label
+    set is public when ``classes`` is given; with ``classes=None`` it is read
+    from ``y`` (:class:`~skdp.PrivacyLeakWarning`) and not protected. The solver
     diagnostics ``certified_distance_`` and ``n_iter_`` are computed from the
     private data without noise and are not covered by this guarantee: they
     are kept for the data holder and left out when the estimator is pickled
@@ -137,6 +139,7 @@ class PrivateSVMRFF(BasePrivateSVM):
         kernel better but add noise (Laplace noise grows like
         ``sqrt(n_components)`` per coordinate).
     %(svm_params)s
+    %(classes)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -190,7 +193,7 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     def __init__(self, epsilon=1.0, delta=0.0, kernel="rbf", gamma=1.0, n_components=100,
                  C=1.0, loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
-                 max_iter=200, n_jobs=None, random_state=None, accountant=None):
+                 max_iter=200, classes=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.kernel = kernel
@@ -202,6 +205,7 @@ class PrivateSVMRFF(BasePrivateSVM):
         self.mechanism = mechanism
         self.tol = tol
         self.max_iter = max_iter
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -263,6 +267,7 @@ class PrivateLinearSVM(BasePrivateSVM):
         Append a constant feature of value 1 (counted in the row norm and
         regularized, as in ``LinearSVC``) whose weight is the intercept.
     %(svm_params)s
+    %(classes)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -307,7 +312,7 @@ class PrivateLinearSVM(BasePrivateSVM):
 
     def __init__(self, epsilon=1.0, delta=0.0, data_norm=1.0, fit_intercept=True, C=1.0,
                  loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=200,
-                 n_jobs=None, random_state=None, accountant=None):
+                 classes=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -318,6 +323,7 @@ class PrivateLinearSVM(BasePrivateSVM):
         self.mechanism = mechanism
         self.tol = tol
         self.max_iter = max_iter
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
