@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
-from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
+from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
 from skdp.accounting import advanced_composition, subsampled_gaussian_epsilon, zcdp_for_dp
 from skdp.exceptions import CertificationError
 from skdp.linear_model import (
@@ -519,3 +520,78 @@ def test_clone_and_pickle_keep_parameters_and_model():
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
     assert clone(est).get_params() == est.get_params()
+
+
+# --------------------------------------------------------------------------
+# The label set: a public parameter, or read from y with a PrivacyLeakWarning
+# --------------------------------------------------------------------------
+def _three_class_data():
+    return make_classification(200, 4, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=0)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_classes_given_no_leak_warning_classes_none_warns(cls):
+    X, y = _three_class_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        cls(classes=[0, 1, 2], random_state=0).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match=f"{cls.__name__}: classes=None"):
+        cls(random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_declared_label_without_rows(cls):
+    X, y = _three_class_data()
+    labels = np.array(["a", "b", "c"])[y]
+    est = cls(epsilon=5.0, classes=["d", "c", "b", "a"], random_state=0).fit(X, labels)
+    np.testing.assert_array_equal(est.classes_, ["a", "b", "c", "d"])
+    assert est.coef_.shape == (4, 4) and est.intercept_.shape == (4,)
+    assert est.decision_function(X).shape == (200, 4)
+    assert est.predict_proba(X).shape == (200, 4)
+    assert set(est.predict(X)) <= {"a", "b", "c", "d"}
+    # A binary problem whose y holds one of the two declared labels still fits.
+    one = cls(classes=[0, 1], random_state=0).fit(X, np.zeros(200, dtype=int))
+    np.testing.assert_array_equal(one.classes_, [0, 1])
+    assert one.decision_function(X).shape == (200,)
+    assert one.predict_proba(X).shape == (200, 2)
+
+
+def test_a_class_without_rows_is_learnt_as_all_negative():
+    # At a large epsilon the empty class' one-vs-rest model says "not this class".
+    X, y = _three_class_data()
+    est = OutputPerturbationClassifier(epsilon=1e4, data_norm=4.0, classes=[0, 1, 2, 3],
+                                       random_state=0).fit(X, y)
+    scores = est.decision_function(X)
+    assert np.all(scores[:, 3] < 0)
+    assert not np.any(est.predict(X) == 3)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_label_outside_classes_fails_before_spending(cls):
+    X, y = _three_class_data()
+    acc = BudgetAccountant(epsilon=100.0)
+    est = cls(classes=[0, 1, 2], random_state=0).fit(X, y)
+    est.set_params(classes=[0, 1], accountant=acc)
+    with pytest.raises(ValueError, match="not in classes"):
+        est.fit(X, y)
+    assert acc.spends == []
+    np.testing.assert_array_equal(est.classes_, [0, 1, 2])  # the old model is kept whole
+    assert est.coef_.shape == (3, 4)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_binary_y_with_three_declared_classes_is_three_problems(cls):
+    X, y = make_classification(200, 4, random_state=0)
+    est = cls(epsilon=3.0, classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert est.coef_.shape == (3, 4)
+    delta = 1 / 200**2 if "delta" in est.get_params() else 0.0
+    assert est.privacy_spent_ == PrivacyBudget(3.0, delta)
+
+
+def test_binary_y_with_three_declared_classes_splits_the_budget_by_three():
+    X, y = make_classification(200, 4, random_state=0)
+    three = OutputPerturbationClassifier(epsilon=3.0, classes=[0, 1, 2], random_state=0)
+    assert three.fit(X, y).noise_scale_ == pytest.approx(three.sensitivity_ / 1.0)
+    two = OutputPerturbationClassifier(epsilon=3.0, classes=[0, 1], random_state=0)
+    assert two.fit(X, y).noise_scale_ == pytest.approx(two.sensitivity_ / 3.0)

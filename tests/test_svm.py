@@ -1,6 +1,7 @@
 """Private SVMs (seed 001): noise scales, feature maps, certified solving, audits, errors."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 from sklearn.svm import LinearSVC
 
-from skdp import BudgetAccountant
+from skdp import BudgetAccountant, PrivacyBudget, PrivacyLeakWarning
 from skdp.datasets import make_concentric_spheres
 from skdp.exceptions import CertificationError
 from skdp.kernel_approximation import RandomFourierFeatures
@@ -314,3 +315,67 @@ def test_no_predict_proba():
     est = PrivateLinearSVM(random_state=0).fit(X, y)
     assert not hasattr(est, "predict_proba")
     assert est.decision_function(X).shape == (40,)
+
+
+# --- the label set: a public parameter, or read from y with a PrivacyLeakWarning ------------
+
+SVMS = [PrivateLinearSVM(data_norm=10.0), PrivateSVMRFF(n_components=10)]
+
+
+@pytest.mark.parametrize("est", SVMS, ids=lambda est: type(est).__name__)
+def test_classes_given_no_leak_warning_classes_none_warns(est):
+    X, y = make_blobs(60, centers=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        clone(est).set_params(classes=[0, 1, 2], random_state=0).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match=f"{type(est).__name__}: classes=None"):
+        clone(est).set_params(random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("est", SVMS, ids=lambda est: type(est).__name__)
+def test_declared_label_without_rows(est):
+    X, y = make_blobs(60, centers=3, random_state=0)
+    labels = np.array(["a", "b", "c"])[y]
+    fitted = clone(est).set_params(classes=["d", "c", "b", "a"], random_state=0).fit(X, labels)
+    np.testing.assert_array_equal(fitted.classes_, ["a", "b", "c", "d"])
+    assert fitted.coef_.shape[0] == 4 and fitted.intercept_.shape == (4,)
+    assert fitted.decision_function(X).shape == (60, 4)
+    assert set(fitted.predict(X)) <= {"a", "b", "c", "d"}
+    # A binary problem whose y holds one of the two declared labels still fits.
+    one = clone(est).set_params(classes=[0, 1], random_state=0).fit(X, np.ones(60, dtype=int))
+    np.testing.assert_array_equal(one.classes_, [0, 1])
+    assert one.decision_function(X).shape == (60,)
+
+
+def test_a_class_without_rows_is_learnt_as_all_negative():
+    # At a large epsilon the empty class' one-vs-rest model says "not this class".
+    X, y = make_blobs(300, centers=3, random_state=0)
+    est = PrivateLinearSVM(epsilon=1e4, data_norm=10.0, C=10.0, classes=[0, 1, 2, 3],
+                           random_state=0).fit(X, y)
+    assert np.all(est.decision_function(X)[:, 3] < 0)
+    assert not np.any(est.predict(X) == 3)
+
+
+@pytest.mark.parametrize("est", SVMS, ids=lambda est: type(est).__name__)
+def test_label_outside_classes_fails_before_spending(est):
+    X, y = make_blobs(60, centers=3, random_state=0)
+    acc = BudgetAccountant(epsilon=100.0)
+    fitted = clone(est).set_params(classes=[0, 1, 2], random_state=0).fit(X, y)
+    fitted.set_params(classes=[0, 1], accountant=acc)
+    with pytest.raises(ValueError, match="not in classes"):
+        fitted.fit(X, y)
+    assert acc.spends == []
+    np.testing.assert_array_equal(fitted.classes_, [0, 1, 2])  # the old model is kept whole
+    assert fitted.coef_.shape[0] == 3
+
+
+@pytest.mark.parametrize("mechanism, delta", [("laplace", 0.0), ("gaussian", 3e-6)])
+def test_binary_y_with_three_declared_classes_is_three_problems(mechanism, delta):
+    X, y = make_blobs(60, centers=2, random_state=0)
+    est = PrivateLinearSVM(epsilon=3.0, delta=delta, mechanism=mechanism, data_norm=10.0,
+                           classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert est.coef_.shape == (3, 2)
+    assert est.privacy_spent_ == PrivacyBudget(3.0, delta)
+    # Each of the three problems gets a third of the budget, not a half.
+    assert est.noise_scale_ == pytest.approx(
+        svm_noise_scale(mechanism, est.sensitivity_, 3, 1.0, delta / 3))
