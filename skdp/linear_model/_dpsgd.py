@@ -198,7 +198,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
     >>> from sklearn.datasets import make_classification
     >>> from skdp.linear_model import DPSGDClassifier
     >>> X, y = make_classification(1000, 5, random_state=0)
-    >>> clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, epochs=2, random_state=0).fit(X, y)
+    >>> clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, epochs=2, classes=[0, 1],
+    ...                       random_state=0).fit(X, y)
     >>> clf.n_iter_
     8
     """

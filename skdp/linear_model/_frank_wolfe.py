@@ -314,7 +314,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     >>> from skdp.linear_model import PrivateFrankWolfeClassifier
     >>> X, y = make_classification(2000, 50, n_informative=3, random_state=0)
     >>> clf = PrivateFrankWolfeClassifier(epsilon=1.0, l1_radius=5.0, max_iter=20,
-    ...                                   random_state=0).fit(X, y)
+    ...                                   classes=[0, 1], random_state=0).fit(X, y)
     >>> int((clf.coef_ != 0).sum()) <= 20
     True
     """

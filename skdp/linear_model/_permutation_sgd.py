@@ -221,7 +221,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     >>> from sklearn.datasets import make_classification
     >>> from skdp.linear_model import PermutationSGDClassifier
     >>> X, y = make_classification(2000, 5, random_state=0)
-    >>> clf = PermutationSGDClassifier(epsilon=1.0, delta=1e-6, random_state=0).fit(X, y)
+    >>> clf = PermutationSGDClassifier(epsilon=1.0, delta=1e-6, classes=[0, 1],
+    ...                                random_state=0).fit(X, y)
     >>> round(clf.sensitivity_, 4)
     0.8
     """

@@ -204,7 +204,8 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     >>> from sklearn.datasets import make_classification
     >>> from skdp.linear_model import OutputPerturbationClassifier
     >>> X, y = make_classification(2000, 5, random_state=0)
-    >>> clf = OutputPerturbationClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = OutputPerturbationClassifier(epsilon=1.0, classes=[0, 1],
+    ...                                    random_state=0).fit(X, y)
     >>> clf.privacy_spent_
     PrivacyBudget(epsilon=1.0, delta=0.0)
     """
@@ -337,7 +338,8 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     >>> from sklearn.datasets import make_classification
     >>> from skdp.linear_model import ObjectivePerturbationClassifier
     >>> X, y = make_classification(2000, 5, random_state=0)
-    >>> clf = ObjectivePerturbationClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = ObjectivePerturbationClassifier(epsilon=1.0, classes=[0, 1],
+    ...                                       random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.6
     True
     """

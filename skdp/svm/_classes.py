@@ -184,7 +184,7 @@ class PrivateSVMRFF(BasePrivateSVM):
     >>> from skdp.svm import PrivateSVMRFF
     >>> X, y = make_circles(n_samples=2000, noise=0.1, factor=0.5, random_state=0)
     >>> clf = PrivateSVMRFF(epsilon=1.0, gamma=4.0, C=10.0, n_components=100,
-    ...                     random_state=0).fit(X, y)
+    ...                     classes=[0, 1], random_state=0).fit(X, y)
     >>> clf.coef_.shape
     (1, 200)
     >>> clf.score(X, y) > 0.8
@@ -302,7 +302,7 @@ class PrivateLinearSVM(BasePrivateSVM):
     >>> from sklearn.datasets import make_classification
     >>> from skdp.svm import PrivateLinearSVM
     >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
-    >>> clf = PrivateLinearSVM(epsilon=1.0, data_norm=4.0, C=10.0,
+    >>> clf = PrivateLinearSVM(epsilon=1.0, data_norm=4.0, C=10.0, classes=[0, 1],
     ...                        random_state=0).fit(X, y)
     >>> clf.coef_.shape
     (1, 4)
