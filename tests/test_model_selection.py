@@ -231,8 +231,7 @@ def test_dataframe_input_keeps_feature_names(small):
     df = pd.DataFrame(X, columns=list("abcd"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sel = PrivateParameterSelector(ObjectivePerturbationClassifier(classes=[0, 1]),
-                                       {"alpha": [0.01, 0.1]},
+        sel = PrivateParameterSelector(ObjectivePerturbationClassifier(), {"alpha": [0.01, 0.1]},
                                        random_state=0).fit(df, y)
         pred = sel.predict(df[:5])
         sel.predict_proba(df[:5])
