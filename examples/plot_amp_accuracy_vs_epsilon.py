@@ -28,10 +28,12 @@ epsilons = np.array([0.03, 0.1, 0.3, 1.0, 10.0])
 n_draws = 3
 
 baseline = LogisticRegression().fit(X_train, y_train).score(X_test, y_test)
+labels = [0, 1]  # the public label set: reading it from y_train would be a (small) leak
 variants = {
-    "H-F AMP, logistic": DPLogisticRegressionAMP(),
-    "H-F AMP, Huber SVM": DPLogisticRegressionAMP(loss="huber"),
-    "AMP, logistic, thesis eps3 rule": DPLogisticRegressionAMP(eps3_fraction="thesis"),
+    "H-F AMP, logistic": DPLogisticRegressionAMP(classes=labels),
+    "H-F AMP, Huber SVM": DPLogisticRegressionAMP(loss="huber", classes=labels),
+    "AMP, logistic, thesis eps3 rule": DPLogisticRegressionAMP(eps3_fraction="thesis",
+                                                               classes=labels),
 }
 results = {}
 for name, estimator in variants.items():

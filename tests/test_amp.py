@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import warnings
 import pickle
 
 import numpy as np
@@ -18,7 +19,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
-from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
+from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
 from skdp.datasets import make_synthetic_l
 from skdp.exceptions import CertificationError
 from skdp.linear_model import DPLogisticRegressionAMP, MultinomialLoss
@@ -612,7 +613,7 @@ def _audit(estimator_class, n_runs):
     def mechanism(dataset, rng):
         X, y = dataset
         clf = estimator_class(epsilon=1.0, loss="huber", fit_intercept=False, gamma=1e-9,
-                              random_state=rng)
+                              classes=[0, 1], random_state=rng)
         return clf.fit(X, y).coef_[0, 0]
     return audit_epsilon(mechanism, _D0, _D1, n_runs=n_runs, delta=1 / 10**2,
                          random_state=12345)
@@ -648,3 +649,31 @@ def test_study_regret_against_hand_computed_values():
     assert regret(table, lambda m, d, eps1: mid) == pytest.approx((0.05, 0.05))
     # Below the valid grid the first valid value (c = 3, 0.5) counts.
     assert regret(table, lambda m, d, eps1: 1.0) == pytest.approx((0.4, 0.4))
+
+
+def test_declared_classes_are_the_label_set(small_binary):
+    X, y = small_binary
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # a public label set: no leak
+        clf = DPLogisticRegressionAMP(epsilon=5.0, classes=[0, 1, 2], random_state=0).fit(X, y)
+    # The third label has no row but is part of the model: a 3-class softmax.
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+    assert clf.multi_class_ == "multinomial" and clf.coef_.shape == (3, 6)
+    assert clf.predict_proba(X).shape == (len(y), 3)
+    assert set(clf.predict(X)) <= {0, 1, 2}
+    assert clf.score(X, y) > 0.8
+    assert clf.privacy_spent_.epsilon == 5.0
+
+
+def test_label_set_read_from_y_warns(small_binary):
+    X, y = small_binary
+    with pytest.warns(PrivacyLeakWarning, match="classes=None"):
+        DPLogisticRegressionAMP(random_state=0).fit(X, y)
+
+
+def test_label_outside_the_declared_classes_is_refused_before_spending(small_binary):
+    X, y = small_binary
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="not in classes"):
+        DPLogisticRegressionAMP(classes=[0, 2], accountant=acc, delta=1e-6).fit(X, y)
+    assert acc.spent is None

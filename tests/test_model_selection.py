@@ -7,7 +7,7 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 from _dummy import NoisyCentroidClassifier
-from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
+from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
 from skdp.linear_model import ObjectivePerturbationClassifier
 from skdp.model_selection import PrivateParameterSelector
 
@@ -232,7 +232,7 @@ def test_dataframe_input_keeps_feature_names(small):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sel = PrivateParameterSelector(ObjectivePerturbationClassifier(), {"alpha": [0.01, 0.1]},
-                                       random_state=0).fit(df, y)
+                                       classes=np.unique(y), random_state=0).fit(df, y)
         pred = sel.predict(df[:5])
         sel.predict_proba(df[:5])
         sel.decision_function(df[:5])
@@ -240,3 +240,20 @@ def test_dataframe_input_keeps_feature_names(small):
     np.testing.assert_array_equal(pred, sel.best_estimator_.predict(X[:5]))
     with pytest.warns(UserWarning, match="feature names"):
         sel.predict(X[:5])  # fitted with names, called without: scikit-learn's usual warning
+
+
+def test_the_label_set_is_resolved_once_and_given_to_the_candidates(small):
+    X, y = small
+    labels = list(np.unique(y)) + [99]  # a public label no row has
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        sel = PrivateParameterSelector(ObjectivePerturbationClassifier(), {"alpha": [0.01, 0.1]},
+                                       classes=labels, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(sel.classes_, sorted(labels))
+    assert sel.best_estimator_.classes == list(sel.classes_) or np.array_equal(
+        sel.best_estimator_.classes, sel.classes_)
+    assert sel.predict_proba(X[:3]).shape == (3, len(labels))
+    with pytest.warns(PrivacyLeakWarning, match="classes=None in PrivateParameterSelector") as rec:
+        PrivateParameterSelector(ObjectivePerturbationClassifier(), {"alpha": [0.01, 0.1]},
+                                 random_state=0).fit(X, y)
+    assert len([w for w in rec if issubclass(w.category, PrivacyLeakWarning)]) == 1

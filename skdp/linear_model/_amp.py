@@ -7,7 +7,6 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from skdp.base import DPEstimatorMixin
@@ -19,7 +18,7 @@ from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._docstrings import fill_doc
-from skdp.utils._multiclass import fit_one_vs_rest
+from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import (
     check_option,
     check_positive_int,
@@ -494,6 +493,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         Iteration limit of the solver. If the gradient bound is not certified
         by then, :class:`~skdp.exceptions.CertificationError` is raised and
         nothing is released (the noise is never redrawn).
+    %(classes)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -540,7 +540,10 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     ``theta_approx - theta_min`` (Lemma 4.3.3); basic composition gives the
     total. One-vs-rest composes ``K`` runs of ``(epsilon / K, delta / K)``.
     Rows are clipped to ``data_norm`` (a per-row operation), so no bound is
-    read from the data. Corrections to the thesis and its reference code:
+    read from the data; the label set is public when ``classes`` is given
+    (with ``classes=None`` it is read from ``y``, with a
+    :class:`~skdp.PrivacyLeakWarning`). Corrections to the thesis and its
+    reference code:
 
     * the output noise uses sensitivity ``2 m gamma / Lambda``: the distance
       ``||theta_approx - theta_min|| <= m gamma / Lambda`` holds for each
@@ -649,7 +652,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1,
                  data_norm=1.0, fit_intercept=True, multi_class="auto", gamma=None,
                  output_fraction=None, eps3_fraction=None, solver="auto", max_iter=100,
-                 n_jobs=None, random_state=None, accountant=None, verbose=0):
+                 classes=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -662,6 +665,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         self.eps3_fraction = eps3_fraction
         self.solver = solver
         self.max_iter = max_iter
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -732,11 +736,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
             The fitted estimator.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        classes, y_index = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got 1 class ({classes[0]!r}).")
+        classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         params = self._check_params(len(classes))
         m, d = X.shape
         n_classes, strategy, loss = len(classes), params["multi_class"], params["loss"]

@@ -7,13 +7,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
 from skdp.utils._docstrings import fill_doc
+from skdp.utils._multiclass import resolve_classes
 from skdp.utils._random import check_random_state, spawn_random_states
 
 __all__ = ["PrivateParameterSelector"]
@@ -91,6 +91,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     epsilon : float, default=1.0
         Budget of the selection step (exponential mechanism on the holdout,
         pure DP).
+    %(classes)s
+        Candidates that take a ``classes`` parameter get this label set.
     %(random_state)s
     %(accountant)s
         Here the spend is the selector's total (``privacy_spent_``), charged
@@ -139,9 +141,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     ``epsilon_i = epsilon``). The split into parts is drawn from
     ``random_state``, independently of the data. Counts of correct
     predictions can move in opposite directions between candidates, so the
-    factor 2 of the exponential mechanism is kept. As for every skdp
-    classifier, the label set ``classes_`` is read from ``y`` and treated as
-    public. The check of the candidates before the charge (Notes) sees only
+    factor 2 of the exponential mechanism is kept. The label set is public
+    when ``classes`` is given; with ``classes=None`` it is read from ``y``
+    (with a :class:`~skdp.PrivacyLeakWarning`). The check of the candidates before the charge (Notes) sees only
     public input (the parts' sizes, ``classes_``, the parameters), so
     whether it fails reveals nothing else.
 
@@ -174,11 +176,12 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     """
 
-    def __init__(self, estimator, param_grid, *, epsilon=1.0, random_state=None,
+    def __init__(self, estimator, param_grid, *, epsilon=1.0, classes=None, random_state=None,
                  accountant=None, n_jobs=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
+        self.classes = classes
         self.random_state = random_state
         self.accountant = accountant
         self.n_jobs = n_jobs
@@ -222,9 +225,11 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             budgets.append(PrivacyBudget(eps, 0.0 if delta is None else delta))
         return budgets
 
-    def _make_candidate(self, params, rng):
+    def _make_candidate(self, params, rng, classes):
         est = clone(self.estimator).set_params(**params)
         overrides = {"random_state": rng}
+        if "classes" in est.get_params():
+            overrides["classes"] = classes  # resolved once, by the selector
         if "accountant" in est.get_params():
             overrides["accountant"] = None  # the selector charges the total once
         if "n_jobs" in est.get_params() and self.n_jobs is not None:
@@ -247,8 +252,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             The fitted selector.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr")
-        check_classification_targets(y)
-        classes = np.unique(y)
+        classes, _ = resolve_classes(self.classes, y, type(self).__name__)
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid has no candidate.")
@@ -268,7 +272,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         parts = np.array_split(rng.permutation(X.shape[0]), k + 1)
         holdout = parts[-1]
         children = spawn_random_states(rng, 2 * k)
-        models = [self._make_candidate(params, child)
+        models = [self._make_candidate(params, child, classes)
                   for params, child in zip(candidates, children[:k])]
         if accountant is not None:
             accountant.check(total)  # refuse an overrun before any work

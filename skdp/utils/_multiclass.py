@@ -52,7 +52,7 @@ def resolve_classes(classes, y, estimator_name, *, min_classes=2):
     check_classification_targets(y)
     if classes is None:
         warnings.warn(
-            f"{estimator_name}: classes=None, so the label set was read from the training "
+            f"classes=None in {estimator_name}: the label set was read from the training "
             "labels, which reveals every label present (e.g. one that a single record has). "
             "Pass classes=<the public list of possible labels> to avoid this. The differential "
             "privacy guarantee does not cover the label set for this fit.",
