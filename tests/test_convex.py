@@ -536,7 +536,7 @@ def test_classes_given_no_leak_warning_classes_none_warns(cls):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         cls(classes=[0, 1, 2], random_state=0).fit(X, y)
-    with pytest.warns(PrivacyLeakWarning, match=f"{cls.__name__}: classes=None"):
+    with pytest.warns(PrivacyLeakWarning, match=f"classes=None in {cls.__name__}"):
         cls(random_state=0).fit(X, y)
 
 

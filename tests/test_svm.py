@@ -328,7 +328,7 @@ def test_classes_given_no_leak_warning_classes_none_warns(est):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         clone(est).set_params(classes=[0, 1, 2], random_state=0).fit(X, y)
-    with pytest.warns(PrivacyLeakWarning, match=f"{type(est).__name__}: classes=None"):
+    with pytest.warns(PrivacyLeakWarning, match=f"classes=None in {type(est).__name__}"):
         clone(est).set_params(random_state=0).fit(X, y)
 
 
