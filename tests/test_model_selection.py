@@ -250,8 +250,7 @@ def test_the_label_set_is_resolved_once_and_given_to_the_candidates(small):
         sel = PrivateParameterSelector(ObjectivePerturbationClassifier(), {"alpha": [0.01, 0.1]},
                                        classes=labels, random_state=0).fit(X, y)
     np.testing.assert_array_equal(sel.classes_, sorted(labels))
-    assert sel.best_estimator_.classes == list(sel.classes_) or np.array_equal(
-        sel.best_estimator_.classes, sel.classes_)
+    np.testing.assert_array_equal(sel.best_estimator_.classes, sel.classes_)
     assert sel.predict_proba(X[:3]).shape == (3, len(labels))
     with pytest.warns(PrivacyLeakWarning, match="classes=None in PrivateParameterSelector") as rec:
         PrivateParameterSelector(ObjectivePerturbationClassifier(), {"alpha": [0.01, 0.1]},

@@ -640,7 +640,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     >>> from sklearn.datasets import make_classification
     >>> from skdp.linear_model import DPLogisticRegressionAMP
     >>> X, y = make_classification(n_samples=2000, n_features=5, random_state=0)
-    >>> clf = DPLogisticRegressionAMP(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
     >>> clf.privacy_spent_
     PrivacyBudget(epsilon=1.0, delta=2.5e-07)
     >>> bool(clf.gradient_norm_[0] <= 1 / 2000**2)
