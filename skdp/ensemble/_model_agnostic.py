@@ -70,26 +70,16 @@ def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, relea
 
     Parameters
     ----------
-    estimator : classifier
-        The base estimator, cloned per teacher.
-    X : ndarray of shape (n_samples, n_features)
-        Rows that train the teachers (possibly none).
-    y : ndarray of shape (n_samples,)
-        Their labels.
+    estimator, X, y, n_teachers, rng, n_jobs, verbose
+        See :func:`~skdp.ensemble._answerer.train_teachers`.
     classes : ndarray of shape (n_classes,)
         Sorted label set the votes are counted over (``classes``, or the
         labels of the whole training set), ``n_classes >= 2``.
     X_public : ndarray of shape (n_public, n_features)
         The queries (possibly none).
-    n_teachers : int
-        Number of teachers.
-    rng : numpy.random.Generator
-        Source of the teacher key, the teachers' seeds and the release noise.
     release_params : dict
         ``epsilon``, ``delta``, ``max_unstable`` and ``calibration`` of the
         :class:`~skdp.ensemble._stability.StableVoteRelease`.
-    n_jobs, verbose : int or None
-        joblib settings of the teachers' training.
 
     Returns
     -------
@@ -212,8 +202,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     classes_ : ndarray of shape (n_classes,)
         Labels the student knows: those among the answered votes, or
         ``[fallback_label]``; with ``classes`` given, a subset of it. Like
-        the student, a post-processing of the released labels, so its
-        columns match the student's ``predict_proba``.
+        the student, a post-processing of the released labels; it matches
+        the columns of ``predict_proba``.
     n_teachers_ : int
         Number of teachers used.
     threshold_ : float
