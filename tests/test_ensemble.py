@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdp import BudgetAccountant, PrivacyBudget
+from skdp import BudgetAccountant, PrivacyBudget, PrivacyLeakWarning
 from skdp.datasets import make_margin_classification
 from skdp.ensemble import (
     LabelPrivateBudget,
@@ -357,6 +357,61 @@ def test_answerer_filler_does_not_reveal_the_private_labels():
         assert labels[1] == filler and labels[1] != ans.classes_[0]
         assert labels[[0, 2]].tolist() == answers
         assert (labels.dtype == object) == (filler is None)  # no string width of private labels
+
+
+# ---------------------------------------------------------------- the label set
+
+
+def _ensembles(**params):
+    base = LogisticRegression()
+    return [PrivateQueryAnswerer(base, n_teachers=30, max_unstable=2, max_queries=10,
+                                 epsilon=20.0, random_state=0, **params),
+            ModelAgnosticPrivateClassifier(base, n_teachers=30, max_unstable=2, epsilon=20.0,
+                                           random_state=0, **params)]
+
+
+def _fit(est, X, y):
+    return est.fit(X, y, X_public=X[:20]) if hasattr(est, "student") else est.fit(X, y)
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["answerer", "model_agnostic"])
+def test_declared_classes_are_public_and_none_warns(index):
+    X, y = _blobs(1000, np.random.default_rng(13))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        _fit(_ensembles(classes=[1, 0])[index], X, y)
+    with pytest.warns(PrivacyLeakWarning, match="classes=None"):
+        _fit(_ensembles()[index], X, y)
+
+
+def test_declared_label_without_rows_is_counted_but_never_released():
+    rng = np.random.default_rng(14)
+    X, y = _blobs(3000, rng)  # labels 0 and 1; label 2 is declared, no row has it
+    queries = [[4.0, 0.0], [-4.0, 0.0], [0.0, 4.0]]
+    ans, clf = _ensembles(classes=[0, 1, 2])
+    labels, answered = ans.fit(X, y).answer(queries)
+    assert ans.classes_.tolist() == [0, 1, 2]
+    assert answered[:2].all() and labels[:2].tolist() == [0, 1]
+    assert 2 not in labels[answered]  # no teacher learned label 2
+    clf.fit(X, y, X_public=np.array(queries[:2]) + 0.3 * rng.normal(size=(2, 2)))
+    # classes_ is what the student learned from the released labels (a subset of classes).
+    assert clf.classes_.tolist() == [0, 1]
+    assert clf.predict_proba(X[:5]).shape == (5, 2)
+
+
+def test_label_outside_the_declared_classes_spends_nothing():
+    X, y = _blobs(1000, np.random.default_rng(15))
+    acc = BudgetAccountant(epsilon=100.0, delta=0.5)
+    for est in _ensembles(classes=[0, 2], accountant=acc):
+        with pytest.raises(ValueError, match="not in classes"):
+            _fit(est, X, y)
+    for params, match in ((dict(classes=[0, 1], fallback_label=3), "fallback_label=3"),
+                          (dict(classes=[0]), "at least 2 classes")):
+        clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=30,
+                                             accountant=acc, **params)
+        with pytest.raises(ValueError, match=match):
+            _fit(clf, X, y)
+    assert acc.spent is None
 
 
 def _one_class_released(fallback_label=None, accountant=None):

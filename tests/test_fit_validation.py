@@ -25,7 +25,7 @@ import common_instances.convex
 import common_instances.svm
 from common_instances import amp, ensemble, kernel_methods, model_selection
 from skdp import BudgetAccountant
-from skdp.ensemble import LabelPrivateBudget, ModelAgnosticPrivateClassifier, _model_agnostic
+from skdp.ensemble import LabelPrivateBudget, ModelAgnosticPrivateClassifier, _answerer
 from skdp.ensemble._teachers import fit_teachers
 from skdp.exceptions import FallbackModelWarning
 from skdp.linear_model import ObjectivePerturbationClassifier
@@ -122,7 +122,7 @@ def teacher_data(monkeypatch):
         seen.append((len(y), np.unique(y).size))
         return fit_teachers(estimator, X, y, *args, **kwargs)
 
-    monkeypatch.setattr(_model_agnostic, "fit_teachers", spy)
+    monkeypatch.setattr(_answerer, "fit_teachers", spy)
     return seen
 
 

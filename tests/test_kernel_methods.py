@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from sklearn.preprocessing import FunctionTransformer
 from _kernel_audit import check_audit, erm_pair
 import skdp.kernel_methods._classifiers as classifiers_module
 import skdp.kernel_methods._density as density_module
-from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
+from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
 from skdp.kernel_methods import (
     InteractiveKernelPredictor,
     PrivateGaussianProcessRegressor,
@@ -357,6 +358,79 @@ def test_interactive_predictor():
         assert np.array_equal(service.decision_function(Q[:5]), service.decision_function(Q[:5]))
     with pytest.raises(ValueError, match="binary"):
         InteractiveKernelPredictor().fit(X, np.arange(2000) % 3)
+
+
+# ---------------------------------------------------- the label set (classes)
+
+_CLASSIFIERS = [
+    (PrivateKernelClassifier, dict(gamma=1.0, n_public=30, epsilon=50.0)),
+    (PrivateKernelSVC, dict(gamma=1.0, n_public=30, epsilon=5.0)),
+    (PrivateKernelNetClassifier, dict(gamma=1.0, n_public=36, n_rounds=20, epsilon=50.0)),
+    (InteractiveKernelPredictor, dict(gamma=1.0, alpha=1.0, max_updates=5, epsilon=5.0)),
+]
+_IDS = [Est.__name__ for Est, _ in _CLASSIFIERS]
+
+
+def _labelled(n=120, labels=("a", "b")):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 2))
+    return X, np.array(labels)[(X[:, 0] > 0).astype(int)]
+
+
+@pytest.mark.parametrize("Est, params", _CLASSIFIERS, ids=_IDS)
+def test_declared_classes_are_public_and_none_warns(Est, params):
+    X, y = _labelled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        fitted = Est(classes=["b", "a"], random_state=0, **params).fit(X, y)
+    assert fitted.classes_.tolist() == ["a", "b"]
+    with pytest.warns(PrivacyLeakWarning, match="classes=None"):
+        Est(random_state=0, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("Est, params", _CLASSIFIERS, ids=_IDS)
+def test_label_outside_the_declared_classes_spends_nothing(Est, params):
+    X, y = _labelled()
+    acc = BudgetAccountant(epsilon=100.0, delta=0.5)
+    for classes in (["a", "c"], ["b", "z"]):
+        with pytest.raises(ValueError, match="not in classes"):
+            Est(classes=classes, accountant=acc, **params).fit(X, y)
+    if Est is InteractiveKernelPredictor:  # binary only, whatever labels y holds
+        with pytest.raises(ValueError, match="binary"):
+            Est(classes=["a", "b", "c"], accountant=acc, **params).fit(X, y)
+    assert acc.spends == []
+
+
+@pytest.mark.parametrize("Est, params", _CLASSIFIERS[:3], ids=_IDS[:3])
+def test_declared_label_without_rows_has_its_own_function(Est, params):
+    X, y = _labelled()  # labels a and b only
+    est = Est(classes=["c", "b", "a"], random_state=0, **dict(params, epsilon=1e4)).fit(X, y)
+    assert est.classes_.tolist() == ["a", "b", "c"]
+    assert est.dual_coef_.shape[0] == 3  # one-vs-rest: class c saw only negatives
+    assert est.decision_function(X).shape == (120, 3)
+    assert np.mean(est.predict(X) == y) > 0.9
+
+
+@pytest.mark.parametrize("Est, params", _CLASSIFIERS, ids=_IDS)
+def test_binary_label_set_with_one_class_present(Est, params):
+    X, _ = _labelled()
+    y = np.zeros(120, dtype=int)
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(ValueError, match="at least 2 classes"):
+        Est(**params).fit(X, y)  # classes=None: the data-dependent refusal
+    est = Est(classes=[0, 1], random_state=0, **params).fit(X, y)
+    assert est.classes_.tolist() == [0, 1]
+    assert est.decision_function(X[:7]).shape == (7,)
+
+
+def test_failed_refit_leaves_the_previous_model():
+    X, y = _labelled(labels=(0, 1))
+    est = PrivateKernelSVC(gamma=1.0, n_public=30, epsilon=5.0, random_state=0).fit(X, y)
+    coef, pred = est.dual_coef_.copy(), est.predict(X)
+    est.set_params(alpha=-1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        est.fit(X, np.array(["no", "yes"])[y])
+    assert est.classes_.tolist() == [0, 1]
+    assert np.array_equal(est.dual_coef_, coef) and np.array_equal(est.predict(X), pred)
 
 
 # -------------------------------------------------------------- kernels

@@ -4,7 +4,6 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin
@@ -17,7 +16,7 @@ from skdp.ensemble._stability import (
     unanimous_vote_teachers,
 )
 from skdp.ensemble._teachers import assign_teachers, fit_teachers, vote_counts
-from skdp.utils import check_option, check_positive_int, fill_doc
+from skdp.utils import check_option, check_positive_int, fill_doc, resolve_classes
 
 __all__ = ["PrivateQueryAnswerer"]
 
@@ -28,16 +27,6 @@ def check_classifier_like(estimator, name):
         if not callable(getattr(estimator, method, None)):
             raise TypeError(f"{name} must be a classifier with fit and predict methods; "
                             f"{estimator!r} has no {method}.")
-
-
-def check_labels(y):
-    """Classification targets with at least two classes; return the sorted classes."""
-    check_classification_targets(y)
-    classes = np.unique(y)
-    if classes.size < 2:
-        raise ValueError("the private data must hold samples of at least 2 classes; "
-                         f"got 1 class ({classes[0]!r}).")
-    return classes
 
 
 def resolve_n_teachers(n_teachers, n_samples, *, epsilon, delta, max_unstable, max_queries,
@@ -64,6 +53,76 @@ def draw_seeds(estimator, n, rng):
     if "random_state" not in params or params["random_state"] is not None:
         return None
     return rng.integers(0, 2**31 - 1, size=n)
+
+
+def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, n_jobs=None, verbose=0):
+    """Train the teachers and open their vote release (seed 004, Alg. 10, set-up).
+
+    Draws from ``rng`` in a fixed order: the teachers' secret key, their
+    seeds (:func:`draw_seeds`), then the release's sparse-vector noise.
+    :class:`PrivateQueryAnswerer` and
+    :class:`~skdp.ensemble.ModelAgnosticPrivateClassifier` both start here.
+
+    Parameters
+    ----------
+    estimator : classifier
+        The base estimator, cloned per teacher.
+    X : ndarray of shape (n_samples, n_features)
+        Rows that train the teachers (possibly none).
+    y : ndarray of shape (n_samples,)
+        Their labels.
+    n_teachers : int
+        Number of teachers.
+    rng : numpy.random.Generator
+        Source of the key, the seeds and the release noise.
+    release_params : dict
+        Keyword arguments of :class:`~skdp.ensemble._stability.StableVoteRelease`
+        except ``random_state``.
+    n_jobs : int or None, default=None
+        joblib parallelism of the teachers' training.
+    verbose : int, default=0
+        joblib verbosity.
+
+    Returns
+    -------
+    teachers : list
+        Fitted teachers (``None`` for a teacher that received no row).
+    release : StableVoteRelease
+        The release of their votes.
+    """
+    key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+    seeds = draw_seeds(estimator, n_teachers, rng)
+    teachers = fit_teachers(estimator, X, y, assign_teachers(X, n_teachers, key), n_teachers,
+                            seeds, n_jobs=n_jobs, verbose=verbose)
+    return teachers, StableVoteRelease(random_state=rng, **release_params)
+
+
+def released_labels(classes, top, answered):
+    """Labels of the answered votes; the other entries hold a filler.
+
+    The filler carries neither the majority nor any private label
+    (``classes[0]``, the smallest label, would leak a label read from the
+    data): 0 or ``False`` for numeric or boolean labels, ``None`` for
+    string or object labels, which go out with dtype object (NumPy's string
+    dtype is as wide as the longest label).
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Sorted labels the votes are counted over.
+    top : ndarray of shape (n_queries,)
+        Index of each vote's majority class.
+    answered : ndarray of bool, shape (n_queries,)
+        Which votes were released.
+
+    Returns
+    -------
+    labels : ndarray of shape (n_queries,)
+    """
+    labels = (np.full(len(top), None, dtype=object) if classes.dtype.kind in "OSU"
+              else np.zeros(len(top), dtype=classes.dtype))
+    labels[answered] = classes[top[answered]]
+    return labels
 
 
 @fill_doc
@@ -120,6 +179,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         re-drawn after each abstention. At ``epsilon = 1``, ``delta = 1e-6``,
         ``m~ = 1000`` and ``T = 10``, a unanimous vote is answered (probability
         0.99) from 1103 teachers with ``"lyu"`` and from 6983 with ``"thesis"``.
+    %(classes)s
     %(n_jobs)s
         Teachers are trained with joblib, so ``with
         joblib.parallel_backend("dask"):`` trains them on a Dask cluster.
@@ -130,7 +190,8 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Labels of the private data (curator-side information).
+        Labels the votes are counted over: the sorted ``classes``, or those
+        of ``y``.
     teachers_ : list of estimators
         The fitted teachers (``None`` for a teacher that received no record).
     n_teachers_ : int
@@ -169,6 +230,8 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     value could differ between neighbours has distance 0 on both and passes
     the threshold ``w`` with probability at most ``delta / (2 m~)``
     (``"thesis"``) or ``delta / m~`` (``"lyu"``) per query.
+    The label set is public when ``classes`` is given; with ``classes=None``
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
     Corrections to seed 004: the distance to instability is
     ``max(0, floor((g - 1) / 2))`` for the top-two vote gap ``g``, not the
@@ -207,15 +270,16 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     >>> X = rng.normal(size=(5000, 2))
     >>> y = (X[:, 0] > 0).astype(int)
     >>> answerer = PrivateQueryAnswerer(LogisticRegression(), n_teachers=100, max_unstable=2,
-    ...                                 max_queries=20, epsilon=3.0, random_state=0)
+    ...                                 max_queries=20, epsilon=3.0, classes=[0, 1],
+    ...                                 random_state=0)
     >>> labels, answered = answerer.fit(X, y).answer([[2.0, 0.0], [-2.0, 0.0]])
     >>> labels[answered].tolist(), answerer.n_abstained_
     ([1, 0], 0)
     """
 
     def __init__(self, estimator, *, n_teachers="auto", max_unstable=10, max_queries=1000,
-                 epsilon=1.0, delta=1e-6, calibration="lyu", n_jobs=None, random_state=None,
-                 accountant=None, verbose=0):
+                 epsilon=1.0, delta=1e-6, calibration="lyu", classes=None, n_jobs=None,
+                 random_state=None, accountant=None, verbose=0):
         self.estimator = estimator
         self.n_teachers = n_teachers
         self.max_unstable = max_unstable
@@ -223,6 +287,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         self.epsilon = epsilon
         self.delta = delta
         self.calibration = calibration
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -241,7 +306,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Private training data (dense, numeric).
         y : array-like of shape (n_samples,)
-            Private labels (at least two classes).
+            Private labels (among ``classes`` when it is given).
 
         Returns
         -------
@@ -249,7 +314,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
             The fitted answerer.
         """
         X, y = validate_data(self, X, y)
-        classes = check_labels(y)
+        classes, _ = resolve_classes(self.classes, y, type(self).__name__)
         check_classifier_like(self.estimator, "estimator")
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
         max_unstable = check_positive_int(self.max_unstable, "max_unstable")
@@ -260,13 +325,11 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
             max_unstable=max_unstable, max_queries=max_queries, calibration=calibration)
 
         budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
-        key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
-        seeds = draw_seeds(self.estimator, n_teachers, rng)
-        self.teachers_ = fit_teachers(self.estimator, X, y, assign_teachers(X, n_teachers, key),
-                                      n_teachers, seeds, n_jobs=self.n_jobs, verbose=self.verbose)
-        self._release = StableVoteRelease(
-            epsilon=epsilon, delta=delta, max_unstable=max_unstable, max_queries=max_queries,
-            calibration=calibration, random_state=rng)
+        self.teachers_, self._release = train_teachers(
+            self.estimator, X, y, n_teachers, rng,
+            dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
+                 max_queries=max_queries, calibration=calibration),
+            n_jobs=self.n_jobs, verbose=self.verbose)
         self.classes_ = classes
         self.n_teachers_ = n_teachers
         self.threshold_ = self._release.threshold
@@ -306,11 +369,4 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         self.n_answered_ += int(answered.sum())
         self.n_abstained_ += int(np.sum(status == ABSTAINED))
         self.n_refused_ += int(np.sum(status == REFUSED))
-        # Only answered votes are released. The other entries carry neither the majority nor
-        # any private label (classes_[0], the smallest private label, would leak the label
-        # set); strings go out as objects, as NumPy's string dtype is as wide as the longest
-        # private label.
-        labels = (np.full(len(status), None, dtype=object) if self.classes_.dtype.kind in "OSU"
-                  else np.zeros(len(status), dtype=self.classes_.dtype))
-        labels[answered] = self.classes_[top[answered]]
-        return labels, answered
+        return released_labels(self.classes_, top, answered), answered

@@ -13,14 +13,15 @@ from skdp.accounting import PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.ensemble._answerer import (
     check_classifier_like,
-    check_labels,
     draw_seeds,
+    released_labels,
     resolve_n_teachers,
+    train_teachers,
 )
-from skdp.ensemble._stability import ABSTAINED, ANSWERED, CALIBRATIONS, REFUSED, StableVoteRelease
-from skdp.ensemble._teachers import assign_teachers, fit_teachers, keyed_row_hash, vote_counts
+from skdp.ensemble._stability import ABSTAINED, ANSWERED, CALIBRATIONS, REFUSED
+from skdp.ensemble._teachers import keyed_row_hash, vote_counts
 from skdp.exceptions import FallbackModelWarning
-from skdp.utils import check_option, check_positive_int, check_real, fill_doc
+from skdp.utils import check_option, check_positive_int, check_real, fill_doc, resolve_classes
 
 __all__ = ["LabelPrivateBudget", "ModelAgnosticPrivateClassifier"]
 
@@ -69,50 +70,36 @@ def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, relea
 
     Parameters
     ----------
-    estimator : classifier
-        The base estimator, cloned per teacher.
-    X : ndarray of shape (n_samples, n_features)
-        Rows that train the teachers (possibly none).
-    y : ndarray of shape (n_samples,)
-        Their labels.
+    estimator, X, y, n_teachers, rng, n_jobs, verbose
+        See :func:`~skdp.ensemble._answerer.train_teachers`.
     classes : ndarray of shape (n_classes,)
-        Sorted labels of the whole training set, ``n_classes >= 2``.
+        Sorted label set the votes are counted over (``classes``, or the
+        labels of the whole training set), ``n_classes >= 2``.
     X_public : ndarray of shape (n_public, n_features)
         The queries (possibly none).
-    n_teachers : int
-        Number of teachers.
-    rng : numpy.random.Generator
-        Source of the teacher key, the teachers' seeds and the release noise.
     release_params : dict
         ``epsilon``, ``delta``, ``max_unstable`` and ``calibration`` of the
         :class:`~skdp.ensemble._stability.StableVoteRelease`.
-    n_jobs, verbose : int or None
-        joblib settings of the teachers' training.
 
     Returns
     -------
     labels : ndarray of shape (n_public,)
-        Majority label of each query (dtype object for string labels);
-        meaningful, and to be kept, only where ``status == 1``.
+        Majority label of each query where ``status == 1``, a filler
+        elsewhere (:func:`~skdp.ensemble._answerer.released_labels`).
     status : ndarray of shape (n_public,)
         1 answered, 0 abstained, -1 refused.
     threshold : float
         The release threshold ``w``.
     """
-    key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
-    seeds = draw_seeds(estimator, n_teachers, rng)
-    teachers = fit_teachers(estimator, X, y, assign_teachers(X, n_teachers, key), n_teachers,
-                            seeds, n_jobs=n_jobs, verbose=verbose)
-    release = StableVoteRelease(max_queries=max(X_public.shape[0], 1), random_state=rng,
-                                **release_params)
+    teachers, release = train_teachers(
+        estimator, X, y, n_teachers, rng,
+        dict(release_params, max_queries=max(X_public.shape[0], 1)),
+        n_jobs=n_jobs, verbose=verbose)
     if X_public.shape[0] == 0:  # possible in the label-private setting on tiny data
         top, status = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=int)
     else:
         top, status = release.release(vote_counts(teachers, X_public, classes))
-    # As in PrivateQueryAnswerer.answer: strings go out as objects, since NumPy's string
-    # dtype is as wide as the longest private label.
-    labels = classes[top].astype(object) if classes.dtype.kind in "OSU" else classes[top]
-    return labels, status, release.threshold
+    return released_labels(classes, top, status == ANSWERED), status, release.threshold
 
 
 def _fit_fallback(X_released, labels_released, fallback_label, n_features):
@@ -190,7 +177,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         A label known publicly (for example the negative class), predicted
         by a constant fallback model when the answerer releases no label at
         all. ``None``: ``fit`` raises in that case. Ignored whenever at least
-        one label is released.
+        one label is released. Must be among ``classes`` when that is given.
+    %(classes)s
+        The teachers vote over these labels; the student learns the ones
+        released (see ``classes_``).
     %(n_jobs)s
         Teachers are trained with joblib (any backend, e.g. Dask).
     %(random_state)s
@@ -210,8 +200,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         ``"most_frequent"`` predicts the one released class,
         ``"constant"`` predicts ``fallback_label`` (no label was released).
     classes_ : ndarray of shape (n_classes,)
-        Labels the student knows (those among the answered votes, or
-        ``[fallback_label]``).
+        Labels the student knows: those among the answered votes, or
+        ``[fallback_label]``; with ``classes`` given, a subset of it. Like
+        the student, a post-processing of the released labels; it matches
+        the columns of ``predict_proba``.
     n_teachers_ : int
         Number of teachers used.
     threshold_ : float
@@ -245,6 +237,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     of the other rows only, and ``privacy_spent_`` is a
     :class:`LabelPrivateBudget` saying so. The number of public points
     (which sets the threshold) depends only on those unprotected features.
+    The label set is public when ``classes`` is given; with ``classes=None``
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`), to count
+    the votes and to refuse one-class data. Either way ``classes_`` comes
+    from the released labels only.
 
     When fewer than two classes are released, the constant fallback model
     (``fallback_``) is also a post-processing: of the released labels
@@ -310,15 +306,16 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     >>> X, X_public = rng.normal(size=(5000, 2)), rng.normal(size=(100, 2))
     >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
     >>> clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=100,
-    ...                                      max_unstable=2, epsilon=5.0, random_state=0)
+    ...                                      max_unstable=2, epsilon=5.0, classes=[0, 1],
+    ...                                      random_state=0)
     >>> clf.fit(X, y, X_public=X_public).predict([[1.0, 1.0], [-1.0, -1.0]]).tolist()
     [1, 0]
     """
 
     def __init__(self, estimator, *, student=None, n_teachers="auto", max_unstable=10,
                  epsilon=1.0, delta=1e-6, calibration="lyu", public_fraction=0.2,
-                 fallback_label=None, n_jobs=None, random_state=None, accountant=None,
-                 verbose=0):
+                 fallback_label=None, classes=None, n_jobs=None, random_state=None,
+                 accountant=None, verbose=0):
         self.estimator = estimator
         self.student = student
         self.n_teachers = n_teachers
@@ -328,6 +325,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         self.calibration = calibration
         self.public_fraction = public_fraction
         self.fallback_label = fallback_label
+        self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -341,7 +339,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         X : array-like of shape (n_samples, n_features)
             Private training data (dense, numeric).
         y : array-like of shape (n_samples,)
-            Private labels (at least two classes).
+            Private labels (among ``classes`` when it is given).
         X_public : array-like of shape (n_public, n_features) or None, default=None
             Unlabeled public points. ``None``: label-private fallback (see
             ``public_fraction`` and the Privacy section). In a
@@ -368,7 +366,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             constant model, see ``fallback_``.
         """
         X, y = validate_data(self, X, y)
-        classes = check_labels(y)
+        classes, _ = resolve_classes(self.classes, y, type(self).__name__)
         check_classifier_like(self.estimator, "estimator")
         student = self.estimator if self.student is None else self.student
         check_classifier_like(student, "student")
@@ -378,6 +376,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         if self.fallback_label is not None and np.ndim(self.fallback_label) != 0:
             raise ValueError("fallback_label must be a single label (a scalar) or None, got "
                              f"{self.fallback_label!r}.")
+        if (self.fallback_label is not None and self.classes is not None
+                and not np.isin(self.fallback_label, classes)):
+            raise ValueError(f"fallback_label={self.fallback_label!r} is not in "
+                             f"classes={self.classes!r}.")
         if X_public is not None:
             X_public = validate_data(self, X_public, reset=False)
             n_public_max = X_public.shape[0]

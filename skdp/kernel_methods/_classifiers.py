@@ -5,7 +5,6 @@ import math
 import numpy as np
 from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.accounting import PrivacyBudget, advanced_composition
@@ -20,7 +19,7 @@ from skdp.kernel_methods._functional import (
 )
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
-from skdp.utils._multiclass import fit_one_vs_rest
+from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = [
@@ -164,11 +163,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
             The fitted classifier.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; got "
-                             f"one class: {self.classes_[0]!r}.")
+        classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         n, d = X.shape
         kernel = self._get_kernel(d)
         alpha = check_real(self.alpha, "alpha", low=0.0, low_inclusive=False)
@@ -184,7 +179,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         sensitivity = erm_sensitivity(kappa, alpha, n, tol)
         # lambda ||w*|| <= L R_phi at the optimum; certified points lie within tol / lambda.
         radius = (kappa + tol) / alpha
-        n_functions = 1 if len(self.classes_) == 2 else len(self.classes_)
+        n_functions = 1 if len(classes) == 2 else len(classes)
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=self._allow_zero_delta)
         scale = self._release_scale(budget, kappa, sensitivity, n_functions, support.shape[0])
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
@@ -198,8 +193,10 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
             beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter)
             return self._release(K_ux @ beta, K_uu, scale, context, child_rng), n_iter
 
-        results = fit_one_vs_rest(fit_binary, K_xx, y_index, len(self.classes_), rng,
+        results = fit_one_vs_rest(fit_binary, K_xx, y_index, len(classes), rng,
                                   n_jobs=self.n_jobs)
+        # Fitted attributes only now: a refit that fails leaves the previous model whole.
+        self.classes_ = classes
         self.kappa_ = kappa
         self.certificate_tol_ = tol
         self.sensitivity_ = sensitivity
@@ -269,6 +266,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         Number of public points laid over ``bounds`` when ``fit`` gets no
         ``X_public``. The noise per point grows with their number (about
         ``sqrt(T)``).
+    %(classes)s
     %(epsilon)s
     delta : float or None, default=None
         In ``[0, 1)``; ``0`` gives pure epsilon-DP (basic composition);
@@ -280,7 +278,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels.
+        Class labels: the sorted ``classes``, or those of ``y``.
     support_ : ndarray of shape (T, n_features)
         The public points (``X_public`` or the generated ones).
     dual_coef_ : ndarray of shape (n_functions, T)
@@ -321,6 +319,8 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     certified (RKHS gradient norm at most ``1e-3 R_phi / n``), which adds
     ``2e-3 R_phi / (lambda n)`` to the sensitivity; no uncertified point is
     ever released. Step 2 is post-processing.
+    The label set is public when ``classes`` is given; with ``classes=None``
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
     %(non_private_diagnostics)s
 
@@ -348,7 +348,8 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     >>> from skdp.kernel_methods import PrivateKernelClassifier
     >>> X, y = make_moons(2000, noise=0.1, random_state=0)
     >>> Z, _ = make_moons(100, noise=0.1, random_state=1)
-    >>> clf = PrivateKernelClassifier(gamma=2.0, alpha=0.1, epsilon=10.0, random_state=0)
+    >>> clf = PrivateKernelClassifier(gamma=2.0, alpha=0.1, classes=[0, 1], epsilon=10.0,
+    ...                               random_state=0)
     >>> clf = clf.fit(X, y, X_public=Z)
     >>> bool(clf.score(X, y) > 0.85)
     True
@@ -356,8 +357,8 @@ class PrivateKernelClassifier(_KernelERMClassifier):
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=100, epsilon=1.0, delta=None, random_state=None,
-                 accountant=None, n_jobs=None):
+                 bounds=(-3.0, 3.0), n_public=100, classes=None, epsilon=1.0, delta=None,
+                 random_state=None, accountant=None, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -370,6 +371,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         self.max_iter = max_iter
         self.bounds = bounds
         self.n_public = n_public
+        self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
@@ -415,6 +417,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
     n_public : int, default=500
         Number of support points laid over ``bounds`` when ``fit`` gets no
         ``X_public``.
+    %(classes)s
     %(epsilon)s
     delta : float or None, default=None
         In ``(0, 1)``; ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
@@ -427,7 +430,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels.
+        Class labels: the sorted ``classes``, or those of ``y``.
     support_ : ndarray of shape (m, n_features)
         Public support points of the release.
     dual_coef_ : ndarray of shape (n_functions, m)
@@ -465,6 +468,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     that the minimizer can be certified. The ``k`` one-vs-rest functions of
     a multi-class problem are released jointly as one Gaussian mechanism on
     their direct sum, whose sensitivity is ``sqrt(k)`` times one function's.
+    The label set is public when ``classes`` is given; with ``classes=None``
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
     %(non_private_diagnostics)s
 
@@ -488,7 +493,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     >>> from sklearn.datasets import make_moons
     >>> from skdp.kernel_methods import PrivateKernelSVC
     >>> X, y = make_moons(2000, noise=0.1, random_state=0)
-    >>> clf = PrivateKernelSVC(gamma=2.0, epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = PrivateKernelSVC(gamma=2.0, classes=[0, 1], epsilon=1.0,
+    ...                        random_state=0).fit(X, y)
     >>> bool(clf.score(X, y) > 0.85)
     True
     """
@@ -497,7 +503,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="huber", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=500, epsilon=1.0, delta=None,
+                 bounds=(-3.0, 3.0), n_public=500, classes=None, epsilon=1.0, delta=None,
                  calibration="analytic", random_state=None, accountant=None, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
@@ -511,6 +517,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         self.max_iter = max_iter
         self.bounds = bounds
         self.n_public = n_public
+        self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
         self.calibration = calibration

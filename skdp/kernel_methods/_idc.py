@@ -13,7 +13,6 @@ the private minimizer ``w*`` at points ``z`` where the two disagree:
 import math
 
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_array, check_X_y
 
@@ -24,6 +23,7 @@ from skdp.kernel_methods._functional import default_delta
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
 from skdp.mechanisms import SparseVector, exponential_mechanism
+from skdp.utils._multiclass import resolve_classes
 from skdp.utils._validation import check_positive_int, check_real
 
 __all__ = ["InteractiveKernelPredictor", "PrivateKernelNetClassifier"]
@@ -69,6 +69,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     threshold : float or None, default=None
         ``sigma``, the disagreement that triggers an update; ``None`` uses
         three times the Laplace scale ``noise_scale_``.
+    %(classes)s
     %(epsilon)s
     delta : float or None, default=None
         In ``[0, 1)``; ``0`` gives pure epsilon-DP (basic composition);
@@ -80,7 +81,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels.
+        Class labels: the sorted ``classes``, or those of ``y``.
     support_ : ndarray of shape (m, n_features)
         The public net.
     dual_coef_ : ndarray of shape (n_functions, m)
@@ -118,6 +119,8 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     our copy of the paper and only given up to constants; here ``B`` and the
     net are parameters and ``epsilon_0`` is computed exactly from them. The
     exponential mechanism uses the standard ``exp(epsilon_0 u / (2 Delta))``.
+    The label set is public when ``classes`` is given; with ``classes=None``
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
     See Also
     --------
@@ -147,15 +150,16 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     >>> from skdp.kernel_methods import PrivateKernelNetClassifier
     >>> X, y = make_moons(2000, noise=0.1, random_state=0)
     >>> clf = PrivateKernelNetClassifier(gamma=2.0, alpha=0.5, bounds=(-1.5, 2.5),
-    ...                                  epsilon=20.0, random_state=0).fit(X, y)
+    ...                                  classes=[0, 1], epsilon=20.0,
+    ...                                  random_state=0).fit(X, y)
     >>> bool(clf.score(X, y) > 0.8)
     True
     """
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None, epsilon=1.0,
-                 delta=None, random_state=None, accountant=None, n_jobs=None):
+                 bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None, classes=None,
+                 epsilon=1.0, delta=None, random_state=None, accountant=None, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -170,6 +174,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         self.n_public = n_public
         self.n_rounds = n_rounds
         self.threshold = threshold
+        self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
@@ -261,6 +266,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     threshold : float or None, default=None
         ``sigma``, the disagreement that triggers an update; ``None`` uses
         four times the threshold noise scale of the sparse vector.
+    %(classes)s
+        Binary problems only: two labels.
     %(epsilon)s
     delta : float, default=1e-6
         In ``(0, 1)`` (the sparse vector technique needs ``delta > 0``).
@@ -270,7 +277,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        Class labels (binary problems only).
+        Class labels (binary problems only): the sorted ``classes``, or
+        those of ``y``.
     sensitivity_ : float
         Sensitivity of one value ``<w*, phi(z)>`` (``R_phi`` times the
         minimizer's RKHS sensitivity).
@@ -301,6 +309,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     standard sparse vector technique. Its constants (``B``, ``epsilon_0``,
     ``sigma``, ``eta``) are garbled in our copy and given up to constants;
     here ``B`` and ``sigma`` are parameters and the noise is exact.
+    The label set is public when ``classes`` is given; with ``classes=None``
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
     See Also
     --------
@@ -328,8 +338,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(3000, 2))
     >>> y = (X[:, 0] > 0).astype(int)
-    >>> service = InteractiveKernelPredictor(gamma=0.5, alpha=1.0, epsilon=10.0,
-    ...                                      random_state=0).fit(X, y)
+    >>> service = InteractiveKernelPredictor(gamma=0.5, alpha=1.0, classes=[0, 1],
+    ...                                      epsilon=10.0, random_state=0).fit(X, y)
     >>> answers = service.predict(rng.normal(size=(200, 2)))
     >>> service.n_queries_, service.n_updates_ <= 50
     (200, True)
@@ -337,8 +347,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 max_updates=50, threshold=None, epsilon=1.0, delta=1e-6, random_state=None,
-                 accountant=None):
+                 max_updates=50, threshold=None, classes=None, epsilon=1.0, delta=1e-6,
+                 random_state=None, accountant=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -351,6 +361,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         self.max_iter = max_iter
         self.max_updates = max_updates
         self.threshold = threshold
+        self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
@@ -375,8 +386,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
             The predictor, ready for queries.
         """
         X, y = check_X_y(X, y, dtype=np.float64)
-        check_classification_targets(y)
-        classes, y_index = np.unique(y, return_inverse=True)
+        classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         if len(classes) != 2:
             raise ValueError(f"InteractiveKernelPredictor handles binary problems; got "
                              f"{len(classes)} classes.")
