@@ -40,7 +40,7 @@ for cal, epsilons in runs.items():
     for eps in epsilons:
         clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=250,
                                              max_unstable=5, epsilon=eps, calibration=cal,
-                                             random_state=0)
+                                             classes=[0, 1], random_state=0)
         try:
             clf.fit(X, y, X_public=X_public)
         except RuntimeError:  # nothing answered: no label released, no model (fallback_label=None)

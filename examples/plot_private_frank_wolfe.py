@@ -28,11 +28,12 @@ from skdp.linear_model import (  # noqa: E402
 
 X_train, X_test, y_train, y_test = make_synthetic_h(1000, 1200)
 epsilons = [0.1, 0.3, 1.0, 3.0]
+labels = [0, 1]  # the public label set
 models = {
     "P-FW (zCDP, 3 steps)": PrivateFrankWolfeClassifier(max_iter=3, l1_radius=10.0,
-                                                        accounting="zcdp"),
-    "ObjPert": ObjectivePerturbationClassifier(alpha=1e-2),
-    "DP-SGD": DPSGDClassifier(),
+                                                        accounting="zcdp", classes=labels),
+    "ObjPert": ObjectivePerturbationClassifier(alpha=1e-2, classes=labels),
+    "DP-SGD": DPSGDClassifier(classes=labels),
 }
 baseline = LogisticRegression().fit(X_train, y_train).score(X_test, y_test)
 

@@ -34,6 +34,7 @@ from skdp.svm import PrivateLinearSVM, PrivateSVMRFF  # noqa: E402
 EPSILON, DELTA = 1.0, 1e-6
 GAMMA, C, N_COMPONENTS = 2.0, 100.0, 100
 SEED = 0  # fixed for a reproducible figure; real releases use random_state=None
+LABELS = [0, 1]  # the public label set (reading it from y would be a small leak)
 
 X, y = make_concentric_spheres(4000, n_features=2, noise=0.1, random_state=SEED)
 X_train, y_train, X_test, y_test = X[:3000], y[:3000], X[3000:], y[3000:]
@@ -44,16 +45,17 @@ models = {
     "non-private RFF + LinearSVC": make_pipeline(
         rff, LinearSVC(loss="hinge", C=C / n, fit_intercept=False)),
     f"PrivateSVMRFF, Laplace, eps={EPSILON:g}": PrivateSVMRFF(
-        epsilon=EPSILON, gamma=GAMMA, C=C, n_components=N_COMPONENTS, random_state=SEED),
+        epsilon=EPSILON, gamma=GAMMA, C=C, n_components=N_COMPONENTS, classes=LABELS,
+        random_state=SEED),
     f"PrivateSVMRFF, Gaussian, eps={EPSILON:g}": PrivateSVMRFF(
         epsilon=EPSILON, delta=DELTA, mechanism="gaussian", gamma=GAMMA, C=C,
-        n_components=N_COMPONENTS, random_state=SEED),
+        n_components=N_COMPONENTS, classes=LABELS, random_state=SEED),
     f"RFF + objective perturbation, eps={EPSILON:g}": make_pipeline(
         rff, ObjectivePerturbationClassifier(epsilon=EPSILON, loss="huber", data_norm=1.0,
                                              alpha=1.0 / C, fit_intercept=False,
-                                             random_state=SEED)),
+                                             classes=LABELS, random_state=SEED)),
     f"PrivateLinearSVM (raw x), eps={EPSILON:g}": PrivateLinearSVM(
-        epsilon=EPSILON, data_norm=2.0, C=C, random_state=SEED),
+        epsilon=EPSILON, data_norm=2.0, C=C, classes=LABELS, random_state=SEED),
 }
 
 grid = np.linspace(-1.5, 1.5, 200)
