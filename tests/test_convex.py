@@ -242,8 +242,8 @@ def _audit(make, d0, d1, delta=0.0):
     smallest that catch the quarter-noise copies with a clear margin: 400
     held-out runs for the Laplace-like mechanisms, 500 for the Gaussian ones.
     """
-    def mechanism(data, rng):
-        return make(rng).fit(*data).coef_[0, 0]
+    def mechanism(data, rng):  # the pairs' labels are 0 and 1, a public label set
+        return make(rng).set_params(classes=[0, 1]).fit(*data).coef_[0, 0]
     n_runs = 400 if delta == 0.0 else 500
     n_select = 100 if delta == 0.0 else 150
     return audit_epsilon(mechanism, d0, d1, n_runs=n_runs, n_select=n_select, delta=delta,

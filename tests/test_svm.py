@@ -171,7 +171,8 @@ def _worst_case_pair():
 
 def _audit(cls, n_runs):
     def mechanism(data, rng):
-        est = cls(epsilon=1.0, data_norm=1.0, fit_intercept=False, C=0.5, random_state=rng)
+        est = cls(epsilon=1.0, data_norm=1.0, fit_intercept=False, C=0.5, classes=[0, 1],
+                  random_state=rng)
         return est.fit(*data).coef_[0, 0]
 
     d0, d1 = _worst_case_pair()
@@ -209,7 +210,7 @@ def _audit_rff(cls, n_runs):
 
     def mechanism(labels, rng):
         est = cls(epsilon=1.0, delta=1e-5, mechanism="gaussian", n_components=1, C=0.5,
-                  random_state=rng).fit(X, labels)
+                  classes=[0, 1], random_state=rng).fit(X, labels)
         phi = est.random_fourier_features_.transform(X)
         others = 0.5 / 10 * (2 * labels[:-1] - 1) @ (phi[:-1] @ phi[-1])
         return float(est.coef_[0] @ phi[-1] - others)
