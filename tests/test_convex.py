@@ -130,12 +130,31 @@ def test_permutation_sgd_formulas():
 def test_dpsgd_schedule_and_noise_multiplier():
     assert dpsgd_schedule(1000, 100, 3) == (0.1, 30)
     assert dpsgd_schedule(50, 256, 4) == (1.0, 4)
+    # Replace-one neighbours, like the rest of skdp.linear_model (the PLD accountant).
     z = dpsgd_noise_multiplier(1.0, 1e-5, 0.1, 30)
-    spent = subsampled_gaussian_epsilon(z, 0.1, 30, 1e-5)
+    spent = subsampled_gaussian_epsilon(z, 0.1, 30, 1e-5, accountant="pld",
+                                        neighbours="replace-one")
     assert 0.99 < spent <= 1.0
-    # One full-batch step: RDP is within 10% of the exact (analytic) Gaussian noise.
+    # Add/remove (zero-out) neighbours would only be charged about half of it.
+    assert subsampled_gaussian_epsilon(z, 0.1, 30, 1e-5, accountant="pld") < 0.6
+    # One full-batch step: replacing a row moves the gradient sum by up to 2 C,
+    # so the noise is the exact (analytic) Gaussian mechanism's at sensitivity 2.
     z1 = dpsgd_noise_multiplier(1.0, 1e-5, 1.0, 1)
-    assert 1.0 <= z1 / gaussian_sigma_analytic(1.0, 1.0, 1e-5) < 1.1
+    assert 1.0 <= z1 / gaussian_sigma_analytic(2.0, 1.0, 1e-5) < 1.01
+
+
+def test_dpsgd_replace_one_guarantee_in_the_reviewers_case():
+    # n = 1000, batch 256, 5 epochs, delta = 1 / n^2: calibrated for add/remove
+    # neighbours, the old noise multiplier was worth epsilon = 1.81 for
+    # replace-one neighbours (the relation the estimator is compared under).
+    q, steps = dpsgd_schedule(1000, 256, 5)
+    z = dpsgd_noise_multiplier(1.0, 1e-6, q, steps)
+    assert subsampled_gaussian_epsilon(z, q, steps, 1e-6, accountant="pld",
+                                       neighbours="replace-one") <= 1.0
+    assert subsampled_gaussian_epsilon(5.58, q, steps, 1e-6, accountant="pld",
+                                       neighbours="replace-one") > 1.8
+    with pytest.raises(ValueError, match="replace-one"):
+        subsampled_gaussian_epsilon(z, q, steps, 1e-6, neighbours="replace-one")
 
 
 def test_dpsgd_noise_reaches_the_weights_as_calibrated():
@@ -328,10 +347,11 @@ def test_audit_permutation_sgd():
 
 
 def test_audit_dpsgd():
-    # Zero-out neighbours (add/remove with n public): the last row is x = 10 (its
-    # gradient is clipped to norm C = 1) or x = 0. One full-batch step.
+    # Replace-one neighbours: the last row is x = 10 or x = -10 with the same
+    # label, so its gradient, clipped to norm C = 1, flips: the sum moves by 2 C.
+    # One full-batch step.
     (X, y), _ = _pair()
-    X0, X1 = X * 10.0, X * 0.0
+    X0, X1 = X * 10.0, X * -10.0
     kw = dict(epsilon=2.0, delta=1e-5, batch_size=10, epochs=1, fit_intercept=False)
     d0, d1 = (X0, y), (X1, y)
     assert _audit(lambda r: DPSGDClassifier(**kw, random_state=r), d0, d1, delta=1e-5) < 2

@@ -5,6 +5,8 @@ privacy loss distributions on request). Noise multipliers come from a
 numerical accountant, never from a loose closed form.
 """
 
+import math
+
 import dp_accounting
 
 from skdp.utils._validation import check_epsilon_delta, check_option, check_positive_int, check_real
@@ -12,11 +14,19 @@ from skdp.utils._validation import check_epsilon_delta, check_option, check_posi
 __all__ = ["calibrate_subsampled_gaussian", "subsampled_gaussian_epsilon"]
 
 
-def _make_accountant(accountant):
+_RELATIONS = {"add-remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+              "replace-one": dp_accounting.NeighboringRelation.REPLACE_ONE}
+
+
+def _make_accountant(accountant, neighbours="add-remove"):
     check_option(accountant, "accountant", ("rdp", "pld"))
+    check_option(neighbours, "neighbours", tuple(_RELATIONS))
     if accountant == "rdp":
+        if neighbours != "add-remove":
+            raise ValueError("Renyi DP accounting of Poisson sampling covers add/remove "
+                             "neighbours only; use accountant='pld' for replace-one.")
         return dp_accounting.rdp.RdpAccountant()
-    return dp_accounting.pld.PLDAccountant()
+    return dp_accounting.pld.PLDAccountant(neighboring_relation=_RELATIONS[neighbours])
 
 
 def _event(noise_multiplier, sample_rate, steps):
@@ -33,12 +43,12 @@ def _check_common(sample_rate, steps):
 
 
 def subsampled_gaussian_epsilon(noise_multiplier, sample_rate, steps, delta, *,
-                                accountant="rdp"):
+                                accountant="rdp", neighbours="add-remove"):
     """Epsilon spent by ``steps`` Poisson-subsampled Gaussian steps.
 
     Each step samples every record independently with probability
     ``sample_rate`` and adds ``N(0, (noise_multiplier * C)^2)`` to a sum of
-    per-record contributions of norm at most ``C`` (add/remove neighbours).
+    per-record contributions of norm at most ``C``.
 
     Parameters
     ----------
@@ -52,6 +62,10 @@ def subsampled_gaussian_epsilon(noise_multiplier, sample_rate, steps, delta, *,
         Target delta in ``(0, 1)``.
     accountant : {"rdp", "pld"}, default="rdp"
         Renyi DP (Mironov 2017) or privacy-loss distributions (tighter, slower).
+    neighbours : {"add-remove", "replace-one"}, default="add-remove"
+        Add/remove one record (equivalently, for a fixed public number of
+        rows, replace one record's contribution by zero), or replace one
+        record by another (about twice the epsilon; PLD accountant only).
 
     Returns
     -------
@@ -61,12 +75,23 @@ def subsampled_gaussian_epsilon(noise_multiplier, sample_rate, steps, delta, *,
     noise_multiplier = check_real(noise_multiplier, "noise_multiplier", low=0.0, low_inclusive=False)
     sample_rate, steps = _check_common(sample_rate, steps)
     check_epsilon_delta(1.0, delta, allow_zero_delta=False)
-    acc = _make_accountant(accountant)
+    acc = _make_accountant(accountant, neighbours)
     acc.compose(_event(noise_multiplier, sample_rate, steps))
     return float(acc.get_epsilon(delta))
 
 
-def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, accountant="rdp"):
+def _calibrate_rdp(epsilon, delta, sample_rate, steps):
+    return dp_accounting.calibrate_dp_mechanism(
+        lambda: _make_accountant("rdp"),
+        lambda s: _event(s, sample_rate, steps),
+        epsilon,
+        delta,
+        bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0),
+    )
+
+
+def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, accountant="rdp",
+                                  neighbours="add-remove"):
     """Smallest noise multiplier whose subsampled Gaussian steps fit in ``(epsilon, delta)``.
 
     Parameters
@@ -81,6 +106,9 @@ def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, account
         Number of steps.
     accountant : {"rdp", "pld"}, default="rdp"
         The numerical accountant.
+    neighbours : {"add-remove", "replace-one"}, default="add-remove"
+        The neighbouring relation (see :func:`subsampled_gaussian_epsilon`);
+        ``"replace-one"`` needs ``accountant="pld"``.
 
     Returns
     -------
@@ -90,25 +118,28 @@ def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, account
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     sample_rate, steps = _check_common(sample_rate, steps)
+    _make_accountant(accountant, neighbours)  # validates the combination
     # RDP first: it is fast and never tighter than PLD, so its answer bounds the
     # PLD search from above (a PLD search started at tiny sigmas would build
     # enormous discretized distributions).
-    sigma = dp_accounting.calibrate_dp_mechanism(
-        lambda: _make_accountant("rdp"),
-        lambda s: _event(s, sample_rate, steps),
-        epsilon,
-        delta,
-        bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0),
-    )
+    sigma = _calibrate_rdp(epsilon, delta, sample_rate, steps)
+    low = 0.25 * sigma
+    if neighbours == "replace-one":
+        # Replacing a record is removing it and adding another: by group privacy
+        # (Dwork and Roth 2014, Thm. 2.2) add/remove (eps/2, delta/(1 + e^(eps/2)))
+        # gives replace-one (eps, delta): an upper end for the PLD search.
+        sigma = _calibrate_rdp(0.5 * epsilon, delta / (1.0 + math.exp(0.5 * epsilon)),
+                               sample_rate, steps)
     if accountant == "pld":
         sigma = dp_accounting.calibrate_dp_mechanism(
-            lambda: _make_accountant("pld"),
+            lambda: _make_accountant("pld", neighbours),
             lambda s: _event(s, sample_rate, steps),
             epsilon,
             delta,
-            bracket_interval=dp_accounting.ExplicitBracketInterval(0.25 * sigma, sigma),
+            bracket_interval=dp_accounting.ExplicitBracketInterval(low, sigma),
         )
     # calibrate_dp_mechanism searches to a tolerance; make sure we err on the safe side.
-    while subsampled_gaussian_epsilon(sigma, sample_rate, steps, delta, accountant=accountant) > epsilon:
+    while subsampled_gaussian_epsilon(sigma, sample_rate, steps, delta, accountant=accountant,
+                                      neighbours=neighbours) > epsilon:
         sigma *= 1.0 + 1e-6
     return float(sigma)

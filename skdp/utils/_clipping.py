@@ -74,6 +74,9 @@ def clip_entries(X, bound):
     bound = check_real(bound, "bound", low=0.0, low_inclusive=False)
     if sp.issparse(X):
         X = sp.csr_matrix(X, copy=True)
+        # An entry stored several times is the sum of its copies: merge them
+        # first, or each copy is clipped and the entry can exceed the bound.
+        X.sum_duplicates()
         np.clip(X.data, -bound, bound, out=X.data)
         return X
     return np.clip(X, -bound, bound)

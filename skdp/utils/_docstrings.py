@@ -27,7 +27,9 @@ random_state : int, numpy.random.Generator or None, default=None
     Source of all noise. ``None`` draws fresh entropy from the operating
     system and is the only safe choice for a real release. An int makes runs
     reproducible for tests and examples, but anyone who knows the seed can
-    remove the noise.""",
+    remove the noise. An int or a Generator is copied by ``clone``, so every
+    clone (each fit of ``GridSearchCV`` or ``cross_val_score``) draws the
+    *same* noise, which then cancels between fits on overlapping data.""",
     "accountant": """\
 accountant : BudgetAccountant or None, default=None
     A shared total budget. Each fit spends ``(epsilon, delta)`` from it and is
