@@ -81,3 +81,13 @@ def test_fill_doc_substitutes_with_indentation():
         %(epsilon)s
         """
     assert "        epsilon : float, default=1.0\n            Privacy loss bound" in f.__doc__
+
+
+def test_clip_entries_sums_duplicate_sparse_entries_first():
+    # Non-canonical CSR: the entry (0, 0) is stored twice, 5 + 5 = 10.
+    X = sp.csr_matrix((np.array([5.0, 5.0, 1.0]), np.array([0, 0, 1]), np.array([0, 2, 3])),
+                      shape=(2, 2))
+    assert not X.has_canonical_format and X.toarray()[0, 0] == 10.0
+    out = clip_entries(X, 1.0)
+    np.testing.assert_array_equal(out.toarray(), [[1.0, 0.0], [0.0, 1.0]])
+    assert X.data.tolist() == [5.0, 5.0, 1.0]  # the input is not modified
