@@ -26,7 +26,11 @@ def _make_accountant(accountant, neighbours="add-remove"):
             raise ValueError("Renyi DP accounting of Poisson sampling covers add/remove "
                              "neighbours only; use accountant='pld' for replace-one.")
         return dp_accounting.rdp.RdpAccountant()
-    return dp_accounting.pld.PLDAccountant(neighboring_relation=_RELATIONS[neighbours])
+    # Pessimistic discretization (dp-accounting's default) bounds epsilon from
+    # above at any interval; 1e-3 is ten times faster than the default 1e-4 and
+    # changes epsilon by under 1e-3 at DP-SGD's settings.
+    return dp_accounting.pld.PLDAccountant(neighboring_relation=_RELATIONS[neighbours],
+                                           value_discretization_interval=1e-3)
 
 
 def _event(noise_multiplier, sample_rate, steps):
