@@ -121,7 +121,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         class, in this order.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen in ``fit``; only when ``X`` has string column
         names (a pandas DataFrame).
     privacy_spent_ : PrivacyBudget
