@@ -13,6 +13,7 @@ from skdp.ensemble._stability import (
     CALIBRATIONS,
     REFUSED,
     StableVoteRelease,
+    release_calibration,
     unanimous_vote_teachers,
 )
 from skdp.ensemble._teachers import assign_teachers, fit_teachers, vote_counts
@@ -29,19 +30,24 @@ def check_classifier_like(estimator, name):
                             f"{estimator!r} has no {method}.")
 
 
-def resolve_n_teachers(n_teachers, n_samples, *, epsilon, delta, max_unstable, max_queries,
-                       calibration):
-    """Validate ``n_teachers`` (an int or ``"auto"``) against the data size."""
+def resolve_n_teachers(n_teachers, *, epsilon, delta, max_unstable, max_queries, calibration):
+    """Validate ``n_teachers`` (an int or ``"auto"``) and the release's calibration.
+
+    Called before the budget is charged, so that every parameter error comes
+    first (:func:`~skdp.ensemble._stability.release_calibration` also refuses
+    a ``"thesis"`` calibration outside its proof). ``n_teachers`` is not
+    compared with the number of private rows: that count is private under
+    add/remove neighbours (a fit that refuses ``n < n_teachers`` and accepts
+    ``n + 1`` rows tells the two neighbours apart with certainty), and a
+    teacher that receives no row simply abstains.
+    """
+    release_calibration(epsilon, delta, max_unstable, max_queries, calibration)
     if isinstance(n_teachers, str) and n_teachers == "auto":
         n_teachers = unanimous_vote_teachers(epsilon, delta, max_unstable, max_queries,
                                              calibration)
     elif not isinstance(n_teachers, numbers.Integral):
         raise TypeError(f"n_teachers must be an int or 'auto', got {n_teachers!r}.")
-    n_teachers = check_positive_int(n_teachers, "n_teachers")
-    if n_teachers > n_samples:
-        raise ValueError(f"n_teachers={n_teachers} is larger than the number of private "
-                         f"training samples n_samples={n_samples}; each teacher needs data.")
-    return n_teachers
+    return check_positive_int(n_teachers, "n_teachers")
 
 
 def draw_seeds(estimator, n, rng):
@@ -321,8 +327,8 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         max_queries = check_positive_int(self.max_queries, "max_queries")
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
         n_teachers = resolve_n_teachers(
-            self.n_teachers, X.shape[0], epsilon=epsilon, delta=delta,
-            max_unstable=max_unstable, max_queries=max_queries, calibration=calibration)
+            self.n_teachers, epsilon=epsilon, delta=delta, max_unstable=max_unstable,
+            max_queries=max_queries, calibration=calibration)
 
         budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
         self.teachers_, self._release = train_teachers(

@@ -380,20 +380,18 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
                 and not np.isin(self.fallback_label, classes)):
             raise ValueError(f"fallback_label={self.fallback_label!r} is not in "
                              f"classes={self.classes!r}.")
+        release_params = dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
+                              calibration=calibration)
         if X_public is not None:
             X_public = validate_data(self, X_public, reset=False)
-            n_public_max = X_public.shape[0]
         else:
             fraction = check_real(self.public_fraction, "public_fraction", low=0.0, high=1.0,
                                   low_inclusive=False, high_inclusive=False)
-            n_public_max = X.shape[0]  # an upper bound, for n_teachers="auto"
-            # A data-independent guard: the split below is random (and may even leave no
-            # teacher row); teachers that receive no row abstain.
-            n_teacher_rows = X.shape[0] - int(np.floor(fraction * X.shape[0]))
+        # Validated here, before the charge; without X_public the number of queries (and so
+        # "auto") is known only after the split below, which cannot make it fail.
         n_teachers = resolve_n_teachers(
-            self.n_teachers, X.shape[0] if X_public is not None else n_teacher_rows,
-            epsilon=epsilon, delta=delta, max_unstable=max_unstable,
-            max_queries=n_public_max, calibration=calibration)
+            self.n_teachers, max_queries=1 if X_public is None else X_public.shape[0],
+            **release_params)
 
         budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
         if X_public is None:
@@ -403,12 +401,14 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             X, y, X_public = X[~is_query], y[~is_query], X[is_query]
             budget = LabelPrivateBudget(budget.epsilon, budget.delta,
                                         n_query_rows=int(is_query.sum()))
+            # From the query rows only (as the threshold), never from the private row count.
+            n_teachers = resolve_n_teachers(self.n_teachers,
+                                            max_queries=max(X_public.shape[0], 1),
+                                            **release_params)
         # The budget was charged above: nothing from here on may fail because of the split.
         labels, status, threshold = _teacher_votes(
             self.estimator, X, y, classes, X_public, n_teachers=n_teachers, rng=rng,
-            release_params=dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
-                                calibration=calibration),
-            n_jobs=self.n_jobs, verbose=self.verbose)
+            release_params=release_params, n_jobs=self.n_jobs, verbose=self.verbose)
         answered = status == ANSWERED
         # Everything below is post-processing of the released labels and the public points.
         X_released, labels_released = X_public[answered], labels[answered]
