@@ -169,8 +169,8 @@ def test_sparse_vector_thesis_calibration_is_false_far_beyond_its_proof():
     # re-draws the threshold, each query has fresh noise, so P(S) = sf^T exactly).
     eps, delta, T = 1e4, 0.1, 1000
     lam = math.sqrt(32 * T * math.log(1 / delta)) / eps
-    log_p_d = T * math.log(_thesis_bottom_sf(0.53, lam))  # about -10200
-    p_d_prime = _thesis_bottom_sf(-0.47, lam) ** T  # about 0.89
+    log_p_d = T * math.log(_thesis_bottom_sf(0.53, lam))  # -10168.02
+    p_d_prime = _thesis_bottom_sf(-0.47, lam) ** T  # 0.8906
     assert p_d_prime - math.exp(eps + log_p_d) > delta + 0.7  # not (1e4, 0.1)-DP
     with pytest.raises(ValueError, match="calibration='lyu'"):
         SparseVector(epsilon=eps, delta=delta, threshold=0.0, cutoff=T)

@@ -126,7 +126,9 @@ class SparseVector:
         ``"thesis"``: seed 004, Alg. 6 with ``lambda = sqrt(32 T ln(1/delta)) / epsilon``
         (times ``sensitivity``), threshold noise ``Lap(lambda)`` re-drawn after
         each below-threshold answer, query noise ``Lap(2 lambda)``;
-        ``(epsilon, delta)``-DP.
+        ``(epsilon, delta)``-DP. Refused (``ValueError``) where that is not
+        proved: ``cutoff > 8 ln(1/delta)`` and ``epsilon`` above about
+        ``8 ln(1/delta)`` (110 at ``delta = 1e-6``), see Notes.
         ``"lyu"``: Lyu, Su and Li (2017), Alg. 7, pure ``epsilon``-DP. The
         threshold noise ``Lap(sensitivity / eps1)`` is drawn once, each query
         gets ``Lap(2 T sensitivity / eps2)``, with ``eps1 + eps2 = epsilon``
@@ -151,7 +153,15 @@ class SparseVector:
     sequence of answers (seed 004, Thm. 3; Dwork, Rothblum and Vadhan 2010;
     Hardt and Rothblum 2010). The thesis' loop condition ``c <= T`` would allow
     a ``(T+1)``-th below-threshold answer; this class stops after ``T``, which
-    is never less private. ``"lyu"``: ``epsilon``-DP (Lyu, Su and Li 2017,
+    is never less private. Thm. 3 rests on advanced composition over the
+    ``T`` AboveThreshold runs, each ``eps0 = 2 / lambda``-DP; its drift term
+    ``T eps0 tanh(eps0 / 2)`` stays below ``epsilon / 2`` only up to
+    ``epsilon = sqrt(8 T L) ln((1 + s) / (1 - s))``, ``L = ln(1/delta)``,
+    ``s = sqrt(2 L / T)``, unless ``T <= 8 L`` (then basic composition covers
+    every epsilon). Beyond it the calibration is refused: the claim is
+    unproved there and false far beyond (at ``epsilon = 1e4``, ``delta = 0.1``,
+    ``T = 1000``, ``T`` bottoms have probability 0.89 on one neighbour and
+    ``e^-10168`` on the other). ``"lyu"``: ``epsilon``-DP (Lyu, Su and Li 2017,
     privacy theorem of Alg. 7, proved for any sequence of adaptively chosen
     queries of sensitivity ``Delta``, counting at most ``c`` answers of one
     kind; here the counted kind is "below", which is the same algorithm
