@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.tree import DecisionTreeClassifier
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from skdp import BudgetAccountant
 from skdp.ensemble import ModelAgnosticPrivateClassifier, PrivateQueryAnswerer
+from skdp.ensemble._teachers import vote_counts
 from skdp.exceptions import FallbackModelWarning
 
 
@@ -104,6 +105,21 @@ def test_a_teacher_whose_fit_or_predict_fails_abstains(base, kind):
     if kind == "answerer":
         assert not small_answered.any()  # the teacher abstains: distance 0 everywhere
         assert large.teachers_[0] is not None
+
+def test_a_teacher_predicting_a_non_label_abstains_on_that_query():
+    # A regression stump predicts leaf means: exact labels while its leaves are pure (D),
+    # 2/3 once one added record makes a leaf impure (D'). The non-label used to raise after
+    # the charge on D' only; now that teacher abstains there, and votes elsewhere.
+    X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
+    y = np.array([0, 0, 1, 1])
+    X_added, y_added = np.vstack([X, [[3.0]]]), np.append(y, 0)
+    queries = np.array([[-1.5], [1.5]])
+    votes = []
+    for X_fit, y_fit in ((X, y), (X_added, y_added)):
+        teachers = [DecisionTreeRegressor(max_depth=1).fit(X_fit, y_fit)]
+        votes.append(vote_counts(teachers, queries, np.array([0, 1])).tolist())
+    assert votes == [[[1, 0], [0, 1]], [[1, 0], [0, 0]]]
+
 
 def test_thesis_calibration_outside_its_proof_is_refused_before_the_charge():
     # The release's sparse vector runs at (epsilon, delta / 2) with cutoff max_unstable = 200

@@ -171,5 +171,7 @@ def vote_counts(teachers, X, classes):
                 valid = np.asarray(classes[idx] == pred, dtype=bool)
             except Exception:  # abstains, see the docstring
                 continue
+            if valid.shape != rows.shape:
+                continue
             counts[rows[valid], idx[valid]] += 1
     return counts
