@@ -37,7 +37,7 @@ def _thesis_calibration_is_proved(epsilon, delta, cutoff):
     eps0 = epsilon / math.sqrt(8.0 * cutoff * math.log(1.0 / delta))
     if cutoff * eps0 <= epsilon:
         return True
-    if eps0 > 700.0:  # exp overflows; the drift term alone is then ~ T eps0 > epsilon
+    if eps0 > 700.0:  # exp would overflow; the bound is then basic composition, > epsilon
         return False
     bound = advanced_composition([PrivacyBudget(eps0, 0.0)] * cutoff, delta).epsilon
     return bound <= epsilon * (1.0 + 1e-12)
@@ -83,8 +83,8 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
         if not _thesis_calibration_is_proved(epsilon, delta, cutoff):
             raise ValueError(
                 f"calibration='thesis' is not proved (epsilon, delta)-DP at epsilon={epsilon}, "
-                f"delta={delta} with cutoff={cutoff} > 8 ln(1/delta): its composition over "
-                "the cutoff's segments exceeds epsilon (seed 004, Thm. 3 rests on advanced "
+                f"delta={delta} with cutoff={cutoff} > 8 ln(1/delta): the composition bound "
+                "over its cutoff segments exceeds epsilon (seed 004, Thm. 3 rests on advanced "
                 "composition). Use calibration='lyu' (pure epsilon-DP for every epsilon), a "
                 "smaller epsilon or a smaller cutoff."
             )
