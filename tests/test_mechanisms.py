@@ -157,6 +157,39 @@ def test_sparse_vector_lyu_scales_and_single_threshold():
     assert thesis._noisy_threshold != noisy  # seed 004, Alg. 6 line 4: re-drawn
 
 
+def _thesis_bottom_sf(a, lam):
+    # P[Lap(lam) - Lap(2 lam) >= a]: a "bottom" answer of Alg. 6 for a query at w + a.
+    tail = lambda x: (4.0 * math.exp(-x / (2 * lam)) - math.exp(-x / lam)) / 6.0  # noqa: E731
+    return tail(a) if a >= 0 else 1.0 - tail(-a)
+
+
+def test_sparse_vector_thesis_calibration_is_false_far_beyond_its_proof():
+    # Seed 004, Alg. 6 at epsilon = 1e4, delta = 0.1, T = 1000: lambda = sqrt(32 T ln 10) / 1e4.
+    # T identical queries at w + 0.53 on D and w - 0.47 on D'; S = "T bottoms" (each bottom
+    # re-draws the threshold, each query has fresh noise, so P(S) = sf^T exactly).
+    eps, delta, T = 1e4, 0.1, 1000
+    lam = math.sqrt(32 * T * math.log(1 / delta)) / eps
+    log_p_d = T * math.log(_thesis_bottom_sf(0.53, lam))  # -10168.02
+    p_d_prime = _thesis_bottom_sf(-0.47, lam) ** T  # 0.8906
+    assert p_d_prime - math.exp(eps + log_p_d) > delta + 0.7  # not (1e4, 0.1)-DP
+    with pytest.raises(ValueError, match="calibration='lyu'"):
+        SparseVector(epsilon=eps, delta=delta, threshold=0.0, cutoff=T)
+
+
+def test_sparse_vector_thesis_guard_threshold_hand_computed():
+    # T = 200 > 8 ln(1e6) = 110.52: advanced composition (seed 004, Lemma 2.1.6) proves the
+    # claim up to sqrt(8 T L) ln((1 + s) / (1 - s)), L = ln(1e6), s = sqrt(2 L / T):
+    # 148.6769 * ln(1.371692 / 0.628308) = 148.6769 * 0.780774 = 116.0825.
+    SparseVector(epsilon=116.0, delta=1e-6, threshold=0.0, cutoff=200)
+    with pytest.raises(ValueError, match="not proved"):
+        SparseVector(epsilon=116.2, delta=1e-6, threshold=0.0, cutoff=200)
+    # T = 110 <= 8 ln(1e6): basic composition (Lemma 2.1.5) covers every epsilon.
+    sv = SparseVector(epsilon=1e6, delta=1e-6, threshold=0.0, cutoff=110)
+    assert sv.noise_scale == pytest.approx(math.sqrt(32 * 110 * math.log(1e6)) / 1e6)
+    # The pure-DP calibration has no such limit.
+    SparseVector(epsilon=1e4, delta=0.0, threshold=0.0, cutoff=1000, calibration="lyu")
+
+
 @pytest.mark.parametrize("case", mechanism_audit_cases(), ids=lambda c: c.name)
 def test_mechanism_audit(case):
     """The real mechanism stays under its claim; the under-noised copy is caught."""

@@ -13,6 +13,7 @@ from skdp.ensemble._stability import (
     CALIBRATIONS,
     REFUSED,
     StableVoteRelease,
+    release_calibration,
     unanimous_vote_teachers,
 )
 from skdp.ensemble._teachers import assign_teachers, fit_teachers, vote_counts
@@ -29,19 +30,24 @@ def check_classifier_like(estimator, name):
                             f"{estimator!r} has no {method}.")
 
 
-def resolve_n_teachers(n_teachers, n_samples, *, epsilon, delta, max_unstable, max_queries,
-                       calibration):
-    """Validate ``n_teachers`` (an int or ``"auto"``) against the data size."""
+def resolve_n_teachers(n_teachers, *, epsilon, delta, max_unstable, max_queries, calibration):
+    """Validate ``n_teachers`` (an int or ``"auto"``) and the release's calibration.
+
+    Called before the budget is charged, so that every parameter error comes
+    first (:func:`~skdp.ensemble._stability.release_calibration` also refuses
+    a ``"thesis"`` calibration outside its proof). ``n_teachers`` is not
+    compared with the number of private rows: that count is private under
+    add/remove neighbours (a fit that refuses ``n < n_teachers`` and accepts
+    ``n + 1`` rows tells the two neighbours apart with certainty), and a
+    teacher that receives no row simply abstains.
+    """
+    release_calibration(epsilon, delta, max_unstable, max_queries, calibration)
     if isinstance(n_teachers, str) and n_teachers == "auto":
         n_teachers = unanimous_vote_teachers(epsilon, delta, max_unstable, max_queries,
                                              calibration)
     elif not isinstance(n_teachers, numbers.Integral):
         raise TypeError(f"n_teachers must be an int or 'auto', got {n_teachers!r}.")
-    n_teachers = check_positive_int(n_teachers, "n_teachers")
-    if n_teachers > n_samples:
-        raise ValueError(f"n_teachers={n_teachers} is larger than the number of private "
-                         f"training samples n_samples={n_samples}; each teacher needs data.")
-    return n_teachers
+    return check_positive_int(n_teachers, "n_teachers")
 
 
 def draw_seeds(estimator, n, rng):
@@ -153,7 +159,9 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         Number of teachers ``b``. ``"auto"``: the smallest number at which a
         unanimous vote is answered with probability 0.99
         (:func:`unanimous_vote_teachers`); votes that are not unanimous need
-        more, and every teacher needs enough data to be accurate.
+        more, and every teacher needs enough data to be accurate. It is not
+        checked against the number of rows, which is private under
+        add/remove neighbours (see Notes): take it from a public estimate.
     max_unstable : int, default=10
         ``T``: abstentions allowed before every further query is refused, >= 1.
         Seed 004, Thm. 10 sets it to about three times the number of queries
@@ -176,7 +184,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         votes hidden. ``"thesis"``: seed 004, Alg. 10 exactly: ``lambda =
         sqrt(32 T ln(2/delta)) / epsilon``, ``w = 2 lambda ln(2 m~/delta)``,
         per-query noise ``Lap(2 lambda)``, threshold noise ``Lap(lambda)``
-        re-drawn after each abstention. At ``epsilon = 1``, ``delta = 1e-6``,
+        re-drawn after each abstention; refused where seed 004's Thm. 3 is not
+        proved (``max_unstable > 8 ln(2/delta)`` and ``epsilon`` above about
+        ``8 ln(2/delta)``, see :class:`~skdp.mechanisms.SparseVector`). At
+        ``epsilon = 1``, ``delta = 1e-6``,
         ``m~ = 1000`` and ``T = 10``, a unanimous vote is answered (probability
         0.99) from 1103 teachers with ``"lyu"`` and from 6983 with ``"thesis"``.
     %(classes)s
@@ -193,7 +204,8 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         Labels the votes are counted over: the sorted ``classes``, or those
         of ``y``.
     teachers_ : list of estimators
-        The fitted teachers (``None`` for a teacher that received no record).
+        The fitted teachers (``None`` for a teacher that received no record
+        or whose ``fit`` raised: it abstains).
     n_teachers_ : int
         Number of teachers used.
     threshold_ : float
@@ -253,6 +265,16 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     that ``Lap(2 lambda) - Lap(lambda)`` exceeds ``w = 2 lambda ln(1/x)`` is
     ``(4 x - x^2) / 6 <= x``. For ``"lyu"`` the threshold solves
     ``P[Lap(2T / eps2) - Lap(1 / eps1) > w] = delta / m~`` exactly.
+
+    Nothing besides the answers depends on the private rows: ``n_teachers``
+    is not compared with their number (a fit refused at ``n < n_teachers``
+    and accepted with one row more would tell neighbours apart with
+    certainty), and a teacher that receives no row, or whose ``fit`` or
+    ``predict`` raises (a nearest-neighbour teacher with fewer rows than
+    neighbours, say), or that predicts something other than a label of
+    ``classes_``, abstains instead of raising an error that would reveal
+    its rows. A misconfigured ``estimator`` therefore shows up as
+    abstentions, not as an error.
 
     References
     ----------
@@ -321,8 +343,8 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         max_queries = check_positive_int(self.max_queries, "max_queries")
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
         n_teachers = resolve_n_teachers(
-            self.n_teachers, X.shape[0], epsilon=epsilon, delta=delta,
-            max_unstable=max_unstable, max_queries=max_queries, calibration=calibration)
+            self.n_teachers, epsilon=epsilon, delta=delta, max_unstable=max_unstable,
+            max_queries=max_queries, calibration=calibration)
 
         budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
         self.teachers_, self._release = train_teachers(

@@ -156,11 +156,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Model trained on the privately labeled public points; ``None`` uses a
         clone of ``estimator``.
     n_teachers : int or "auto", default="auto"
-        Number of teachers, see :class:`PrivateQueryAnswerer`. At most the
-        number of training rows, or without ``X_public`` at most
-        ``n_samples - floor(public_fraction * n_samples)``, the number of
-        rows expected to train the teachers (checked before the budget is
-        spent; the split itself is random, see Notes).
+        Number of teachers, see :class:`PrivateQueryAnswerer` (not checked
+        against the number of rows, which is private; see Notes). Without
+        ``X_public``, ``"auto"`` counts the rows picked as queries.
     max_unstable : int, default=10
         Abstentions allowed before the remaining public points are refused (>= 1).
     %(epsilon)s
@@ -277,20 +275,24 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     Without ``X_public``, each row is a query with probability about
     ``public_fraction``, decided by a keyed hash of that row alone (so one
     added or removed row changes no other row's role, and exactly one
-    teacher's data). The number of rows left to the teachers is therefore
-    random: it may be smaller than ``n_teachers`` (which is only checked,
-    before the budget is spent, against the expected
-    ``n_samples - floor(public_fraction * n_samples)``), and those rows may
-    hold a single class, or be none at all (identical rows share their
-    role). None of this makes ``fit`` fail after the budget is charged: a
-    teacher that receives no row abstains (it never votes, which only
-    lowers the distances to instability), the teachers answer with the
-    classes they saw, and with no teacher row nothing is answered (except
-    with the threshold's failure probability). After the charge ``fit``
-    raises only when no label is released without a ``fallback_label``
-    (with a message that states no count from the data), or when
-    ``estimator`` itself cannot fit a teacher's rows (for example a
-    nearest-neighbour teacher with fewer rows than neighbours).
+    teacher's data). ``n_teachers="auto"`` and the threshold then depend
+    on the number of query rows only (the unprotected part).
+
+    ``n_teachers`` is never compared with the number of private rows: under
+    add/remove neighbours that number is private, and a fit that refuses
+    ``n < n_teachers`` but accepts one row more tells the two neighbours
+    apart with certainty. Take it from a public estimate of the data size.
+    The rows left to a teacher may therefore be few, of a single class, or
+    none at all (identical rows share a teacher and, without ``X_public``,
+    a role). None of this makes ``fit`` fail after the budget is charged: a
+    teacher that receives no row, or whose ``fit`` or ``predict`` raises
+    (for example a nearest-neighbour teacher with fewer rows than
+    neighbours), abstains: it never votes, which only lowers the distances
+    to instability, while an error would reveal that teacher's rows. A
+    misconfigured ``estimator`` therefore shows up as unanswered public
+    points, not as an error. After the charge ``fit`` raises only when no
+    label is released without a ``fallback_label`` (with a message that
+    states no count from the data).
 
     References
     ----------
@@ -380,20 +382,18 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
                 and not np.isin(self.fallback_label, classes)):
             raise ValueError(f"fallback_label={self.fallback_label!r} is not in "
                              f"classes={self.classes!r}.")
+        release_params = dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
+                              calibration=calibration)
         if X_public is not None:
             X_public = validate_data(self, X_public, reset=False)
-            n_public_max = X_public.shape[0]
         else:
             fraction = check_real(self.public_fraction, "public_fraction", low=0.0, high=1.0,
                                   low_inclusive=False, high_inclusive=False)
-            n_public_max = X.shape[0]  # an upper bound, for n_teachers="auto"
-            # A data-independent guard: the split below is random (and may even leave no
-            # teacher row); teachers that receive no row abstain.
-            n_teacher_rows = X.shape[0] - int(np.floor(fraction * X.shape[0]))
+        # Validated here, before the charge; without X_public the number of queries (and so
+        # "auto") is known only after the split below, which cannot make it fail.
         n_teachers = resolve_n_teachers(
-            self.n_teachers, X.shape[0] if X_public is not None else n_teacher_rows,
-            epsilon=epsilon, delta=delta, max_unstable=max_unstable,
-            max_queries=n_public_max, calibration=calibration)
+            self.n_teachers, max_queries=1 if X_public is None else X_public.shape[0],
+            **release_params)
 
         budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
         if X_public is None:
@@ -403,12 +403,14 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             X, y, X_public = X[~is_query], y[~is_query], X[is_query]
             budget = LabelPrivateBudget(budget.epsilon, budget.delta,
                                         n_query_rows=int(is_query.sum()))
+            # From the query rows only (as the threshold), never from the private row count.
+            n_teachers = resolve_n_teachers(self.n_teachers,
+                                            max_queries=max(X_public.shape[0], 1),
+                                            **release_params)
         # The budget was charged above: nothing from here on may fail because of the split.
         labels, status, threshold = _teacher_votes(
             self.estimator, X, y, classes, X_public, n_teachers=n_teachers, rng=rng,
-            release_params=dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
-                                calibration=calibration),
-            n_jobs=self.n_jobs, verbose=self.verbose)
+            release_params=release_params, n_jobs=self.n_jobs, verbose=self.verbose)
         answered = status == ANSWERED
         # Everything below is post-processing of the released labels and the public points.
         X_released, labels_released = X_public[answered], labels[answered]

@@ -89,7 +89,12 @@ def _fit_teacher(estimator, X, y, seed):
     # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
     with _threadpools().limit(limits=1):
-        return estimator.fit(X, y)
+        try:
+            return estimator.fit(X, y)
+        except Exception:
+            # Whether a fit fails depends on this teacher's private rows (e.g. fewer rows
+            # than neighbours): raising would reveal it, abstaining changes one vote only.
+            return None
 
 
 def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, n_jobs=None, verbose=0):
@@ -117,7 +122,8 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, n_jobs=None, ve
     Returns
     -------
     teachers : list
-        Fitted estimators (``None`` for a teacher that received no record).
+        Fitted estimators; ``None`` for a teacher that received no record, or
+        whose ``fit`` raised (it abstains: see :func:`vote_counts`).
     """
     order = np.argsort(teacher, kind="stable")  # keeps the rows' relative order in each chunk
     bounds = np.searchsorted(teacher[order], np.arange(n_teachers + 1))
@@ -130,6 +136,13 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, n_jobs=None, ve
 
 def vote_counts(teachers, X, classes):
     """Count the teachers' votes for each class on each query.
+
+    A teacher whose ``predict`` raises, or returns something other than one
+    label of ``classes`` per query, abstains on those queries: whether that
+    happens depends on the teacher's private rows (a nearest-neighbour
+    teacher with fewer rows than neighbours, a regressor's leaf means), so
+    an error would reveal them, while an abstention changes only that
+    teacher's vote, which the distance to instability already allows for.
 
     Parameters
     ----------
@@ -150,10 +163,15 @@ def vote_counts(teachers, X, classes):
         for model in teachers:
             if model is None:
                 continue
-            pred = np.asarray(model.predict(X))
-            idx = np.minimum(np.searchsorted(classes, pred), len(classes) - 1)
-            if np.any(classes[idx] != pred):
-                raise ValueError("a teacher predicted a label that is not among the training "
-                                 "labels; the base estimator must be a classifier.")
-            counts[rows, idx] += 1
+            try:
+                pred = np.asarray(model.predict(X))
+                if pred.shape != rows.shape:
+                    continue
+                idx = np.minimum(np.searchsorted(classes, pred), len(classes) - 1)
+                valid = np.asarray(classes[idx] == pred, dtype=bool)
+            except Exception:  # abstains, see the docstring
+                continue
+            if valid.shape != rows.shape:
+                continue
+            counts[rows[valid], idx[valid]] += 1
     return counts

@@ -3,6 +3,7 @@
 import functools
 import math
 
+from skdp.accounting import PrivacyBudget, advanced_composition
 from skdp.exceptions import SparseVectorExhaustedError
 from skdp.utils._random import check_random_state
 from skdp.utils._validation import (
@@ -15,6 +16,31 @@ from skdp.utils._validation import (
 __all__ = ["SparseVector", "sparse_vector_scales"]
 
 CALIBRATIONS = ("thesis", "lyu")
+
+
+def _thesis_calibration_is_proved(epsilon, delta, cutoff):
+    """Whether seed 004's Thm. 3 holds for Alg. 6's ``lambda`` at these parameters.
+
+    Between two "bottom" answers, Alg. 6 is AboveThreshold with threshold noise
+    ``Lap(lambda)`` and query noise ``Lap(2 lambda)``, which is
+    ``eps0 = 2 / lambda = epsilon / sqrt(8 T ln(1/delta))``-DP (Dwork and Roth
+    2014, Sec. 3.6, AboveThreshold with ``lambda = 2 / eps0``), and there are at
+    most ``T`` such runs. Basic composition (seed 004, Lemma 2.1.5) gives
+    ``T eps0 = epsilon sqrt(T / (8 ln(1/delta)))``: enough for every epsilon when
+    ``T <= 8 ln(1/delta)``. Otherwise advanced composition (Lemma 2.1.6, at
+    ``delta' = delta``) gives ``epsilon / 2 + T eps0 tanh(eps0 / 2)``, which is
+    ``<= epsilon`` iff ``epsilon <= sqrt(8 T ln(1/delta)) ln((1 + s) / (1 - s))``
+    with ``s = sqrt(2 ln(1/delta) / T)``: about ``8 ln(1/delta)`` (110 at
+    ``delta = 1e-6``) for large ``T``. Above it the claim is not proved, and it
+    is false far above (see ``tests/test_mechanisms.py``).
+    """
+    eps0 = epsilon / math.sqrt(8.0 * cutoff * math.log(1.0 / delta))
+    if cutoff * eps0 <= epsilon:
+        return True
+    if eps0 > 700.0:  # exp would overflow; the bound is then basic composition, > epsilon
+        return False
+    bound = advanced_composition([PrivacyBudget(eps0, 0.0)] * cutoff, delta).epsilon
+    return bound <= epsilon * (1.0 + 1e-12)
 
 
 @functools.lru_cache(maxsize=256)  # pure; called on every query
@@ -54,6 +80,14 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=calibration == "lyu")
     cutoff = check_positive_int(cutoff, "cutoff")
     if calibration == "thesis":
+        if not _thesis_calibration_is_proved(epsilon, delta, cutoff):
+            raise ValueError(
+                f"calibration='thesis' is not proved (epsilon, delta)-DP at epsilon={epsilon}, "
+                f"delta={delta} with cutoff={cutoff} > 8 ln(1/delta): the composition bound "
+                "over its cutoff segments exceeds epsilon (seed 004, Thm. 3 rests on advanced "
+                "composition). Use calibration='lyu' (pure epsilon-DP for every epsilon), a "
+                "smaller epsilon or a smaller cutoff."
+            )
         # Seed 004, Alg. 6, line 1: lambda = sqrt(32 T log(1/delta)) / epsilon; threshold
         # noise Lap(lambda), query noise Lap(2 lambda) (line 3), threshold re-drawn (line 4).
         lam = sensitivity * math.sqrt(32.0 * cutoff * math.log(1.0 / delta)) / epsilon
@@ -92,7 +126,9 @@ class SparseVector:
         ``"thesis"``: seed 004, Alg. 6 with ``lambda = sqrt(32 T ln(1/delta)) / epsilon``
         (times ``sensitivity``), threshold noise ``Lap(lambda)`` re-drawn after
         each below-threshold answer, query noise ``Lap(2 lambda)``;
-        ``(epsilon, delta)``-DP.
+        ``(epsilon, delta)``-DP. Refused (``ValueError``) where that is not
+        proved: ``cutoff > 8 ln(1/delta)`` and ``epsilon`` above about
+        ``8 ln(1/delta)`` (110 at ``delta = 1e-6``), see Notes.
         ``"lyu"``: Lyu, Su and Li (2017), Alg. 7, pure ``epsilon``-DP. The
         threshold noise ``Lap(sensitivity / eps1)`` is drawn once, each query
         gets ``Lap(2 T sensitivity / eps2)``, with ``eps1 + eps2 = epsilon``
@@ -117,7 +153,15 @@ class SparseVector:
     sequence of answers (seed 004, Thm. 3; Dwork, Rothblum and Vadhan 2010;
     Hardt and Rothblum 2010). The thesis' loop condition ``c <= T`` would allow
     a ``(T+1)``-th below-threshold answer; this class stops after ``T``, which
-    is never less private. ``"lyu"``: ``epsilon``-DP (Lyu, Su and Li 2017,
+    is never less private. Thm. 3 rests on advanced composition over the
+    ``T`` AboveThreshold runs, each ``eps0 = 2 / lambda``-DP; its drift term
+    ``T eps0 tanh(eps0 / 2)`` stays below ``epsilon / 2`` only up to
+    ``epsilon = sqrt(8 T L) ln((1 + s) / (1 - s))``, ``L = ln(1/delta)``,
+    ``s = sqrt(2 L / T)``, unless ``T <= 8 L`` (then basic composition covers
+    every epsilon). Beyond it the calibration is refused: the claim is
+    unproved there and false far beyond (at ``epsilon = 1e4``, ``delta = 0.1``,
+    ``T = 1000``, ``T`` bottoms have probability 0.89 on one neighbour and
+    ``e^-10168`` on the other). ``"lyu"``: ``epsilon``-DP (Lyu, Su and Li 2017,
     privacy theorem of Alg. 7, proved for any sequence of adaptively chosen
     queries of sensitivity ``Delta``, counting at most ``c`` answers of one
     kind; here the counted kind is "below", which is the same algorithm
