@@ -631,7 +631,8 @@ def test_default_rule_is_the_form_the_study_chose():
     from skdp.benchmarks._amp_eps3_study import form_rule
     c = form_rule(7.0, 1, 0.5, 1.5)
     for eps1, rank, d, m in [(0.099, 1, 41, 8000), (2.97, 9, 65, 1437), (0.5, 1, 300, 20000)]:
-        study_lambda = c(m, d, eps1) * rank / eps1**2
+        key = ("logistic", m, d) if rank == 1 else ("softmax", m, d, rank + 1)
+        study_lambda = c(key, eps1) * rank / eps1**2
         curvature = 1e-3  # small enough that no clamp applies
         f1 = eps3_fraction_rule(eps1, curvature, rank, d, m)
         lam = regularization_for_gap(eps1 - f1 * eps1, curvature, rank)
@@ -643,12 +644,12 @@ def test_study_regret_against_hand_computed_values():
     row = [None, 0.5, 0.7, 0.9, 0.8, 0.6, 0.5, 0.5, 0.5]  # best 0.9 at c = 20
     table = {("logistic", 100, 5, 1.0, 1.0, "f"): row}
     assert C_GRID[3] == 20
-    assert regret(table, lambda m, d, eps1: 20.0) == pytest.approx((0.0, 0.0))
+    assert regret(table, lambda key, eps1: 20.0) == pytest.approx((0.0, 0.0))
     # Halfway between c = 20 and 30 in log c: 0.9 - 0.1 / 2.
     mid = float(np.sqrt(20.0 * 30.0))
-    assert regret(table, lambda m, d, eps1: mid) == pytest.approx((0.05, 0.05))
+    assert regret(table, lambda key, eps1: mid) == pytest.approx((0.05, 0.05))
     # Below the valid grid the first valid value (c = 3, 0.5) counts.
-    assert regret(table, lambda m, d, eps1: 1.0) == pytest.approx((0.4, 0.4))
+    assert regret(table, lambda key, eps1: 1.0) == pytest.approx((0.4, 0.4))
 
 
 def test_declared_classes_are_the_label_set(small_binary):
