@@ -136,3 +136,17 @@ def test_thesis_calibration_outside_its_proof_is_refused_before_the_charge():
             ModelAgnosticPrivateClassifier(DecisionTreeClassifier(), **kw).fit(
                 X, y, X_public=X_public)
     assert acc.spent is None
+
+
+@pytest.mark.parametrize("cls", [PrivateQueryAnswerer, ModelAgnosticPrivateClassifier])
+def test_invalid_teacher_parameter_is_refused_before_the_charge(cls):
+    # Failing teachers abstain, so a bad parameter must be caught without data.
+    from sklearn.linear_model import LogisticRegression
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)), np.arange(40) % 2
+    acc = BudgetAccountant(10.0, 1e-3)
+    clf = cls(LogisticRegression(C=-1.0), epsilon=1.0, delta=1e-5, classes=[0, 1],
+              accountant=acc)
+    with pytest.raises(ValueError, match="invalid parameter.*before any budget"):
+        clf.fit(X, y)
+    assert acc.spent is None

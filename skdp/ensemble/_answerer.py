@@ -28,6 +28,16 @@ def check_classifier_like(estimator, name):
         if not callable(getattr(estimator, method, None)):
             raise TypeError(f"{name} must be a classifier with fit and predict methods; "
                             f"{estimator!r} has no {method}.")
+    # Teachers whose fit raises abstain (the failure could depend on their private
+    # rows), so a bad parameter value would only show as abstentions: scikit-learn
+    # estimators can check their parameters without data, which reveals nothing.
+    validate_params = getattr(estimator, "_validate_params", None)  # does not mutate
+    if callable(validate_params):
+        try:
+            validate_params()
+        except ValueError as exc:  # InvalidParameterError is a ValueError
+            raise ValueError(f"{name} has an invalid parameter (checked before any budget "
+                             f"was spent): {exc}") from exc
 
 
 def resolve_n_teachers(n_teachers, *, epsilon, delta, max_unstable, max_queries, calibration):
