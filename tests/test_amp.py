@@ -640,16 +640,30 @@ def test_default_rule_is_the_form_the_study_chose():
 
 
 def test_study_regret_against_hand_computed_values():
-    from skdp.benchmarks._amp_eps3_study import C_GRID, regret
-    row = [None, 0.5, 0.7, 0.9, 0.8, 0.6, 0.5, 0.5, 0.5]  # best 0.9 at c = 20
+    from skdp.benchmarks._amp_eps3_study import A_GRID, C_GRID, _regret_curves, regret
+    row = [None, None, None, 0.5, 0.7, 0.9, 0.8, 0.6, 0.5, 0.5, 0.5]  # best 0.9 at c = 20
     table = {("logistic", 100, 5, 1.0, 1.0, "f"): row}
-    assert C_GRID[3] == 20
+    assert C_GRID[5] == 20
     assert regret(table, lambda key, eps1: 20.0) == pytest.approx((0.0, 0.0))
     # Halfway between c = 20 and 30 in log c: 0.9 - 0.1 / 2.
     mid = float(np.sqrt(20.0 * 30.0))
     assert regret(table, lambda key, eps1: mid) == pytest.approx((0.05, 0.05))
     # Below the valid grid the first valid value (c = 3, 0.5) counts.
     assert regret(table, lambda key, eps1: 1.0) == pytest.approx((0.4, 0.4))
+    # The vectorized scorer agrees: form c = A d^0 m^0 eps1^(2 - 2) = A, no curvature term.
+    mean, worst = _regret_curves(table, 0, 0, 2, 0.0)
+    i = int(np.argmin(np.abs(np.log(A_GRID / mid))))
+    assert mean[i] == pytest.approx(regret(table, lambda key, eps1: A_GRID[i])[0], rel=1e-12)
+    assert 0.0 < worst[i] == mean[i] < 0.4
+
+
+def test_study_curvature_term_hand_computed():
+    from skdp.benchmarks._amp_eps3_study import form_rule
+    # c = kappa C eps1 / k + A d^a m^-b eps1^(2 - p): Huber C = 1 / (2 h) = 5, k = 1.
+    rule = form_rule(7.0, 1, 0.5, 1.5, kappa=1.0)
+    eps1 = 0.099
+    expected = 5.0 * eps1 + 7.0 * 41 / 8000**0.5 * eps1**0.5
+    assert rule(("huber", 8000, 41), eps1) == pytest.approx(expected, rel=1e-12)
 
 
 def test_declared_classes_are_the_label_set(small_binary):
