@@ -195,13 +195,13 @@ def _rule_gap(C, k, lam):
 
 
 @pytest.mark.parametrize("eps1, curvature, rank, d, m, expected", [
-    # Lambda = 7 k d / (sqrt(m) eps1^1.5) and eps1 - eps3 = k log(1 + C / (k Lambda)).
-    (0.99, 0.25, 1, 41, 8100, 1 - _rule_gap(0.25, 1, 7 * 41 / (90 * 0.99**1.5)) / 0.99),
-    (0.09, 5.0, 1, 41, 8100, 1 - _rule_gap(5.0, 1, 7 * 41 / (90 * 0.027)) / 0.09),
+    # Lambda = 56 k sqrt(d / m) / eps1^1.5 and eps1 - eps3 = k log(1 + C / (k Lambda)).
+    (0.99, 0.25, 1, 49, 8100, 1 - _rule_gap(0.25, 1, 56 * 7 / (90 * 0.99**1.5)) / 0.99),
+    (0.09, 5.0, 1, 49, 8100, 1 - _rule_gap(5.0, 1, 56 * 7 / (90 * 0.027)) / 0.09),
     (0.99, 0.9, 9, 64, 1444,  # softmax, K = 10
-     1 - _rule_gap(0.9, 9, 7 * 9 * 64 / (38 * 0.99**1.5)) / 0.99),
+     1 - _rule_gap(0.9, 9, 56 * 9 * 8 / (38 * 0.99**1.5)) / 0.99),
     (0.99, 0.25, 1, 2001, 484,  # wide data
-     1 - _rule_gap(0.25, 1, 7 * 2001 / (22 * 0.99**1.5)) / 0.99),
+     1 - _rule_gap(0.25, 1, 56 * 2001**0.5 / (22 * 0.99**1.5)) / 0.99),
     (9.9, 5.0, 1, 41, 8100, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
     (0.1, 1000.0, 1, 41, 8100, 0.5),  # eps1 - eps3 clamped to eps1 / 2
 ])
@@ -211,7 +211,7 @@ def test_default_eps3_rule(eps1, curvature, rank, d, m, expected):
     if expected not in (0.5, 1 - 0.99 / 9.9):
         cal = amp_calibration(eps1 / 0.99, 1e-6, n_samples=m, n_features=d, lipschitz=1.0,
                               smoothness=curvature / rank, row_rank=rank)
-        assert cal.reg_strength == pytest.approx(7 * rank * d / (m**0.5 * eps1**1.5), rel=1e-9)
+        assert cal.reg_strength == pytest.approx(56 * rank * (d / m)**0.5 / eps1**1.5, rel=1e-9)
 
 
 def test_regularization_is_the_least_lambda_covering_the_log_determinant_bound():
@@ -627,9 +627,9 @@ def test_audit_stays_below_epsilon_and_catches_sigma1_over_4():
 
 
 def test_default_rule_is_the_form_the_study_chose():
-    """The estimator's rule and the study's form ``(A, a, b, p) = (7, 1, 0.5, 1.5)`` agree."""
+    """The estimator's rule and the study's form ``(A, a, b, p) = (56, 0.5, 0.5, 1.5)`` agree."""
     from skdp.benchmarks._amp_eps3_study import form_rule
-    c = form_rule(7.0, 1, 0.5, 1.5)
+    c = form_rule(56.0, 0.5, 0.5, 1.5)
     for eps1, rank, d, m in [(0.099, 1, 41, 8000), (2.97, 9, 65, 1437), (0.5, 1, 300, 20000)]:
         key = ("logistic", m, d) if rank == 1 else ("softmax", m, d, rank + 1)
         study_lambda = c(key, eps1) * rank / eps1**2
