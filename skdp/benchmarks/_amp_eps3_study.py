@@ -92,6 +92,16 @@ finds better ``Lambda`` in many cells. The previous rule,
 is the new one), has 1.07, and the rule before it 1.96. The best form with a
 curvature term, ``Lambda = C / eps1 + 46 k sqrt(d / m) / eps1^1.5``, has
 1.02: 3% less, below the 10% asked for.
+
+Validation of a per-loss constant (stop 11; protocol committed before the
+fresh sweeps ran). On the fourth version's tables, the best ``A`` of the
+adopted form for each loss alone is 69 (logistic), 85 (Huber) and 41
+(softmax), with mean regret 0.94 averaged over the losses against 1.05 for
+the shared ``A = 56``. That was found after looking, so it is tested on fresh
+problems: the same families and grids with every seed moved by 1000
+(``--seed-offset 1000``). The per-loss constants replace the shared one only
+if their mean regret on the fresh problems is at least 10% below the shared
+``A = 56``'s on the same problems.
 """
 
 import argparse
@@ -149,12 +159,12 @@ BINARY_FAMILIES = {
 }
 
 
-def binary_study(loss, n_draws=4):
+def binary_study(loss, n_draws=4, seed_offset=0):
     """``{(loss, m, d, class_sep, eps, family): accuracies over C_GRID}`` on binary data."""
     curvature, table = get_loss(loss).smoothness(1.0), {}
     for family, (start, ms, ds, shape, transform) in BINARY_FAMILIES.items():
         problems = itertools.product(ms, ds, [1.0, 2.0])
-        for seed, (m, d, sep) in enumerate(problems, start=start):
+        for seed, (m, d, sep) in enumerate(problems, start=start + seed_offset):
             X, y = make_classification(int(m / 0.8), d, class_sep=sep, random_state=seed,
                                        **shape(d))
             if transform is not None:
@@ -167,12 +177,12 @@ def binary_study(loss, n_draws=4):
     return table
 
 
-def softmax_study(n_draws=2):
+def softmax_study(n_draws=2, seed_offset=0):
     """As :func:`binary_study` for softmax problems (unit-norm rows, default intercept)."""
     table = {}
     for family, start, transform in [("centred", 201, None), ("nonnegative", 501, _nonnegative)]:
         problems = itertools.product([1500, 5000], [30, 64], [5, 10])
-        for seed, (m, d, n_classes) in enumerate(problems, start=start):
+        for seed, (m, d, n_classes) in enumerate(problems, start=start + seed_offset):
             X, y = make_classification(int(m / 0.8), d, n_informative=d // 2, n_redundant=0,
                                        n_classes=n_classes, n_clusters_per_class=1,
                                        class_sep=2.0, random_state=seed)
@@ -262,6 +272,8 @@ def main(argv=None):
     parser.add_argument("--part", choices=["logistic", "huber", "softmax"], action="append",
                         help="run only these losses (default: all)")
     parser.add_argument("--output", default=None, help="JSON file for the tables")
+    parser.add_argument("--seed-offset", type=int, default=0,
+                        help="add this to every problem's seed (fresh problems for validation)")
     parser.add_argument("--score", nargs="*", default=None,
                         help="score tables saved by earlier --output runs instead of running")
     args = parser.parse_args(argv)
@@ -271,8 +283,10 @@ def main(argv=None):
             for key, row in _load(path).items():
                 tables.setdefault(key[0], {})[key] = row
     else:
-        studies = {"logistic": lambda: binary_study("logistic"),
-                   "huber": lambda: binary_study("huber"), "softmax": softmax_study}
+        offset = args.seed_offset
+        studies = {"logistic": lambda: binary_study("logistic", seed_offset=offset),
+                   "huber": lambda: binary_study("huber", seed_offset=offset),
+                   "softmax": lambda: softmax_study(seed_offset=offset)}
         tables = {name: studies[name]() for name in (args.part or studies)}
         if args.output:
             with open(args.output, "w") as fh:
