@@ -194,24 +194,33 @@ def _rule_gap(C, k, lam):
     return k * math.log(1 + C / (k * lam))
 
 
-@pytest.mark.parametrize("eps1, curvature, rank, d, m, expected", [
-    # Lambda = 56 k sqrt(d / m) / eps1^1.5 and eps1 - eps3 = k log(1 + C / (k Lambda)).
-    (0.99, 0.25, 1, 49, 8100, 1 - _rule_gap(0.25, 1, 56 * 7 / (90 * 0.99**1.5)) / 0.99),
-    (0.09, 5.0, 1, 49, 8100, 1 - _rule_gap(5.0, 1, 56 * 7 / (90 * 0.027)) / 0.09),
-    (0.99, 0.9, 9, 64, 1444,  # softmax, K = 10
-     1 - _rule_gap(0.9, 9, 56 * 9 * 8 / (38 * 0.99**1.5)) / 0.99),
-    (0.99, 0.25, 1, 2001, 484,  # wide data
-     1 - _rule_gap(0.25, 1, 56 * 2001**0.5 / (22 * 0.99**1.5)) / 0.99),
-    (9.9, 5.0, 1, 41, 8100, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
-    (0.1, 1000.0, 1, 41, 8100, 0.5),  # eps1 - eps3 clamped to eps1 / 2
+@pytest.mark.parametrize("loss, eps1, curvature, rank, d, m, expected", [
+    # Lambda = A k sqrt(d / m) / eps1^1.5 (A = 69, 85, 41 for logistic, Huber, softmax)
+    # and eps1 - eps3 = k log(1 + C / (k Lambda)).
+    ("logistic", 0.99, 0.25, 1, 49, 8100,
+     1 - _rule_gap(0.25, 1, 69 * 7 / (90 * 0.99**1.5)) / 0.99),
+    ("huber", 0.09, 5.0, 1, 49, 8100, 1 - _rule_gap(5.0, 1, 85 * 7 / (90 * 0.027)) / 0.09),
+    ("multinomial", 0.99, 0.9, 9, 64, 1444,  # softmax, K = 10
+     1 - _rule_gap(0.9, 9, 41 * 9 * 8 / (38 * 0.99**1.5)) / 0.99),
+    ("logistic", 0.99, 0.25, 1, 2001, 484,  # wide data
+     1 - _rule_gap(0.25, 1, 69 * 2001**0.5 / (22 * 0.99**1.5)) / 0.99),
+    ("huber", 9.9, 5.0, 1, 41, 8100, 1 - 0.99 / 9.9),  # eps1 - eps3 clamped to 0.99
+    ("logistic", 0.1, 1000.0, 1, 41, 8100, 0.5),  # eps1 - eps3 clamped to eps1 / 2
 ])
-def test_default_eps3_rule(eps1, curvature, rank, d, m, expected):
-    f1 = eps3_fraction_rule(eps1, curvature, rank, d, m)
+def test_default_eps3_rule(loss, eps1, curvature, rank, d, m, expected):
+    f1 = eps3_fraction_rule(eps1, curvature, rank, d, m, loss=loss)
     assert f1 == pytest.approx(expected, rel=1e-12)
     if expected not in (0.5, 1 - 0.99 / 9.9):
         cal = amp_calibration(eps1 / 0.99, 1e-6, n_samples=m, n_features=d, lipschitz=1.0,
-                              smoothness=curvature / rank, row_rank=rank)
-        assert cal.reg_strength == pytest.approx(56 * rank * (d / m)**0.5 / eps1**1.5, rel=1e-9)
+                              smoothness=curvature / rank, row_rank=rank, loss=loss)
+        scale = {"logistic": 69, "huber": 85, "multinomial": 41}[loss]
+        assert cal.reg_strength == pytest.approx(scale * rank * (d / m)**0.5 / eps1**1.5,
+                                                 rel=1e-9)
+
+
+def test_default_eps3_rule_unknown_loss():
+    with pytest.raises(ValueError, match="loss"):
+        eps3_fraction_rule(0.5, 0.25, 1, 10, 100, loss="hinge")
 
 
 def test_regularization_is_the_least_lambda_covering_the_log_determinant_bound():
@@ -627,16 +636,27 @@ def test_audit_stays_below_epsilon_and_catches_sigma1_over_4():
 
 
 def test_default_rule_is_the_form_the_study_chose():
-    """The estimator's rule and the study's form ``(A, a, b, p) = (56, 0.5, 0.5, 1.5)`` agree."""
+    """The estimator's rule and the study's form ``(a, b, p) = (0.5, 0.5, 1.5)`` agree."""
     from skdp.benchmarks._amp_eps3_study import form_rule
-    c = form_rule(56.0, 0.5, 0.5, 1.5)
-    for eps1, rank, d, m in [(0.099, 1, 41, 8000), (2.97, 9, 65, 1437), (0.5, 1, 300, 20000)]:
+    for loss, A, eps1, rank, d, m in [("logistic", 69.0, 0.099, 1, 41, 8000),
+                                      ("huber", 85.0, 0.099, 1, 41, 8000),
+                                      ("multinomial", 41.0, 2.97, 9, 65, 1437),
+                                      ("logistic", 69.0, 0.5, 1, 300, 20000)]:
         key = ("logistic", m, d) if rank == 1 else ("softmax", m, d, rank + 1)
-        study_lambda = c(key, eps1) * rank / eps1**2
+        study_lambda = form_rule(A, 0.5, 0.5, 1.5)(key, eps1) * rank / eps1**2
         curvature = 1e-3  # small enough that no clamp applies
-        f1 = eps3_fraction_rule(eps1, curvature, rank, d, m)
+        f1 = eps3_fraction_rule(eps1, curvature, rank, d, m, loss=loss)
         lam = regularization_for_gap(eps1 - f1 * eps1, curvature, rank)
         assert lam == pytest.approx(study_lambda, rel=1e-9)
+
+
+def test_estimator_uses_its_loss_constant():
+    X, y = np.random.default_rng(0).normal(size=(400, 3)), np.arange(400) % 2
+    lams = {loss: DPLogisticRegressionAMP(epsilon=0.5, loss=loss, classes=[0, 1],
+                                          random_state=0).fit(X, y).calibration_.reg_strength
+            for loss in ("logistic", "huber")}
+    # Both targets are far above their curvature floors: the ratio is 85 / 69.
+    assert lams["huber"] / lams["logistic"] == pytest.approx(85 / 69, rel=1e-9)
 
 
 def test_study_regret_against_hand_computed_values():
