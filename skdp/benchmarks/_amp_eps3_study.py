@@ -208,7 +208,7 @@ def softmax_study(n_draws=2, seed_offset=0):
 
 def _accuracy_at(row, c):
     valid = [(ci, a) for ci, a in zip(C_GRID, row) if a is not None]
-    return float(np.interp(np.log(c), np.log([v[0] for v in valid]), [v[1] for v in valid]))
+    return np.interp(np.log(c), np.log([v[0] for v in valid]), [v[1] for v in valid])
 
 
 @functools.lru_cache(maxsize=None)
@@ -244,16 +244,10 @@ def _regret_curves(table, a, b, p, kappa):
 
     The same numbers as :func:`regret` with :func:`form_rule`, vectorized over ``A``.
     """
-    gaps = []
-    for key, row in table.items():
-        eps1 = 0.99 * key[4]
-        curvature, row_rank = curvature_and_rank(key)
-        c = (kappa * curvature * eps1 / row_rank
-             + A_GRID * key[2]**a / key[1]**b * eps1 ** (2 - p))
-        valid = [(ci, acc) for ci, acc in zip(C_GRID, row) if acc is not None]
-        log_c, accuracy = np.log([v[0] for v in valid]), [v[1] for v in valid]
-        gaps.append(max(accuracy) - np.interp(np.log(c), log_c, accuracy))
-    gaps = np.array(gaps)
+    rule = form_rule(A_GRID, a, b, p, kappa)
+    gaps = np.array([max(acc for acc in row if acc is not None)
+                     - _accuracy_at(row, rule(key, 0.99 * key[4]))
+                     for key, row in table.items()])
     return gaps.mean(axis=0), gaps.max(axis=0)
 
 
