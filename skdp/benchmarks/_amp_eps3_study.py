@@ -4,7 +4,11 @@ Run ``OMP_NUM_THREADS=1 python -m skdp.benchmarks._amp_eps3_study`` (about 12 mi
 ``--part`` runs one loss so that the parts can run side by side, ``--score``
 combines their JSON outputs). It uses only data this package generates with
 ``make_classification`` (seeds 101-118, 201-208, 301-318, 401-418 and
-501-508; never the benchmark's seed 1000, no benchmark or test data).
+501-508; never the benchmark's seed 1000, no benchmark or test data), and,
+for the fifth version's wide models (``--part wide-logistic``,
+``--part wide-huber``, ``--score-wide``), with ``make_classification``
+(seeds 601-608) and this module's :func:`sparse_bag_of_words` (seeds
+701-704).
 
 AMP's ``eps3`` only sets the regularization: ``eps1 - eps3`` pays for the
 log-determinant bound ``k log(1 + C / (k Lambda))`` (``C = beta`` for the
@@ -111,6 +115,58 @@ softmax 1.35; worst 5.6, 9.0, 6.5) against 1.07 for the shared ``A = 56``
 the same fresh problems, so the fourth version's change also holds out of
 sample. To reproduce, run the parts with ``--seed-offset 1000 --output ...``
 and ``--score`` their files: the last two lines are this comparison.
+
+Fifth version: wide models (protocol committed before any of its sweeps
+ran). Every problem above has ``d <= 101``. The estimator's rule has
+no form of its own for ``d > m``, which the thesis' strategy has
+(:func:`~skdp.linear_model._amp.thesis_eps3_fraction` with
+``high_dimensional=True``). This version checks the rule on wide data.
+
+* Families, binary, each for the logistic and the Huber loss (estimator
+  defaults otherwise: ``data_norm = 1``, ``fit_intercept = True``,
+  ``huber_h = 0.1``; no preprocessing), 80/20 split with the problem's seed:
+
+  - ``wide-dense``: ``make_classification(int(m / 0.8), d,
+    n_informative=20, n_redundant=0, class_sep=sep)``, ``m`` in
+    ``{500, 2000}``, ``d`` in ``{1000, 4000}``, ``sep`` in ``{1, 2}``
+    (8 problems, seeds 601-608 in the order of ``itertools.product``);
+  - ``wide-sparse``: :func:`sparse_bag_of_words` (this module's CSR
+    generator: Zipf word frequencies, 50-100 words per row, log counts,
+    unit-norm rows; labels from a random linear model over 50 informative
+    words plus 5% label noise), ``m`` in ``{2000, 8000}``, ``d`` in
+    ``{5000, 20000}`` (4 problems, seeds 701-704; ``sep = 0`` in the keys).
+
+  The generator was designed, and its non-private accuracy checked, on
+  seed 5 only; the non-private ``LogisticRegression()`` accuracy of every
+  problem is printed by the sweep and reported as it comes out.
+* ``epsilon`` in ``{0.1, 0.3, 1, 3}``, ``C_GRID``, 3 noise draws per cell,
+  :func:`_sweep`; keys ``(loss, m, d + 1, sep, epsilon, family)``; parts
+  ``wide-logistic`` and ``wide-huber`` (one JSON each with ``--output``).
+  A timing measurement at the largest sizes (seed 5; at most 0.3 s per fit) put
+  each part well under 25 minutes on one core, so no size was dropped.
+* Scoring (``--score-wide F1 F2 [--fresh G1 G2]``, :func:`score_wide`),
+  separately on the cells with ``d > m`` and with ``d <= m`` (``d`` with
+  the intercept, ``m`` training rows):
+
+  1. mean and worst regret of the estimator's rule (per-loss ``A``,
+     ``Lambda = A k sqrt(d / m) / eps1^1.5``), of the thesis'
+     high-dimensional rule (``f1 = max(0.97, 1 - 0.99 / eps1)`` on every
+     cell, converted to ``c`` by :func:`thesis_high_dimensional_rule`) and
+     of the rule before the fourth version,
+     ``Lambda = 7 k d / (sqrt(m) eps1^1.5)``;
+  2. the candidate: per loss, the ``A_high`` of ``A_GRID`` with the least
+     mean regret, in the estimator's form, over the ``d > m`` cells of the
+     original tables (seeds as above);
+  3. adoption criterion: the same families run with ``--seed-offset 1000``
+     (fresh problems). "Use ``A_high`` when ``d > m``" is recommended only
+     if, on the fresh ``d > m`` cells, its mean regret averaged over the
+     two losses is at least 10% below the estimator's rule's. For
+     information only (not a candidate): the best ``kappa = 0`` form
+     ``(a, b, p)`` with one ``A`` for both losses over all cells of the
+     original wide tables, and over their ``d > m`` cells.
+
+  The result is reported as it comes out; nothing above changes after the
+  sweeps have been seen.
 """
 
 import argparse
@@ -119,16 +175,24 @@ import itertools
 import json
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from skdp.linear_model import DPLogisticRegressionAMP, MultinomialLoss
-from skdp.linear_model._amp import _REGULARIZATION_SCALES, log_determinant_bound
+from skdp.linear_model._amp import (
+    _REGULARIZATION_SCALES,
+    log_determinant_bound,
+    regularization_for_gap,
+    thesis_eps3_fraction,
+)
 from skdp.linear_model._losses import get_loss
 
 C_GRID = [0.1, 0.3, 1, 3, 10, 20, 30, 50, 100, 300, 1000]
 BINARY_EPSILONS = [0.03, 0.1, 0.3, 1.0, 3.0]
 SOFTMAX_EPSILONS = [0.3, 1.0, 3.0, 10.0]
+WIDE_EPSILONS = [0.1, 0.3, 1.0, 3.0]
 FORMS = list(itertools.product([0, 0.5, 1, 1.5, 2], [0, 0.5, 1], [1, 1.5, 2]))
 KAPPAS = [0, 0.5, 1, 2]
 
@@ -168,22 +232,100 @@ BINARY_FAMILIES = {
 }
 
 
+def _binary_sweeps(loss, problems, epsilons, n_draws):
+    """Sweep every ``(family, m, d, sep, seed, data)`` of ``problems`` at every epsilon."""
+    curvature, table = get_loss(loss).smoothness(1.0), {}
+    for family, m, d, sep, seed, data in problems:
+        for eps in epsilons:
+            key = (loss, m, d + 1, sep, eps, family)  # d + 1: the intercept feature
+            table[key] = _sweep(data, eps, curvature, 1, n_draws, loss=loss)
+            print(key, table[key], flush=True)
+    return table
+
+
 def binary_study(loss, n_draws=4, seed_offset=0):
     """``{(loss, m, d, class_sep, eps, family): accuracies over C_GRID}`` on binary data."""
-    curvature, table = get_loss(loss).smoothness(1.0), {}
-    for family, (start, ms, ds, shape, transform) in BINARY_FAMILIES.items():
-        problems = itertools.product(ms, ds, [1.0, 2.0])
-        for seed, (m, d, sep) in enumerate(problems, start=start + seed_offset):
-            X, y = make_classification(int(m / 0.8), d, class_sep=sep, random_state=seed,
-                                       **shape(d))
-            if transform is not None:
-                X = transform(X)
-            data = train_test_split(X, y, test_size=0.2, random_state=seed)
-            for eps in BINARY_EPSILONS:
-                key = (loss, m, d + 1, sep, eps, family)  # d + 1: the intercept feature
-                table[key] = _sweep(data, eps, curvature, 1, n_draws, loss=loss)
-                print(key, table[key], flush=True)
-    return table
+    def problems():
+        for family, (start, ms, ds, shape, transform) in BINARY_FAMILIES.items():
+            grid = itertools.product(ms, ds, [1.0, 2.0])
+            for seed, (m, d, sep) in enumerate(grid, start=start + seed_offset):
+                X, y = make_classification(int(m / 0.8), d, class_sep=sep, random_state=seed,
+                                           **shape(d))
+                if transform is not None:
+                    X = transform(X)
+                yield family, m, d, sep, seed, train_test_split(X, y, test_size=0.2,
+                                                                random_state=seed)
+    return _binary_sweeps(loss, problems(), BINARY_EPSILONS, n_draws)
+
+
+def sparse_bag_of_words(n_samples, n_features, *, n_informative=50, words_per_row=(50, 100),
+                        zipf_exponent=1.1, informative_ranks=(5, 500), label_noise=0.05,
+                        random_state=None):
+    """A binary bag-of-words problem: CSR rows of log word counts, unit L2 norm.
+
+    Word ``j`` of frequency rank ``r`` is drawn with probability proportional
+    to ``r^-zipf_exponent`` (ranks are a random permutation of the words);
+    each row draws between ``words_per_row[0]`` and ``words_per_row[1]``
+    words, stores ``log(1 + count)`` and is scaled to unit norm. The label
+    is whether the row's score under a standard normal weight on
+    ``n_informative`` words (drawn among the frequency ranks
+    ``informative_ranks``) is above the median (ties, rows without an
+    informative word, broken at random), flipped with probability
+    ``label_noise``.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), in {0, 1}
+    """
+    rng = np.random.default_rng(random_state)
+    frequencies = np.arange(1, n_features + 1, dtype=float) ** -zipf_exponent
+    word_of_rank = rng.permutation(n_features)
+    lengths = rng.integers(words_per_row[0], words_per_row[1] + 1, size=n_samples)
+    words = word_of_rank[rng.choice(n_features, size=lengths.sum(),
+                                    p=frequencies / frequencies.sum())]
+    X = sp.csr_matrix((np.ones(len(words)), (np.repeat(np.arange(n_samples), lengths), words)),
+                      shape=(n_samples, n_features))  # duplicates are summed into counts
+    X.data = np.log1p(X.data)
+    X = sp.csr_matrix(sp.diags(1.0 / np.sqrt(X.multiply(X).sum(axis=1)).A1) @ X)
+    ranks = np.arange(informative_ranks[0], min(informative_ranks[1], n_features))
+    informative = word_of_rank[rng.choice(ranks, n_informative, replace=False)]
+    score = X[:, informative] @ rng.standard_normal(n_informative)
+    score += 1e-9 * rng.standard_normal(n_samples)  # random order among ties
+    y = (score > np.median(score)).astype(int)
+    flip = rng.random(n_samples) < label_noise
+    y[flip] = 1 - y[flip]
+    return X, y
+
+
+WIDE_FAMILIES = {
+    "wide-dense": (601, [500, 2000], [1000, 4000], [1.0, 2.0],
+                   lambda m, d, sep, seed: make_classification(
+                       int(m / 0.8), d, n_informative=20, n_redundant=0, class_sep=sep,
+                       random_state=seed)),
+    "wide-sparse": (701, [2000, 8000], [5000, 20000], [0],
+                    lambda m, d, sep, seed: sparse_bag_of_words(int(m / 0.8), d,
+                                                                random_state=seed)),
+}
+
+
+def wide_study(loss, n_draws=3, seed_offset=0):
+    """As :func:`binary_study` on the fifth version's wide problems.
+
+    Prints each problem's non-private ``LogisticRegression()`` test accuracy.
+    """
+    def problems():
+        for family, (start, ms, ds, seps, make) in WIDE_FAMILIES.items():
+            grid = itertools.product(ms, ds, seps)
+            for seed, (m, d, sep) in enumerate(grid, start=start + seed_offset):
+                data = train_test_split(*make(m, d, sep, seed), test_size=0.2,
+                                        random_state=seed)
+                X_train, X_test, y_train, y_test = data
+                accuracy = LogisticRegression().fit(X_train, y_train).score(X_test, y_test)
+                print(f"{family} m={m} d={d} sep={sep} seed={seed}: non-private "
+                      f"LogisticRegression accuracy {accuracy:.4f}", flush=True)
+                yield family, m, d, sep, seed, data
+    return _binary_sweeps(loss, problems(), WIDE_EPSILONS, n_draws)
 
 
 def softmax_study(n_draws=2, seed_offset=0):
@@ -251,10 +393,10 @@ def _regret_curves(table, a, b, p, kappa):
     return gaps.mean(axis=0), gaps.max(axis=0)
 
 
-def score(tables):
+def score(tables, kappas=KAPPAS):
     """Every form's best ``A`` and its regrets, best (least mean over the losses) first."""
     results = []
-    for (a, b, p), kappa in itertools.product(FORMS, KAPPAS):
+    for (a, b, p), kappa in itertools.product(FORMS, kappas):
         curves = {name: _regret_curves(t, a, b, p, kappa) for name, t in tables.items()}
         average = np.mean([mean for mean, _ in curves.values()], axis=0)
         best = int(np.argmin(average))
@@ -265,32 +407,134 @@ def score(tables):
     return sorted(results, key=lambda r: r["mean_regret"])
 
 
+def thesis_high_dimensional_rule(key, eps1):
+    """``c`` of the thesis' high-dimensional rule, ``f1 = max(0.97, 1 - 0.99 / eps1)``.
+
+    ``eps1 - eps3 = (1 - f1) eps1``, clamped as :func:`_sweep` and the
+    estimator's rule clamp it (``<= 0.99`` and ``<= eps1 / 2``), gives
+    ``Lambda`` by :func:`regularization_for_gap`, and ``c = Lambda eps1^2 / k``.
+    """
+    curvature, row_rank = curvature_and_rank(key)
+    gap = (1.0 - thesis_eps3_fraction(eps1, high_dimensional=True)) * eps1
+    gap = min(gap, 0.99, 0.5 * eps1)
+    return regularization_for_gap(gap, curvature, row_rank) * eps1**2 / row_rank
+
+
+def split_by_width(table):
+    """``(cells with d > m, cells with d <= m)`` of a table (``d`` with the intercept)."""
+    wide = {key: row for key, row in table.items() if key[2] > key[1]}
+    return wide, {key: row for key, row in table.items() if key not in wide}
+
+
+WIDTHS = ("d > m", "d <= m")
+
+
+def score_wide(tables, fresh=None):
+    """The fifth version's scoring of ``{loss: table}`` (and of fresh tables).
+
+    Returns
+    -------
+    result : dict
+        ``A_high``: per loss, the ``A`` of ``A_GRID`` with the least mean
+        regret of ``Lambda = A k sqrt(d / m) / eps1^1.5`` over the ``d > m``
+        cells of ``tables``. ``regrets``: ``{(which, loss, width, rule):
+        (mean, worst)}`` for ``which`` in ``"original"``, ``"fresh"``,
+        ``width`` in :data:`WIDTHS` (absent when there is no such cell) and
+        the rules ``"estimator"``, ``"thesis high-dimensional"``,
+        ``"before version 4"`` and ``"A_high"``. ``criterion`` (with
+        ``fresh``): the ``d > m`` mean regrets of ``A_high`` and of the
+        estimator's rule on the fresh tables, averaged over the losses, and
+        whether the first is at least 10% below the second.
+    """
+    a_high = {}
+    for loss, table in tables.items():
+        mean, _ = _regret_curves(split_by_width(table)[0], 0.5, 0.5, 1.5, 0.0)
+        a_high[loss] = float(A_GRID[np.argmin(mean)])
+    regrets = {}
+    for which, group in [("original", tables), ("fresh", fresh or {})]:
+        for loss, table in group.items():
+            rules = {"estimator": form_rule(_REGULARIZATION_SCALES[loss], 0.5, 0.5, 1.5),
+                     "thesis high-dimensional": thesis_high_dimensional_rule,
+                     "before version 4": form_rule(7.0, 1, 0.5, 1.5),
+                     "A_high": form_rule(a_high[loss], 0.5, 0.5, 1.5)}
+            for width, cells in zip(WIDTHS, split_by_width(table)):
+                for name, rule in rules.items():
+                    if cells:
+                        regrets[which, loss, width, name] = regret(cells, rule)
+    result = dict(A_high=a_high, regrets=regrets)
+    if fresh:
+        candidate, current = (float(np.mean([regrets["fresh", loss, "d > m", name][0]
+                                             for loss in fresh]))
+                              for name in ("A_high", "estimator"))
+        result["criterion"] = dict(A_high=candidate, estimator=current,
+                                   met=candidate <= 0.9 * current)
+    return result
+
+
+def _print_wide(tables, fresh):
+    result = score_wide(tables, fresh)
+    print("A_high (least mean regret over the original d > m cells): "
+          + ", ".join(f"{loss} {a:.4g}" for loss, a in result["A_high"].items()))
+    for (which, loss, width, name), (mean, worst) in result["regrets"].items():
+        print(f"{which} {loss} {width}: {name}: mean regret {mean:.4f} (worst {worst:.4f})")
+    if "criterion" in result:
+        c = result["criterion"]
+        print(f"criterion (fresh d > m, mean over the losses): A_high {c['A_high']:.4f} vs "
+              f"estimator {c['estimator']:.4f}: {c['A_high'] / c['estimator'] - 1:+.1%}, "
+              f"{'met' if c['met'] else 'not met'} (needs -10% or less)")
+    # For information only, not a candidate.
+    for label, cells in [("all cells", tables),
+                         ("d > m cells", {n: split_by_width(t)[0] for n, t in tables.items()})]:
+        r = score(cells, kappas=[0])[0]
+        print(f"information only, best form on the original wide tables' {label}: "
+              f"Lambda = {r['A']:.4g} k d^{r['a']} m^-{r['b']} / eps1^{r['p']}, mean regret "
+              f"{r['mean_regret']:.4f}")
+
+
 def _load(path):
     with open(path) as fh:
         return {tuple(json.loads(k)): v for k, v in json.load(fh).items()}
 
 
+def _load_tables(paths):
+    """``{loss: table}`` from JSON files saved by ``--output``."""
+    tables = {}
+    for path in paths:
+        for key, row in _load(path).items():
+            tables.setdefault(key[0], {})[key] = row
+    return tables
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["logistic", "huber", "softmax"], action="append",
-                        help="run only these losses (default: all)")
+    parser.add_argument("--part", action="append",
+                        choices=["logistic", "huber", "softmax", "wide-logistic", "wide-huber"],
+                        help="run only these parts (default: logistic, huber and softmax)")
     parser.add_argument("--output", default=None, help="JSON file for the tables")
     parser.add_argument("--seed-offset", type=int, default=0,
                         help="add this to every problem's seed (fresh problems for validation)")
     parser.add_argument("--score", nargs="*", default=None,
                         help="score tables saved by earlier --output runs instead of running")
+    parser.add_argument("--score-wide", nargs="+", default=None, metavar="FILE",
+                        help="score the wide parts' tables (fifth version) instead of running")
+    parser.add_argument("--fresh", nargs="+", default=None, metavar="FILE",
+                        help="with --score-wide: the wide parts run with --seed-offset 1000")
     args = parser.parse_args(argv)
+    if args.score_wide is not None:
+        _print_wide(_load_tables(args.score_wide),
+                    _load_tables(args.fresh) if args.fresh else None)
+        return
     if args.score is not None:
-        tables = {}
-        for path in args.score:
-            for key, row in _load(path).items():
-                tables.setdefault(key[0], {})[key] = row
+        tables = _load_tables(args.score)
     else:
         offset = args.seed_offset
         studies = {"logistic": lambda: binary_study("logistic", seed_offset=offset),
                    "huber": lambda: binary_study("huber", seed_offset=offset),
-                   "softmax": lambda: softmax_study(seed_offset=offset)}
-        tables = {name: studies[name]() for name in (args.part or studies)}
+                   "softmax": lambda: softmax_study(seed_offset=offset),
+                   "wide-logistic": lambda: wide_study("logistic", seed_offset=offset),
+                   "wide-huber": lambda: wide_study("huber", seed_offset=offset)}
+        tables = {name: studies[name]()
+                  for name in (args.part or ["logistic", "huber", "softmax"])}
         if args.output:
             with open(args.output, "w") as fh:
                 json.dump({json.dumps(k): v for t in tables.values() for k, v in t.items()}, fh)
