@@ -63,6 +63,11 @@ class DPEstimatorMixin:
             if default_delta is None:
                 raise ValueError(f"{type(self).__name__} needs an explicit delta.")
             delta = default_delta(n_samples) if callable(default_delta) else default_delta
+            if not 0.0 < delta < 1.0:
+                raise ValueError(
+                    f"{type(self).__name__}: delta=None means a default that depends on the "
+                    f"number of samples, and it is {delta:g} for n_samples={n_samples}, outside "
+                    f"(0, 1); pass delta explicitly (and fit on more rows).")
         epsilon, delta = check_epsilon_delta(self.epsilon, delta, allow_zero_delta=allow_zero_delta)
         return PrivacyBudget(epsilon, delta)
 

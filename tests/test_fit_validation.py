@@ -6,6 +6,8 @@
   charge because of its random keyed-hash split (too few, one-class or no
   teacher rows), and the errors it can still raise after the charge carry
   no data-dependent count.
+* A data-size default of ``delta`` that is not in ``(0, 1)`` (one row with
+  ``delta = 1 / n^2``) names the default and the row count.
 * A failed refit of the private SVMs and of the private GLM classifiers leaves
   the previous model whole (``classes_`` is not replaced before the new
   parameters are validated).
@@ -51,6 +53,23 @@ def test_check_n_jobs_refuses_with_the_parameter_name(value, error):
         check_n_jobs(value)
     with pytest.raises(error, match="^workers must be"):
         check_n_jobs(value, "workers")
+
+
+# ---------------------------------------------------------------- data-size default delta
+
+
+def test_data_size_default_delta_out_of_range_says_so():
+    from skdp.linear_model import DPLogisticRegressionAMP
+    X, y = make_classification(n_samples=20, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=0)
+    accountant = BudgetAccountant(epsilon=10.0, delta=0.5)
+    est = DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], accountant=accountant)
+    with pytest.raises(ValueError, match=r"delta=None .* 1 for n_samples=1, outside \(0, 1\)"):
+        est.fit(X[:1], y[:1])
+    assert accountant.spent is None
+    # An explicit delta is used as given.
+    est.set_params(delta=1e-3).fit(X[:2], y[:2])
+    assert est.privacy_spent_.delta == 1e-3
 
 
 # ---------------------------------------------------------------- n_jobs before the charge
