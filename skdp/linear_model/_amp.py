@@ -539,7 +539,10 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         Sec. 4.4.6, ``beta = data_norm^2 / (2 huber_h)``); binary and
         one-vs-rest only, and without ``predict_proba``.
     huber_h : float, default=0.1
-        Width of the Huber SVM loss.
+        Width of the Huber SVM loss. The default rule's constant for this
+        loss (:func:`eps3_fraction_rule`) was derived at ``huber_h = 0.1``;
+        its curvature ``1 / (2 huber_h)`` enters for other widths, but the
+        constant was not re-derived for them.
     %(data_norm)s
         With ``fit_intercept=True`` the constant intercept feature (value 1)
         is appended *before* clipping, so it counts in the norm: a row ``x``
