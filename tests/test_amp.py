@@ -262,6 +262,43 @@ def test_binary_sigma1_spends_delta1_at_worst_and_not_less(eps3):
     assert deltas[-1] >= 0.99 * delta1
 
 
+def _log_shifted_delta_by_quadrature(scale, shift, eps):
+    """log delta(eps) of the loss scale Z + shift, without cancellation at any scale.
+
+    delta = int_0^inf phi(z + y) (1 - e^(-scale y)) dy with z = (eps - shift) / scale
+    (substitute Z = z + y in E[(1 - e^(eps - loss))_+]); the integrand is positive,
+    so no digits are lost however close e^(eps - loss) is to 1. Agrees with 60-digit
+    arithmetic to 1e-13 in log for eps from 1e-14 to 1e3.
+    """
+    z = (eps - shift) / scale
+    y0 = max(0.0, -z)  # the mode of phi(z + y) on y >= 0
+    top = norm.logpdf(z + y0)
+    w = z + y0
+    value, _ = integrate.quad(
+        lambda y: math.exp(norm.logpdf(z + y) - top) * -math.expm1(-scale * y),
+        0.0, y0 + math.sqrt(w * w + 160.0) - w, points=[y0] if y0 > 0 else None,
+        epsabs=0, epsrel=1e-13, limit=500)
+    return top + math.log(value)
+
+
+def _proved_delta_over_delta1(sens, eps3, delta1, k):
+    """The delta objective_noise_sigma's proof gives at its sigma, over delta1, by quadrature."""
+    u = sens / objective_noise_sigma(sens, eps3, delta1, k)
+    gauss = math.exp(_log_shifted_delta_by_quadrature(u, u * u / 2, eps3) - math.log(delta1))
+    half = math.exp(_log_shifted_delta_by_quadrature(u / 2, u * u / 2, eps3) - math.log(delta1))
+    return min(2 * k * gauss, k * k * gauss + 2 * k * half)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("eps3, delta1", [(1e-14, 1e-20), (1e-12, 1e-20), (1e-4, 1e-16)])
+def test_objective_noise_sigma_never_under_noises_at_tiny_eps3(eps3, delta1, k):
+    # At small eps3, e^(eps3 - loss) is close to 1 where the loss exceeds eps3,
+    # and delta = Q(z) - e^(...) Q(z + u) loses most of its digits; an
+    # under-estimated delta means too little noise. The proved delta must stay
+    # <= delta1 (it was 640 delta1 at eps3 = 1e-14, delta1 = 1e-20, k = 1).
+    assert _proved_delta_over_delta1(0.02, eps3, delta1, k) <= 1 + 1e-11
+
+
 @pytest.mark.parametrize("eps1, expected", [
     (0.0099, 0.99),  # capped at 0.99
     (0.099, 0.887 + 0.019 / 0.099**0.373),
