@@ -299,6 +299,48 @@ def test_objective_noise_sigma_never_under_noises_at_tiny_eps3(eps3, delta1, k):
     assert _proved_delta_over_delta1(0.02, eps3, delta1, k) <= 1 + 1e-11
 
 
+def test_objective_noise_sigma_spends_delta1_and_not_more_over_the_whole_range():
+    # The proved delta at the returned sigma, computed independently, is delta1
+    # to within the rounding margin, for binary (pair bound) and softmax (union
+    # bound) models: a calibration at 2 delta1 or delta1 / 2, or a delta
+    # under-estimated by rounding (as before at eps3 = 1e-4), fails.
+    for eps3 in np.logspace(-4, 3, 8):
+        for delta1 in (1e-20, 1e-16, 1e-8, 1e-2):
+            for k in (1, 9):
+                ratio = _proved_delta_over_delta1(3.0, eps3, delta1, k)
+                assert 1 - 1e-5 <= ratio <= 1 + 1e-11, (eps3, delta1, k, ratio)
+
+
+def test_huber_pair_reaches_the_privacy_loss_bound():
+    # The sensitivity 2 Delta / m is attained: with the Huber loss, a row whose
+    # label is flipped, and any output in the linear zone of both labels, the
+    # Gaussian part of the privacy loss of AMP's real objective (clipped rows,
+    # intercept column) is exactly u Z + u^2 / 2 = u W + u^2 / 2 when Z >= 0,
+    # and never above it elsewhere. A smaller sensitivity would fail here.
+    rng = np.random.default_rng(7)
+    m, data_norm, sigma = 6, 2.0, 0.05
+    loss = get_loss("huber", 0.1)
+    X = np.hstack([rng.normal(size=(m, 2)), np.ones((m, 1))])
+    X *= np.minimum(1.0, data_norm / np.linalg.norm(X, axis=1))[:, None]
+    X[0] *= data_norm / np.linalg.norm(X[0])
+    y = rng.choice([-1.0, 1.0], size=m)
+    y_flip = y.copy()
+    y_flip[0] = -y[0]
+    objectives = [GLMObjective(X, labels, loss, 30.0) for labels in (y, y_flip)]
+    u = 2 * data_norm / m / sigma
+    reached = []
+    for scale in (0.01, 0.1, 0.3, 1.0, 10.0):
+        for theta in rng.normal(scale=scale, size=(40, 3)):
+            b, b_flip = (-obj.value_and_grad(theta)[1] for obj in objectives)
+            loss_value = (b_flip @ b_flip - b @ b) / (2 * sigma**2)
+            z = -y[0] * (b @ X[0]) / (sigma * data_norm)
+            bound = u * max(z, 0.0) + u * u / 2  # W = Z+ as the two rows coincide
+            assert loss_value <= bound + 1e-9 * bound
+            if abs(X[0] @ theta) < 0.9 and z >= 0:
+                reached.append(loss_value / bound)
+    assert len(reached) > 20 and np.allclose(reached, 1.0, rtol=1e-9)
+
+
 @pytest.mark.parametrize("eps1, expected", [
     (0.0099, 0.99),  # capped at 0.99
     (0.099, 0.887 + 0.019 / 0.099**0.373),
