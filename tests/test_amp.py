@@ -19,6 +19,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
+from _delta_reference import log_shifted_delta_by_quadrature
 from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
 from skdp.datasets import make_synthetic_l
 from skdp.exceptions import CertificationError
@@ -262,30 +263,11 @@ def test_binary_sigma1_spends_delta1_at_worst_and_not_less(eps3):
     assert deltas[-1] >= 0.99 * delta1
 
 
-def _log_shifted_delta_by_quadrature(scale, shift, eps):
-    """log delta(eps) of the loss scale Z + shift, without cancellation at any scale.
-
-    delta = int_0^inf phi(z + y) (1 - e^(-scale y)) dy with z = (eps - shift) / scale
-    (substitute Z = z + y in E[(1 - e^(eps - loss))_+]); the integrand is positive,
-    so no digits are lost however close e^(eps - loss) is to 1. Agrees with 60-digit
-    arithmetic to 1e-13 in log for eps from 1e-14 to 1e3.
-    """
-    z = (eps - shift) / scale
-    y0 = max(0.0, -z)  # the mode of phi(z + y) on y >= 0
-    top = norm.logpdf(z + y0)
-    w = z + y0
-    value, _ = integrate.quad(
-        lambda y: math.exp(norm.logpdf(z + y) - top) * -math.expm1(-scale * y),
-        0.0, y0 + math.sqrt(w * w + 160.0) - w, points=[y0] if y0 > 0 else None,
-        epsabs=0, epsrel=1e-13, limit=500)
-    return top + math.log(value)
-
-
 def _proved_delta_over_delta1(sens, eps3, delta1, k):
     """The delta objective_noise_sigma's proof gives at its sigma, over delta1, by quadrature."""
     u = sens / objective_noise_sigma(sens, eps3, delta1, k)
-    gauss = math.exp(_log_shifted_delta_by_quadrature(u, u * u / 2, eps3) - math.log(delta1))
-    half = math.exp(_log_shifted_delta_by_quadrature(u / 2, u * u / 2, eps3) - math.log(delta1))
+    gauss = math.exp(log_shifted_delta_by_quadrature(u, u * u / 2, eps3) - math.log(delta1))
+    half = math.exp(log_shifted_delta_by_quadrature(u / 2, u * u / 2, eps3) - math.log(delta1))
     return min(2 * k * gauss, k * k * gauss + 2 * k * half)
 
 

@@ -4,6 +4,7 @@ import dp_accounting
 import numpy as np
 import pytest
 
+from _delta_reference import log_shifted_delta_by_quadrature
 from skdp.exceptions import SparseVectorExhaustedError
 from skdp.mechanisms import (
     GaussianMechanism,
@@ -54,6 +55,23 @@ def test_analytic_gaussian_matches_dp_accounting(epsilon, delta):
     # Never under-shoots: the exact delta at the returned sigma is <= the target.
     assert gaussian_delta_analytic(1.0, ours, epsilon) <= delta
     assert gaussian_delta_analytic(1.0, 0.99 * ours, epsilon) > delta
+
+
+@pytest.mark.parametrize("epsilon", [1e-14, 1e-10, 1e-6, 1e-4, 0.01, 1.0, 100.0])
+@pytest.mark.parametrize("delta", [1e-20, 1e-10, 1e-3])
+def test_analytic_gaussian_never_under_noises_through_rounding(epsilon, delta):
+    # Balle and Wang's delta = Phi(a) - e^eps Phi(b) loses its digits where the two
+    # terms nearly cancel (small epsilon); an under-stated delta means too little
+    # noise. The true delta at the returned sigma, computed without cancellation,
+    # must not exceed the target (it was 31 times it at epsilon = 1e-14), and the
+    # calibration must stay tight (within 1e-5) where it is meaningful.
+    sigma = gaussian_sigma_analytic(2.0, epsilon, delta)
+    u = 2.0 / sigma
+    ratio = math.exp(log_shifted_delta_by_quadrature(u, u * u / 2, epsilon) - math.log(delta))
+    assert ratio <= 1 + 1e-11
+    if epsilon >= 1e-4:
+        assert ratio >= 1 - 1e-5
+    assert gaussian_delta_analytic(2.0, sigma, epsilon) >= delta * ratio * (1 - 1e-12)
 
 
 def test_thesis_calibration_refuses_where_lemma_2_1_9_fails():

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import optimize, special
+from scipy import optimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
@@ -17,6 +17,7 @@ from skdp.linear_model._multinomial import MultinomialLoss, MultinomialObjective
 from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms import gaussian_sigma_analytic
+from skdp.mechanisms._gaussian import log_shifted_gaussian_delta
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
@@ -37,8 +38,6 @@ __all__ = [
     "regularization_for_gap",
     "thesis_eps3_fraction",
 ]
-
-_ROUND_OFF = np.finfo(float).eps
 
 _SCIPY_SOLVERS = ("bfgs", "l-bfgs-b", "cg", "newton-cg", "tnc", "slsqp", "trust-constr")
 
@@ -195,31 +194,6 @@ def thesis_eps3_fraction(eps1, high_dimensional=False):
     return max(min(0.887 + 0.019 / eps1**0.373, 0.99), lower)
 
 
-def _log_shifted_gaussian_delta(scale, shift, epsilon):
-    """``log delta(epsilon)`` of a privacy loss ``scale g + shift``, ``g ~ N(0, 1)``.
-
-    ``delta = E[(1 - e^(epsilon - loss))_+] = Q(z) - e^(epsilon - shift + scale^2 / 2) Q(z + scale)``
-    with ``z = (epsilon - shift) / scale`` and ``Q`` the standard normal tail;
-    ``scale = u``, ``shift = u^2 / 2`` is the Gaussian mechanism (Balle and Wang 2018, Thm. 8).
-    The result is an upper bound: where the two terms nearly cancel (small
-    ``epsilon`` against ``scale``, or deep tails) their difference keeps few
-    correct digits, so ``log`` of their ratio is lowered by a bound on its
-    rounding error (64 units of round-off per unit of the magnitudes involved;
-    at most 1.5 were seen against 60-digit arithmetic for ``epsilon`` from
-    ``1e-15`` to ``1e3``). This over-states ``delta`` by a relative
-    ``1e-10`` or less at ``epsilon >= 1``, ``1e-8`` at ``0.01`` and ``1e-6``
-    at ``1e-4``, and never under-states it
-    (without it, ``objective_noise_sigma`` gave 640 times ``delta1`` at
-    ``eps3 = 1e-14``, ``delta1 = 1e-20``).
-    """
-    z = (epsilon - shift) / scale
-    log_a = special.log_ndtr(-z)
-    log_b = epsilon - shift + 0.5 * scale**2 + special.log_ndtr(-z - scale)
-    rounding = 64 * _ROUND_OFF * (1.0 + abs(log_a) + abs(log_b) + abs(epsilon) + abs(shift)
-                                  + scale**2)
-    return log_a + math.log(-math.expm1(min(log_b - log_a, 0.0) - rounding))
-
-
 def objective_noise_log_delta(u, eps3, row_rank):
     """``log`` of the delta that :func:`objective_noise_sigma` proves at ``eps3``, for ``u = s / sigma``.
 
@@ -244,8 +218,8 @@ def objective_noise_log_delta(u, eps3, row_rank):
     log_delta : float
     """
     k = int(row_rank)
-    log_gauss = _log_shifted_gaussian_delta(u, 0.5 * u * u, eps3)
-    log_half = _log_shifted_gaussian_delta(0.5 * u, 0.5 * u * u, eps3)
+    log_gauss = log_shifted_gaussian_delta(u, 0.5 * u * u, eps3)
+    log_half = log_shifted_gaussian_delta(0.5 * u, 0.5 * u * u, eps3)
     union = math.log(2 * k) + log_gauss
     pairs = np.logaddexp(2 * math.log(k) + log_gauss, math.log(2 * k) + log_half)
     return float(min(union, pairs))

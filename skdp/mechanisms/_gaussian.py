@@ -92,15 +92,52 @@ def gaussian_sigma_thesis(sensitivity, epsilon, delta):
     return sigma
 
 
+_ROUND_OFF = np.finfo(float).eps
+
+
+def log_shifted_gaussian_delta(scale, shift, epsilon):
+    """``log delta(epsilon)`` of a privacy loss ``scale Z + shift``, ``Z ~ N(0, 1)``, never under-stated.
+
+    ``delta = E[(1 - e^(epsilon - loss))_+]
+    = Q(z) - e^(epsilon - shift + scale^2 / 2) Q(z + scale)`` with
+    ``z = (epsilon - shift) / scale`` and ``Q`` the standard normal tail. The
+    Gaussian mechanism with sensitivity ``Delta`` and noise ``sigma`` is
+    ``scale = Delta / sigma``, ``shift = scale^2 / 2`` (Balle and Wang 2018,
+    Thm. 8). Where the two terms nearly cancel (small ``epsilon`` against
+    ``scale``, or deep tails) their difference keeps few correct digits, so
+    the log of their ratio is lowered by a bound on its rounding error (64
+    units of round-off per unit of the magnitudes involved; at most 1.5 were
+    seen against 60-digit arithmetic for ``epsilon`` from ``1e-15`` to
+    ``1e3``). This over-states ``delta`` by a relative ``1e-10`` or less at
+    ``epsilon >= 1``, ``1e-8`` at ``0.01`` and ``1e-6`` at ``1e-4``, and never
+    under-states it: without the margin, the analytic calibration at
+    ``epsilon = 1e-14`` gave 31 times the target ``delta``.
+
+    Parameters
+    ----------
+    scale : float
+        > 0.
+    shift : float
+    epsilon : float
+        >= 0.
+
+    Returns
+    -------
+    log_delta : float
+    """
+    z = (epsilon - shift) / scale
+    log_a = special.log_ndtr(-z)
+    log_b = epsilon - shift + 0.5 * scale**2 + special.log_ndtr(-z - scale)
+    rounding = 64 * _ROUND_OFF * (1.0 + abs(log_a) + abs(log_b) + abs(epsilon) + abs(shift)
+                                  + scale**2)
+    return float(log_a + math.log(-math.expm1(min(log_b - log_a, 0.0) - rounding)))
+
+
 def _log_delta(sigma_over_sens, epsilon):
     # Balle and Wang (2018), Thm. 8 with Delta = 1 and s = sigma / Delta:
     # delta = Phi(1/(2s) - eps s) - e^eps Phi(-1/(2s) - eps s), in log space.
-    s = sigma_over_sens
-    a = special.log_ndtr(0.5 / s - epsilon * s)
-    b = epsilon + special.log_ndtr(-0.5 / s - epsilon * s)
-    if b >= a:
-        return -np.inf
-    return a + math.log1p(-math.exp(b - a))
+    scale = 1.0 / sigma_over_sens
+    return log_shifted_gaussian_delta(scale, 0.5 * scale * scale, epsilon)
 
 
 def gaussian_delta_analytic(sensitivity, sigma, epsilon):
@@ -109,7 +146,10 @@ def gaussian_delta_analytic(sensitivity, sigma, epsilon):
     Balle and Wang (2018), Thm. 8: the mechanism with noise ``N(0, sigma^2)``
     on a query of L2 sensitivity ``Delta`` is ``(epsilon, delta)``-DP exactly
     for ``delta = Phi(Delta/(2 sigma) - epsilon sigma/Delta)
-    - e^epsilon Phi(-Delta/(2 sigma) - epsilon sigma/Delta)``.
+    - e^epsilon Phi(-Delta/(2 sigma) - epsilon sigma/Delta)``. The two terms
+    nearly cancel at small ``epsilon``; the value returned is rounded up, never
+    down (:func:`log_shifted_gaussian_delta`), and is exact to a relative
+    ``1e-10`` at ``epsilon >= 1`` and ``1e-8`` at ``epsilon = 0.01``.
 
     Parameters
     ----------
@@ -123,7 +163,8 @@ def gaussian_delta_analytic(sensitivity, sigma, epsilon):
     Returns
     -------
     delta : float
-        The smallest delta achieved at ``epsilon``.
+        The smallest delta achieved at ``epsilon`` (an upper bound on it
+        within the rounding margin).
     """
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=False)
