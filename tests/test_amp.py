@@ -237,9 +237,9 @@ RHOS = [-1.0, -0.9, -0.5, 0.0, 0.5, 0.9, 0.99, 1.0]
 def test_pair_tail_bound_holds_for_every_correlation():
     # The proof of the binary calibration: P(W > t) <= Q(t) + 2 Q(2 t) for
     # W = (Z+ + Z'+) / 2, whatever the correlation of the two rows' normals.
-    t = np.linspace(0.0, 8.0, 161)
+    t = np.linspace(0.0, 11.0, 221)  # relative comparison: meaningful in the deep tail too
     for rho in RHOS:
-        assert np.all(_pair_tail(rho, t) <= norm.sf(t) + 2 * norm.sf(2 * t) + 1e-13)
+        assert np.all(_pair_tail(rho, t) <= (norm.sf(t) + 2 * norm.sf(2 * t)) * (1 + 1e-9))
     # Neither term can go: Q(t) alone fails for opposite rows at small t, and
     # equal rows reach Q(t) exactly.
     assert _pair_tail(-1.0, 0.1)[0] > norm.sf(0.1)
