@@ -128,13 +128,19 @@ def test_score_wide_criterion_on_fresh_tables():
     assert not result["criterion"]["met"] and result["criterion"]["A_high"] > 0.3
 
 
-def test_score_wide_command_line(tmp_path, capsys):
+def _save(tmp_path, groups):
+    """Save ``[(which, {loss: table})]`` as ``--output`` does, one file per table."""
     paths = []
-    for name, tables in [("original", _toy(WIDE, NARROW)), ("fresh", _toy(WIDE, NARROW))]:
+    for which, tables in groups:
         for loss, table in tables.items():
-            path = tmp_path / f"{name}-{loss}.json"
+            path = tmp_path / f"{which}-{loss}.json"
             path.write_text(json.dumps({json.dumps(k): v for k, v in table.items()}))
             paths.append(str(path))
+    return paths
+
+
+def test_score_wide_command_line(tmp_path, capsys):
+    paths = _save(tmp_path, [("original", _toy(WIDE, NARROW)), ("fresh", _toy(WIDE, NARROW))])
     main(["--score-wide", *paths[:2], "--fresh", *paths[2:]])
     out = capsys.readouterr().out
     assert "fresh huber d > m: estimator: mean regret 0.2000" in out
@@ -225,13 +231,8 @@ def test_score_width_criterion_met_and_not_met():
 
 
 def test_score_width_command_line(tmp_path, capsys):
-    paths = []
-    for which, tables in [("original", _width_toy({100: 0.9}, {1000: 0.9})),
-                          ("fresh", _width_toy({100: 0.9}, {1000: 0.9}))]:
-        for name, table in tables.items():
-            path = tmp_path / f"{which}-{name}.json"
-            path.write_text(json.dumps({json.dumps(k): v for k, v in table.items()}))
-            paths.append(str(path))
+    toy = _width_toy({100: 0.9}, {1000: 0.9})
+    paths = _save(tmp_path, [("original", toy), ("fresh", toy)])
     main(["--score-width", *paths[:2], "--fresh", *paths[2:]])
     out = capsys.readouterr().out
     assert "q = -1 " in out and "A(h) = 17," in out

@@ -604,6 +604,14 @@ def score_wide(tables, fresh=None):
     return result
 
 
+def _print_criterion(label, criterion, candidate, current):
+    """Print an adoption criterion: the two rules' mean regrets and the 10% test."""
+    new, old = criterion[candidate], criterion[current]
+    print(f"criterion ({label}): {candidate} {new:.4f} vs {current} {old:.4f}: "
+          f"{new / old - 1:+.1%}, {'met' if criterion['met'] else 'not met'} "
+          f"(needs -10% or less)")
+
+
 def _print_wide(tables, fresh):
     result = score_wide(tables, fresh)
     print("A_high (least mean regret over the original d > m cells): "
@@ -611,10 +619,8 @@ def _print_wide(tables, fresh):
     for (which, loss, width, name), (mean, worst) in result["regrets"].items():
         print(f"{which} {loss} {width}: {name}: mean regret {mean:.4f} (worst {worst:.4f})")
     if "criterion" in result:
-        c = result["criterion"]
-        print(f"criterion (fresh d > m, mean over the losses): A_high {c['A_high']:.4f} vs "
-              f"estimator {c['estimator']:.4f}: {c['A_high'] / c['estimator'] - 1:+.1%}, "
-              f"{'met' if c['met'] else 'not met'} (needs -10% or less)")
+        _print_criterion("fresh d > m, mean over the losses", result["criterion"],
+                         "A_high", "estimator")
     # For information only, not a candidate.
     for label, cells in [("all cells", tables),
                          ("d > m cells", {n: split_by_width(t)[0] for n, t in tables.items()})]:
@@ -684,10 +690,8 @@ def _print_width(tables, fresh):
     for (which, name, rule), (mean, worst) in result["regrets"].items():
         print(f"{which} {name}: {rule}: mean regret {mean:.4f} (worst {worst:.4f})")
     if "criterion" in result:
-        c = result["criterion"]
-        print(f"criterion (fresh, mean over the widths): candidate {c['candidate']:.4f} vs "
-              f"current {c['current']:.4f}: {c['candidate'] / c['current'] - 1:+.1%}, "
-              f"{'met' if c['met'] else 'not met'} (needs -10% or less)")
+        _print_criterion("fresh, mean over the widths", result["criterion"],
+                         "candidate", "current")
 
 
 def _load(path):
