@@ -270,13 +270,13 @@ the same ``A``. This version checks whether it holds there.
 
   The result is reported as it comes out; nothing above changes after the
   sweeps have been seen. Commands, from the repository root, with
-  ``OMP_NUM_THREADS=1``::
+  ``OMP_NUM_THREADS=1`` and ``S="python -m skdp.benchmarks._amp_eps3_study"``::
 
-      python -m skdp.benchmarks._amp_eps3_study --part huber-h0.05 --seed-offset 2000 --output h005.json
-      python -m skdp.benchmarks._amp_eps3_study --part huber-h0.5 --seed-offset 2000 --output h05.json
-      python -m skdp.benchmarks._amp_eps3_study --part huber-h0.05 --seed-offset 3000 --output h005-fresh.json
-      python -m skdp.benchmarks._amp_eps3_study --part huber-h0.5 --seed-offset 3000 --output h05-fresh.json
-      python -m skdp.benchmarks._amp_eps3_study --score-width h005.json h05.json --fresh h005-fresh.json h05-fresh.json
+      $S --part huber-h0.05 --seed-offset 2000 --output h005.json
+      $S --part huber-h0.5 --seed-offset 2000 --output h05.json
+      $S --part huber-h0.05 --seed-offset 3000 --output h005-fresh.json
+      $S --part huber-h0.5 --seed-offset 3000 --output h05-fresh.json
+      $S --score-width h005.json h05.json --fresh h005-fresh.json h05-fresh.json
 
 Result of the sixth version (run on main at ef6f18a, all four parts
 complete, none cut; two at a time with other work on the machine: 6.1 and
