@@ -366,6 +366,29 @@ def test_default_eps3_rule(loss, eps1, curvature, rank, d, m, expected):
                                                  rel=1e-9)
 
 
+@pytest.mark.parametrize("h, scale", [
+    (0.1, 85.0),
+    # 85 (h / 0.1)^-0.35: 85 * 5^-0.35 = 48.3927, 85 * 0.5^-0.35 = 108.3377
+    (0.5, 48.39265215),
+    (0.05, 108.3376533),
+])
+def test_default_eps3_rule_huber_width(h, scale):
+    C, d, m, eps1 = 1 / (2 * h), 49, 900, 0.99
+    target = scale * 7 / (30 * eps1**1.5)
+    assert _rule_gap(C, 1, target) < eps1 / 2  # no clamp
+    f1 = eps3_fraction_rule(eps1, C, 1, d, m, loss="huber", huber_h=h)
+    assert f1 == pytest.approx(1 - _rule_gap(C, 1, target) / eps1, rel=1e-8)
+    cal = amp_calibration(eps1 / 0.99, 1e-6, n_samples=m, n_features=d, lipschitz=1.0,
+                          smoothness=C, row_rank=1, loss="huber", huber_h=h)
+    assert cal.reg_strength == pytest.approx(target, rel=1e-8)
+    # The study's candidate at its fitted exponent is the estimator's constant.
+    from skdp.benchmarks._amp_eps3_study import width_scale
+    assert width_scale(h, -0.35) == pytest.approx(scale, rel=1e-9)
+    # The width matters only for the Huber loss.
+    assert (eps3_fraction_rule(eps1, 0.25, 1, d, m, loss="logistic", huber_h=h)
+            == eps3_fraction_rule(eps1, 0.25, 1, d, m, loss="logistic"))
+
+
 def test_default_eps3_rule_unknown_loss():
     with pytest.raises(ValueError, match="loss"):
         eps3_fraction_rule(0.5, 0.25, 1, 10, 100, loss="hinge")
@@ -809,6 +832,10 @@ def test_estimator_uses_its_loss_constant():
             for loss in ("logistic", "huber")}
     # Both targets are far above their curvature floors: the ratio is 85 / 69.
     assert lams["huber"] / lams["logistic"] == pytest.approx(85 / 69, rel=1e-9)
+    # ... and the Huber width enters: 85 (0.5 / 0.1)^-0.35 at huber_h = 0.5.
+    wide = DPLogisticRegressionAMP(epsilon=0.5, loss="huber", huber_h=0.5, classes=[0, 1],
+                                   random_state=0).fit(X, y).calibration_.reg_strength
+    assert wide / lams["logistic"] == pytest.approx(85 * 5**-0.35 / 69, rel=1e-9)
 
 
 def test_study_regret_against_hand_computed_values():
