@@ -838,6 +838,26 @@ def test_estimator_uses_its_loss_constant():
     assert wide / lams["logistic"] == pytest.approx(85 * 5**-0.35 / 69, rel=1e-9)
 
 
+@pytest.mark.parametrize("loss, classes", [("logistic", [0, 1]), ("huber", [0, 1]),
+                                           ("logistic", [0, 1, 2])])
+def test_default_rule_is_equivariant_to_scaling_rows_and_data_norm(loss, classes):
+    # Rows and data_norm scaled together by c: the rule's Lambda grows as c^2,
+    # so with phi = c theta the objective is the unscaled one with the same
+    # noise (sigma1 grows as c) and budget split; the models agree up to the
+    # (smaller) output noise.
+    X, y = make_classification(n_samples=3000, n_features=6, n_informative=4,
+                               n_classes=len(classes), random_state=1)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    fits = [DPLogisticRegressionAMP(epsilon=1.0, loss=loss, data_norm=c, fit_intercept=False,
+                                    classes=classes, random_state=3).fit(c * X, y)
+            for c in (1.0, 3.0)]
+    one, three = (f.calibration_ for f in fits)
+    assert three.reg_strength == pytest.approx(9 * one.reg_strength, rel=1e-12)
+    assert three.sigma1 == pytest.approx(3 * one.sigma1, rel=1e-9)
+    assert three.eps3 == pytest.approx(one.eps3, rel=1e-12)
+    assert np.mean(fits[0].predict(X) == fits[1].predict(3 * X)) >= 0.98
+
+
 def test_study_regret_against_hand_computed_values():
     from skdp.benchmarks._amp_eps3_study import A_GRID, C_GRID, _regret_curves, regret
     row = [None, None, None, 0.5, 0.7, 0.9, 0.8, 0.6, 0.5, 0.5, 0.5]  # best 0.9 at c = 20

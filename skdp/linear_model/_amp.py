@@ -96,13 +96,14 @@ def regularization_for_gap(gap, curvature, row_rank=1):
 
 
 def eps3_fraction_rule(eps1, curvature, row_rank=1, n_features=1, n_samples=1,
-                       loss="logistic", huber_h=0.1):
+                       loss="logistic", huber_h=0.1, data_norm=1.0):
     """The default, data-independent ``f1 = eps3 / eps1`` of hyperparameter-free AMP.
 
     ``eps3`` only decides how much of ``eps1`` pays for regularization:
     ``eps1 - eps3`` must cover :func:`log_determinant_bound`
     ``k log(1 + C / (k Lambda))``. This rule aims at
-    ``Lambda = A k sqrt(d / m) / eps1^1.5`` with ``A`` = 69 for the
+    ``Lambda = A k R^2 sqrt(d / m) / eps1^1.5`` (``R = data_norm``, 1 by
+    default) with ``A`` = 69 for the
     logistic, ``85 (h / 0.1)^-0.35`` for the Huber loss of width ``h`` (85 at
     the default ``h = 0.1``) and 41 for the softmax loss, i.e. sets
     ``eps1 - eps3`` to that bound at this ``Lambda``, clamped to at most 0.99
@@ -165,6 +166,14 @@ def eps3_fraction_rule(eps1, curvature, row_rank=1, n_features=1, n_samples=1,
         The loss, which sets ``A``.
     huber_h : float, default=0.1
         Width of the Huber loss (used only with ``loss="huber"``).
+    data_norm : float, default=1.0
+        The rows' norm bound ``R``. The target is ``R^2`` times the rule's
+        (which was derived at ``R = 1``), so that scaling the rows and
+        ``data_norm`` together by ``c`` leaves the fitted scores unchanged:
+        with ``phi = c theta`` the objective at ``R = c`` and ``c^2 Lambda``
+        is the one at ``R = 1`` and ``Lambda``, with the same objective noise
+        (``sigma1`` grows as ``R``) and the same ``eps1 - eps3`` (``C``
+        grows as ``R^2``).
 
     Returns
     -------
@@ -175,7 +184,8 @@ def eps3_fraction_rule(eps1, curvature, row_rank=1, n_features=1, n_samples=1,
     if loss == "huber":
         huber_h = check_real(huber_h, "huber_h", low=0.0, low_inclusive=False)
         scale *= (huber_h / _HUBER_REFERENCE_WIDTH) ** _HUBER_WIDTH_EXPONENT
-    target = scale * row_rank * np.sqrt(n_features / n_samples) / eps1**1.5
+    data_norm = check_real(data_norm, "data_norm", low=0.0, low_inclusive=False)
+    target = data_norm**2 * scale * row_rank * np.sqrt(n_features / n_samples) / eps1**1.5
     gap = min(log_determinant_bound(target, curvature, row_rank), 0.99, 0.5 * eps1)
     return 1.0 - gap / eps1
 
@@ -388,7 +398,7 @@ class AMPCalibration:
 
 def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothness, row_rank,
                     trace_bound=None, output_fraction=0.01, eps3_fraction=None, gamma=None,
-                    loss="logistic", huber_h=0.1):
+                    loss="logistic", huber_h=0.1, data_norm=1.0):
     """Split the budget and calibrate both noises of AMP (seed 004, Alg. 1).
 
     Parameters
@@ -423,6 +433,8 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
         Name of the loss, for :func:`eps3_fraction_rule`'s constant.
     huber_h : float, default=0.1
         Width of the Huber loss, for the same constant (``loss="huber"`` only).
+    data_norm : float, default=1.0
+        The rows' norm bound, which scales the same rule's target.
 
     Returns
     -------
@@ -446,7 +458,7 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
         curvature = min(curvature, trace_bound)
     if eps3_fraction is None:
         f1 = eps3_fraction_rule(eps1, curvature, row_rank, n_features, m, loss=loss,
-                                huber_h=huber_h)
+                                huber_h=huber_h, data_norm=data_norm)
     elif isinstance(eps3_fraction, str):
         f1 = thesis_eps3_fraction(eps1, high_dimensional=n_features > m)
     else:
@@ -556,7 +568,10 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         is appended *before* clipping, so it counts in the norm: a row ``x``
         is used as ``[x, 1] * min(1, data_norm / ||[x, 1]||)``. Scaling a row
         by a positive factor does not change the sign of a linear score, so
-        predictions on unclipped rows stay consistent.
+        predictions on unclipped rows stay consistent. The default
+        regularization grows as ``data_norm^2``, so scaling the (clipped)
+        rows and ``data_norm`` together leaves the model's scores unchanged
+        up to the output noise.
     fit_intercept : bool, default=True
         Whether to learn an intercept (through the appended feature).
     multi_class : {"auto", "ovr", "multinomial"}, default="auto"
@@ -829,7 +844,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
             row_rank=loss.row_hessian_rank, n_features=n_features,
             trace_bound=loss.hessian_trace_bound(data_norm), output_fraction=params["f"],
             eps3_fraction=params["f1"], gamma=params["gamma"], loss=loss.name,
-            huber_h=getattr(loss, "h", _HUBER_REFERENCE_WIDTH),
+            huber_h=getattr(loss, "h", _HUBER_REFERENCE_WIDTH), data_norm=data_norm,
         )
 
     def fit(self, X, y):
