@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from joblib import parallel_config
 import scipy.sparse as sp
-from scipy import integrate, optimize
+from scipy import optimize
 from scipy.special import expit, ndtr, roots_legendre, softmax
-from scipy.stats import chi2, norm
+from scipy.stats import norm
 from sklearn.base import clone
 from sklearn.datasets import load_digits, make_classification
 from sklearn.linear_model import LogisticRegression
@@ -63,19 +63,12 @@ def _hand_sigma(sens, eps, delta):
                            sens * 1e4, xtol=1e-300, rtol=1e-14)
 
 
-def _shifted_delta_by_quadrature(scale, shift, eps):
-    """delta(eps) of the privacy loss scale Z + shift, as int_eps^inf e^(eps - l) P(loss > l) dl."""
-    value, _ = integrate.quad(lambda l: math.exp(eps - l) * norm.sf((l - shift) / scale),
-                              eps, math.inf, epsabs=0, epsrel=1e-12, limit=200)
-    return value
-
-
 def _hand_pair_sigma(sens, eps, delta):
     """sigma solving delta_G + 2 delta_half = delta (the binary pair bound), by quadrature."""
     def excess(log_sigma):
         u = sens / math.exp(log_sigma)
         return (math.log(_balle_wang_delta(sens, math.exp(log_sigma), eps)
-                         + 2 * _shifted_delta_by_quadrature(u / 2, u * u / 2, eps))
+                         + 2 * math.exp(log_shifted_delta_by_quadrature(u / 2, u * u / 2, eps)))
                 - math.log(delta))
     lo, hi = math.log(_hand_sigma(sens, eps, delta)), math.log(_hand_sigma(sens, eps, delta / 2))
     return math.exp(optimize.brentq(excess, lo - 0.01, hi, xtol=1e-14, rtol=1e-14))
