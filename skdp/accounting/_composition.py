@@ -77,7 +77,7 @@ def advanced_composition(budgets, delta_prime):
     sum_sq = float(np.sum(eps**2))
     drift = float(np.sum(eps * np.expm1(eps) / (np.exp(eps) + 1.0)))
     spread = min(2.0 * sum_sq * math.log(math.e + math.sqrt(sum_sq) / delta_prime),
-                 2.0 * sum_sq * math.log(1.0 / delta_prime))
+                 -2.0 * sum_sq * math.log(delta_prime))
     eps_total = min(float(eps.sum()), drift + math.sqrt(spread))
     # 1 - (1 - delta') prod(1 - delta_i), computed stably.
     delta_total = -math.expm1(math.log1p(-delta_prime) + float(np.sum(np.log1p(-deltas))))
@@ -125,7 +125,7 @@ def zcdp_to_dp(rho, delta):
     rho = check_real(rho, "rho", low=0.0, low_inclusive=False)
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=False,
                        high_inclusive=False)
-    return PrivacyBudget(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)), delta)
+    return PrivacyBudget(rho + 2.0 * math.sqrt(-rho * math.log(delta)), delta)
 
 
 def zcdp_for_dp(epsilon, delta):
@@ -149,7 +149,9 @@ def zcdp_for_dp(epsilon, delta):
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=False,
                        high_inclusive=False)
-    log_term = math.log(1.0 / delta)
+    # -ln(delta), not ln(1/delta): rounding 1/delta first loses the digits of
+    # the logarithm near delta = 1 (rho was 1 + 1e-11 too large at 1 - 1e-6).
+    log_term = -math.log(delta)
     # Written as epsilon^2 / (sqrt(L + eps) + sqrt(L))^2 to avoid cancellation.
     return epsilon**2 / (math.sqrt(log_term + epsilon) + math.sqrt(log_term)) ** 2
 
@@ -174,4 +176,6 @@ def gaussian_zcdp(sensitivity, sigma):
     """
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=False)
-    return sensitivity**2 / (2.0 * sigma**2)
+    # The ratio first: Delta^2 and sigma^2 are subnormal or zero below 1e-154, which
+    # made rho 1e-5 too small at Delta = 1e-160, sigma = 7e-160.
+    return 0.5 * (sensitivity / sigma) ** 2

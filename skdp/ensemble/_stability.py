@@ -103,10 +103,23 @@ def laplace_difference_sf(x, scale_1, scale_2):
 
 
 def _laplace_difference_isf(p, scale_1, scale_2):
-    """The ``x`` with ``laplace_difference_sf(x) = p`` (``0 < p < 1``)."""
+    """The ``x`` with ``laplace_difference_sf(x) = p`` (``0 < p < 1``), rounded up, never down.
+
+    ``laplace_difference_sf(x) <= p`` holds for the returned ``x`` up to the
+    closed form's own rounding, which the check allows for: ``x / scale`` is
+    rounded before ``exp``, so its relative error is a few units of round-off
+    times ``1 + |x| / scale``.
+    """
     big = 1e3 * (scale_1 + scale_2) * (1.0 + abs(math.log(min(p, 1.0 - p))))
-    return brentq(lambda x: laplace_difference_sf(x, scale_1, scale_2) - p, -big, big,
-                  xtol=1e-12 * big, rtol=1e-14)
+    xtol = 1e-12 * big
+    x = brentq(lambda x: laplace_difference_sf(x, scale_1, scale_2) - p, -big, big,
+               xtol=xtol, rtol=1e-14)
+    # brentq stops within its tolerance on either side of the root (below it, the
+    # tail was 1 + 1.6e-8 times p at p = 1e-31): step up until the tail is at most p.
+    rounding = 16 * np.finfo(float).eps * (1.0 + abs(x) / min(scale_1, scale_2))
+    while laplace_difference_sf(x, scale_1, scale_2) > p * (1.0 - rounding):
+        x += xtol
+    return x
 
 
 @functools.lru_cache(maxsize=256)  # a pure function of scalars; brentq costs ~1 ms

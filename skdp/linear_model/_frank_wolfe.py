@@ -63,7 +63,7 @@ def frank_wolfe_thesis_scale(n_samples, data_norm, l1_radius, epsilon, delta, n_
     scale : float
         ``sqrt(32 T ln(1/delta)) R C / (n epsilon)``.
     """
-    return (math.sqrt(32.0 * n_steps * math.log(1.0 / delta)) * data_norm * l1_radius
+    return (math.sqrt(-32.0 * n_steps * math.log(delta)) * data_norm * l1_radius
             / (n_samples * epsilon))
 
 

@@ -177,7 +177,7 @@ def thesis_sigma(epsilon, delta, row_norm_bound, *, method="frank_wolfe",
     sigma : float
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
-    log_term = math.log(1.0 / delta)
+    log_term = -math.log(delta)
     if epsilon > 2.0 * log_term:
         raise ValueError(
             f"the thesis' calibration needs epsilon <= 2 ln(1/delta) = {2.0 * log_term:.4g}, "

@@ -80,7 +80,7 @@ def gaussian_sigma_thesis(sensitivity, epsilon, delta):
         Noise standard deviation.
     """
     sensitivity, epsilon, delta = _check(sensitivity, epsilon, delta)
-    sigma = sensitivity * (1.0 + math.sqrt(2.0 * math.log(1.0 / delta))) / epsilon
+    sigma = sensitivity * (1.0 + math.sqrt(-2.0 * math.log(delta))) / epsilon
     # Lemma 2.1.9 is stated for every epsilon, but it fails for large epsilon
     # (e.g. epsilon = 20, delta = 1e-4: the exact delta exceeds 1e-4). Check the
     # exact privacy profile and refuse rather than release too little noise.

@@ -34,7 +34,7 @@ def _thesis_calibration_is_proved(epsilon, delta, cutoff):
     ``delta = 1e-6``) for large ``T``. Above it the claim is not proved, and it
     is false far above (see ``tests/test_mechanisms.py``).
     """
-    eps0 = epsilon / math.sqrt(8.0 * cutoff * math.log(1.0 / delta))
+    eps0 = epsilon / math.sqrt(-8.0 * cutoff * math.log(delta))
     if cutoff * eps0 <= epsilon:
         return True
     if eps0 > 700.0:  # exp would overflow; the bound is then basic composition, > epsilon
@@ -90,7 +90,7 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
             )
         # Seed 004, Alg. 6, line 1: lambda = sqrt(32 T log(1/delta)) / epsilon; threshold
         # noise Lap(lambda), query noise Lap(2 lambda) (line 3), threshold re-drawn (line 4).
-        lam = sensitivity * math.sqrt(32.0 * cutoff * math.log(1.0 / delta)) / epsilon
+        lam = sensitivity * math.sqrt(-32.0 * cutoff * math.log(delta)) / epsilon
         return lam, 2.0 * lam, True
     # Lyu, Su and Li (2017), Sec. 4, Alg. 7 (non-monotonic queries): threshold noise
     # Lap(Delta / eps1) drawn once, query noise Lap(2 c Delta / eps2), eps1 + eps2 = epsilon,
