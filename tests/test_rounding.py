@@ -10,8 +10,11 @@ from fractions import Fraction
 
 import pytest
 
-from skdp.accounting import gaussian_zcdp, zcdp_for_dp, zcdp_to_dp
+from skdp import BudgetAccountant, PrivacyBudget
+from skdp.accounting import advanced_composition, gaussian_zcdp, zcdp_for_dp, zcdp_to_dp
 from skdp.ensemble._stability import laplace_difference_sf, release_calibration
+from skdp.exceptions import BudgetExceededError
+from skdp.mechanisms import sparse_vector_scales
 
 
 def _log_inv(delta):
@@ -55,3 +58,50 @@ def test_lyu_release_threshold_is_never_below_its_quantile(epsilon, delta, cutof
     _, thr, query, w = release_calibration(epsilon, delta, cutoff, max_queries, "lyu")
     # With these scales (ratio >= 2^(1/3)) the closed form is accurate to ~1e-14.
     assert laplace_difference_sf(w, query, thr) <= delta / max_queries * (1 + 1e-12)
+
+
+def test_sparse_vector_thesis_guard_has_no_slack():
+    # The largest epsilon the guard accepts (T = 200 > 8 ln(1e6), so advanced composition
+    # decides) must be proved by it. Before the fix the guard accepted a bound of
+    # 1 + 1e-12 times epsilon (epsilon = 116.08249945696377).
+    delta, cutoff = 1e-6, 200
+
+    def accepted(epsilon):
+        try:
+            sparse_vector_scales(epsilon, delta, cutoff)
+        except ValueError:
+            return False
+        return True
+
+    lo, hi = 116.0, 116.2
+    assert accepted(lo) and not accepted(hi)
+    while math.nextafter(lo, hi) < hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if accepted(mid) else (lo, mid)
+    lam = sparse_vector_scales(lo, delta, cutoff)[0]
+    # Each of the T AboveThreshold runs is 2 / lambda-DP (threshold Lap(lambda), queries Lap(2 lambda)).
+    bound = advanced_composition([PrivacyBudget(2.0 / lam)] * cutoff, delta).epsilon
+    assert bound <= lo * (1 + 1e-14)
+
+
+def test_accountant_refuses_overruns_beyond_rounding():
+    # Before the fix a relative slack of 1e-9 let a spend overrun the total.
+    acc = BudgetAccountant(1.0, 1e-5)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(1.0 + 5e-10))
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(0.5, 1e-5 * (1 + 5e-10)))
+    for _ in range(999):
+        acc.spend(PrivacyBudget(1e-3, 1e-8))
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(1e-3 * (1 + 1e-7)))
+    # What rounding alone explains still fits: the last thousandth, decimal tenths, split parts.
+    acc.spend(PrivacyBudget(1e-3, 1e-8))
+    tenths = BudgetAccountant(0.3)
+    for _ in range(3):
+        tenths.spend(PrivacyBudget(0.1))
+    total = PrivacyBudget(0.7, 3e-7)
+    for k in (3, 7, 49, 1000):
+        parts = BudgetAccountant(total.epsilon, total.delta)
+        for _ in range(k):
+            parts.spend(total.split(k))
