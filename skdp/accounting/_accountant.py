@@ -4,6 +4,7 @@ import math
 import os
 import threading
 from dataclasses import dataclass
+from fractions import Fraction
 
 from skdp.accounting._budget import PrivacyBudget
 from skdp.exceptions import BudgetExceededError
@@ -11,9 +12,10 @@ from skdp.utils._validation import check_real
 
 __all__ = ["BudgetAccountant", "Spend"]
 
-# Relative slack so that splitting a budget into k equal parts and spending
-# them all is not refused for floating-point rounding.
-_TOLERANCE = 1e-9
+# Slack of one unit of round-off (relative to the total) per spend: what rounding
+# a decimal such as 0.1 to a float, or PrivacyBudget.split's division, can add.
+# Sums are exact (rational), so nothing else is let through.
+_ROUND_OFF = Fraction(2.0**-53)
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class BudgetAccountant:
         self.delta = check_real(delta, "delta", low=0.0, high=1.0, high_inclusive=False)
         self._infinite = math.isinf(self.epsilon)
         self.spends = []
+        self._exact = (0, Fraction(0), Fraction(0))  # (spends counted, sum eps, sum delta)
         self._lock = threading.Lock()
         self._pid = os.getpid()
 
@@ -88,6 +91,7 @@ class BudgetAccountant:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.__dict__.setdefault("_exact", (0, Fraction(0), Fraction(0)))
         self._lock = threading.Lock()
 
     # --- queries ------------------------------------------------------------
@@ -115,11 +119,22 @@ class BudgetAccountant:
         delta = sum(s.budget.delta for s in self.spends)
         return PrivacyBudget(eps, delta)
 
-    def _fits(self, total_eps, total_delta, budget):
-        eps_ok = self._infinite or (total_eps + budget.epsilon
-                                    <= self.epsilon * (1 + _TOLERANCE))
-        delta_ok = total_delta + budget.delta <= self.delta * (1 + _TOLERANCE) + 1e-300
-        return eps_ok and delta_ok
+    def _exact_totals(self):
+        # Exact sums of the spends, extended by the spends recorded since the last call.
+        counted, eps, delta = self._exact
+        if counted > len(self.spends):  # the list was edited: start over
+            counted, eps, delta = 0, Fraction(0), Fraction(0)
+        for s in self.spends[counted:]:
+            eps += Fraction(s.budget.epsilon)
+            delta += Fraction(s.budget.delta)
+        self._exact = (len(self.spends), eps, delta)
+        return eps, delta
+
+    def _fits(self, budget):
+        eps, delta = self._exact_totals()
+        slack = 1 + (len(self.spends) + 1) * _ROUND_OFF
+        eps_ok = self._infinite or eps + Fraction(budget.epsilon) <= Fraction(self.epsilon) * slack
+        return eps_ok and delta + Fraction(budget.delta) <= Fraction(self.delta) * slack
 
     def check(self, budget):
         """Raise :class:`~skdp.BudgetExceededError` if ``budget`` does not fit.
@@ -135,10 +150,10 @@ class BudgetAccountant:
     def _check_locked(self, budget):
         if not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}.")
-        total = self._total()
-        total_eps = total.epsilon if total else 0.0
-        total_delta = total.delta if total else 0.0
-        if not self._fits(total_eps, total_delta, budget):
+        if not self._fits(budget):
+            total = self._total()
+            total_eps = total.epsilon if total else 0.0
+            total_delta = total.delta if total else 0.0
             raise BudgetExceededError(
                 f"spending (epsilon={budget.epsilon:g}, delta={budget.delta:g}) would exceed "
                 f"the accountant's total (epsilon={self.epsilon:g}, delta={self.delta:g}); "

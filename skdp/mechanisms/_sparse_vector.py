@@ -40,7 +40,7 @@ def _thesis_calibration_is_proved(epsilon, delta, cutoff):
     if eps0 > 700.0:  # exp would overflow; the bound is then basic composition, > epsilon
         return False
     bound = advanced_composition([PrivacyBudget(eps0, 0.0)] * cutoff, delta).epsilon
-    return bound <= epsilon * (1.0 + 1e-12)
+    return bound <= epsilon
 
 
 @functools.lru_cache(maxsize=256)  # pure; called on every query
