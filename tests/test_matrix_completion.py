@@ -112,7 +112,7 @@ def test_sigma_is_smaller_than_the_thesis(epsilon):
 
 def test_thesis_calibration_requires_epsilon_at_most_2_ln_1_over_delta():
     delta = 0.01
-    log_term = math.log(1 / delta)
+    log_term = -math.log(delta)  # as the code computes it (ln(1/delta) of the float delta)
     thesis_sigma(2 * log_term, delta, 1.0)  # allowed at the limit
     with pytest.raises(ValueError, match="2 ln"):
         thesis_sigma(2.01 * log_term, delta, 1.0)
