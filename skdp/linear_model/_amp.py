@@ -22,6 +22,7 @@ from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import (
+    check_bounded_sample_weight,
     check_option,
     check_positive_int,
     check_real,
@@ -665,8 +666,12 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     Rows are clipped to ``data_norm`` (a per-row operation), so no bound is
     read from the data; the label set is public when ``classes`` is given
     (with ``classes=None`` it is read from ``y``, with a
-    :class:`~skdp.PrivacyLeakWarning`). Corrections to the thesis and its
-    reference code:
+    :class:`~skdp.PrivacyLeakWarning`). With ``sample_weight``, a row is
+    ``(x_i, y_i, w_i)`` and its weight is protected too: a weight in
+    ``[0, 1]`` scales the row's loss, so its gradient, Hessian and Hessian
+    trace keep the bounds the noise is calibrated to (weights above 1 are
+    clipped, per row); the mean stays over ``m`` rows, as the sum of the
+    weights is not public. Corrections to the thesis and its reference code:
 
     * the output noise uses sensitivity ``2 m gamma / Lambda``: the distance
       ``||theta_approx - theta_min|| <= m gamma / Lambda`` holds for each
@@ -847,7 +852,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
             huber_h=getattr(loss, "h", _HUBER_REFERENCE_WIDTH), data_norm=data_norm,
         )
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the private model.
 
         Parameters
@@ -857,6 +862,13 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
             the intercept feature).
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each row's loss. Weights above 1 are clipped to 1 (with
+            a warning), because the guarantee bounds one row's influence by
+            a weight of 1; a weight in ``[0, 1]`` costs no privacy. The loss
+            is still averaged over all ``n_samples`` rows, zero-weight ones
+            included, so weights rescale the data term against the
+            regularization (see Privacy).
 
         Returns
         -------
@@ -867,6 +879,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         params = self._check_params(len(classes))
         m, d = X.shape
+        weights = check_bounded_sample_weight(sample_weight, m)
         n_classes, strategy, loss = len(classes), params["multi_class"], params["loss"]
         dim = d + int(self.fit_intercept)
         if strategy == "multinomial":
@@ -893,13 +906,13 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
                      max_iter=params["max_iter"], hessian_rows=hessian_rows)
         if strategy == "multinomial":
             def factory(reg, b):
-                return MultinomialObjective(Xc, y_index, n_classes, reg, b)
+                return MultinomialObjective(Xc, y_index, n_classes, reg, b, weights)
             results = [_amp_minimize(factory, rng=rng, **solve)]
             theta = results[0][0].reshape(n_classes, dim)
         else:
             def fit_binary(Xb, y_pm1, child_rng):
                 def factory(reg, b):
-                    return GLMObjective(Xb, y_pm1, loss, reg, b)
+                    return GLMObjective(Xb, y_pm1, loss, reg, b, weights)
                 return _amp_minimize(factory, rng=child_rng, **solve)
             results = fit_one_vs_rest(fit_binary, Xc, y_index, n_classes, rng,
                                       n_jobs=self.n_jobs)

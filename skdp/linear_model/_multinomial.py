@@ -75,8 +75,8 @@ class MultinomialLoss:
 class MultinomialObjective:
     """Value, gradient and Hessian of a perturbed, L2-regularized softmax objective.
 
-    ``F(theta) = (1/m) sum_i l(W; x_i, y_i) + (reg/2) ||theta||^2 + <b, theta>``
-    with ``theta = W.ravel()``. It has the interface
+    ``F(theta) = (1/m) sum_i w_i l(W; x_i, y_i) + (reg/2) ||theta||^2 + <b, theta>``
+    with ``theta = W.ravel()`` and optional row weights ``w_i`` in ``[0, 1]``. It has the interface
     :func:`~skdp.linear_model._solvers.minimize_certified` expects
     (``m``, ``value_and_grad``, ``hessian``).
 
@@ -92,9 +92,12 @@ class MultinomialObjective:
         Coefficient of ``||theta||^2 / 2`` (>= 0).
     b : ndarray of shape (K * d,) or None
         Linear perturbation term.
+    sample_weight : ndarray of shape (m,) or None, default=None
+        Row weights in ``[0, 1]`` (validated by the caller); ``None`` weighs
+        every row 1. The mean is over all ``m`` rows either way.
     """
 
-    def __init__(self, X, y, n_classes, reg, b=None):
+    def __init__(self, X, y, n_classes, reg, b=None, sample_weight=None):
         self.X = X
         self.y = np.asarray(y, dtype=np.intp)
         self.n_classes = int(n_classes)
@@ -102,6 +105,15 @@ class MultinomialObjective:
         self.m, self.d = X.shape
         n_params = self.n_classes * self.d
         self.b = np.zeros(n_params) if b is None else np.asarray(b, dtype=float)
+        self.sample_weight = sample_weight
+
+    def _row_factor(self, rows=None):
+        """Each row's factor ``w_i / n`` as a column (``n`` rows used), or a scalar."""
+        n = self.m if rows is None else len(rows)
+        if self.sample_weight is None:
+            return 1.0 / n
+        w = self.sample_weight if rows is None else self.sample_weight[rows]
+        return (w / n)[:, None]
 
     def _scores(self, theta, X):
         W = theta.reshape(self.n_classes, self.d)
@@ -112,10 +124,12 @@ class MultinomialObjective:
         Z = self._scores(theta, self.X)
         lse = logsumexp(Z, axis=1)
         rows = np.arange(self.m)
-        loss = float(np.mean(lse - Z[rows, self.y]))
+        losses = lse - Z[rows, self.y]
+        loss = (float(np.mean(losses)) if self.sample_weight is None
+                else float(self.sample_weight @ losses) / self.m)
         R = np.exp(Z - lse[:, None])  # softmax probabilities
         R[rows, self.y] -= 1.0
-        R /= self.m
+        R *= self._row_factor()
         grad = np.asarray(self.X.T @ R).T.ravel() + self.reg * theta + self.b
         value = loss + 0.5 * self.reg * float(theta @ theta) + float(self.b @ theta)
         return value, grad
@@ -132,19 +146,26 @@ class MultinomialObjective:
         stacked ``[p_1 x, ..., p_K x]`` (a single large matrix product).
         """
         X = self.X if rows is None else self.X[rows]
-        n, d, K = X.shape[0], self.d, self.n_classes
+        d, K = self.d, self.n_classes
         P = softmax(self._scores(theta, X), axis=1)
+        factor = self._row_factor(rows)
+
+        def stack(Q):  # [q_1 x, ..., q_K x] row by row
+            if sp.issparse(X):
+                return sp.hstack([X.multiply(Q[:, [k]]) for k in range(K)], format="csr")
+            return np.hstack([X * Q[:, [k]] for k in range(K)])
+
+        XP = stack(P)
+        # The row factors w_i / n enter one side of each product; without
+        # weights they are one scalar, applied at the end.
+        XWP, scale = (XP, factor) if np.isscalar(factor) else (stack(P * factor), 1.0)
+        H = -(XP.T @ XWP)
+        diag_blocks = [X.T @ XWP[:, k * d:(k + 1) * d] for k in range(K)]
         if sp.issparse(X):
-            XP = sp.hstack([X.multiply(P[:, [k]]) for k in range(K)], format="csr")
-            H = -(XP.T @ XP).toarray()
-            diag_blocks = [(X.T @ X.multiply(P[:, [k]])).toarray() for k in range(K)]
-        else:
-            XP = np.hstack([X * P[:, [k]] for k in range(K)])
-            H = -(XP.T @ XP)
-            diag_blocks = [X.T @ XP[:, k * d:(k + 1) * d] for k in range(K)]
+            H, diag_blocks = H.toarray(), [block.toarray() for block in diag_blocks]
         for k, block in enumerate(diag_blocks):
             H[k * d:(k + 1) * d, k * d:(k + 1) * d] += block
-        H /= n
+        H *= scale
         H[np.diag_indices_from(H)] += self.reg
         return H
 
@@ -154,14 +175,15 @@ class MultinomialObjective:
         For a direction ``V`` (``K x d``), each row contributes
         ``(diag(p) - p p^T) (V x) x^T``: two passes over ``X`` per product.
         """
-        X, K, d, m, reg = self.X, self.n_classes, self.d, self.m, self.reg
+        X, K, d, reg = self.X, self.n_classes, self.d, self.reg
         P = softmax(self._scores(theta, X), axis=1)
+        factor = self._row_factor()
 
         def matvec(v):
             S = P * np.asarray(X @ v.reshape(K, d).T)
             S -= P * S.sum(axis=1, keepdims=True)
-            return np.asarray(X.T @ S).T.ravel() / m + reg * v
+            return np.asarray(X.T @ (S * factor)).T.ravel() + reg * v
 
         squares = X.multiply(X) if sp.issparse(X) else X * X
-        diagonal = np.asarray(squares.T @ (P - P * P)).T.ravel() / m + reg
+        diagonal = np.asarray(squares.T @ ((P - P * P) * factor)).T.ravel() + reg
         return matvec, diagonal

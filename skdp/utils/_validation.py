@@ -5,10 +5,12 @@ validator of its own; every estimator validates in ``fit``, never in ``__init__`
 """
 
 import numbers
+import warnings
 
 import numpy as np
 
 __all__ = [
+    "check_bounded_sample_weight",
     "check_epsilon_delta",
     "check_n_jobs",
     "check_option",
@@ -180,3 +182,54 @@ def check_epsilon_delta(epsilon, delta, *, allow_zero_delta=True):
     delta = check_real(delta, "delta", low=0.0, high=1.0, high_inclusive=False,
                        low_inclusive=allow_zero_delta)
     return epsilon, delta
+
+
+def check_bounded_sample_weight(sample_weight, n_samples):
+    """Validate per-row weights and clip them to ``[0, 1]``.
+
+    A weight ``w`` in ``[0, 1]`` scales one row's loss, so that row's
+    gradient, Hessian and Hessian trace stay within the bounds a private
+    mechanism is calibrated to; a weight above 1 would multiply one row's
+    influence. Clipping is a per-row operation, like clipping a row's norm,
+    so it costs no privacy; a warning says when it happened.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        Weights; ``None`` means every row weighs 1.
+    n_samples : int
+        Number of rows of the data they weight.
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,) or None
+        The weights as floats in ``[0, 1]``, or ``None`` when every weight is 1
+        (so that unit weights give exactly the unweighted computation).
+
+    Raises
+    ------
+    ValueError
+        If the weights have the wrong shape, are not finite, are negative or
+        are all zero.
+    """
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
+        sample_weight = np.full(n_samples, float(sample_weight))
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight must be finite (no NaN or infinity).")
+    if np.any(w < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight must contain at least one non-zero weight.")
+    if np.any(w > 1):
+        warnings.warn(
+            "Sample weights above 1 were clipped to 1: the privacy guarantee bounds one "
+            "row's influence by a weight of 1. Divide the weights by a constant fixed in "
+            "advance (not by their maximum, which depends on the data) to keep their "
+            "ratios.", UserWarning, stacklevel=3)
+        w = np.minimum(w, 1.0)
+    return None if np.all(w == 1.0) else w
