@@ -168,11 +168,49 @@ def _spend_in_worker(acc):
 
 def test_accountant_refuses_to_spend_in_another_process():
     acc = BudgetAccountant(1.0)
-    with pytest.raises(RuntimeError, match="another process"):
+    with pytest.raises(RuntimeError, match="copy"):
         Parallel(n_jobs=2, backend="loky")(delayed(_spend_in_worker)(acc) for _ in range(2))
     # Threads share the object and are counted.
     Parallel(n_jobs=2, backend="threading")(delayed(_spend_in_worker)(acc) for _ in range(2))
     assert acc.spent.epsilon == pytest.approx(0.2)
+
+
+def test_a_pickled_copy_cannot_spend_behind_the_original():
+    """A copy (pickle, joblib.dump/load, caching) would keep its own total: it must refuse."""
+    acc = BudgetAccountant(2.0, 1e-2)
+    acc.spend(PrivacyBudget(0.5), by="before the copy")
+    X, y = make_classification(50, 4, random_state=0)
+    est = NoisyCentroidClassifier(epsilon=1.0, accountant=acc, random_state=0)
+    copy = pickle.loads(pickle.dumps(est))
+    est.fit(X, y)
+    with pytest.raises(RuntimeError, match="copy"):
+        copy.fit(X, y)
+    with pytest.raises(RuntimeError, match="resume"):
+        copy.accountant.spend(PrivacyBudget(0.1))
+    assert acc.spent.epsilon == pytest.approx(1.5)
+    # The copy still reports what it holds, and the original keeps spending.
+    assert copy.accountant.spent.epsilon == pytest.approx(0.5)
+    acc.spend(PrivacyBudget(0.5))
+
+
+def test_a_saved_accountant_is_resumed_explicitly():
+    acc = BudgetAccountant(1.0)
+    acc.spend(PrivacyBudget(0.25), by="yesterday")
+    loaded = pickle.loads(pickle.dumps(acc))
+    assert loaded.resume() is loaded
+    loaded.spend(PrivacyBudget(0.5), by="today")
+    assert loaded.spent.epsilon == pytest.approx(0.75)
+    with pytest.raises(BudgetExceededError):
+        loaded.spend(PrivacyBudget(0.5))
+    # A copy of a copy is a copy again.
+    with pytest.raises(RuntimeError, match="copy"):
+        pickle.loads(pickle.dumps(loaded)).spend(PrivacyBudget(0.1))
+
+
+def test_refusal_explains_an_accountant_without_delta():
+    acc = BudgetAccountant(5.0)
+    with pytest.raises(BudgetExceededError, match=r"BudgetAccountant\(epsilon, delta="):
+        acc.spend(PrivacyBudget(1.0, 1e-6))
 
 
 def test_accountant_type_is_checked_before_spending():

@@ -1,7 +1,6 @@
 """A total privacy budget that estimator fits spend against."""
 
 import math
-import os
 import threading
 from dataclasses import dataclass
 from fractions import Fraction
@@ -50,10 +49,13 @@ class BudgetAccountant:
 
     Notes
     -----
-    The accountant lives in one process. A copy that reaches another process
-    (``n_jobs > 1`` with a process-based joblib backend) cannot report back,
-    so it refuses to spend there rather than lose the record: use
-    ``n_jobs=1`` or a threading backend for searches that spend from it.
+    The accountant is one live object. A copy made by pickling (``n_jobs > 1``
+    with a process-based joblib backend, ``joblib.dump``/``load``, caching)
+    would keep a total of its own that the original never sees, so a copy
+    reports what it holds but refuses to spend: use ``n_jobs=1`` or a
+    threading backend for searches that spend from one accountant. To carry
+    a budget over to a new session on purpose, save the accountant, load it
+    and call :meth:`resume` on the loaded copy, once the original is gone.
 
     Examples
     --------
@@ -71,7 +73,7 @@ class BudgetAccountant:
         self.spends = []
         self._exact = (0, Fraction(0), Fraction(0))  # (spends counted, sum eps, sum delta)
         self._lock = threading.Lock()
-        self._pid = os.getpid()
+        self._is_copy = False
 
     # --- sharing semantics -------------------------------------------------
     def __sklearn_clone__(self):
@@ -92,7 +94,24 @@ class BudgetAccountant:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.__dict__.setdefault("_exact", (0, Fraction(0), Fraction(0)))
+        self.__dict__.pop("_pid", None)  # pickles of older versions
         self._lock = threading.Lock()
+        # Every unpickled accountant is a copy: the original may still spend.
+        self._is_copy = True
+
+    def resume(self):
+        """Make this unpickled copy the live accountant, and return it.
+
+        Call it only when no other copy can spend any more (for example on an
+        accountant saved at the end of yesterday's session): two live copies
+        would each let the whole remaining budget be spent.
+
+        Returns
+        -------
+        self : BudgetAccountant
+        """
+        self._is_copy = False
+        return self
 
     # --- queries ------------------------------------------------------------
     @property
@@ -159,6 +178,9 @@ class BudgetAccountant:
                 f"the accountant's total (epsilon={self.epsilon:g}, delta={self.delta:g}); "
                 f"already spent (epsilon={total_eps:g}, delta={total_delta:g}) in "
                 f"{len(self.spends)} spend(s). Nothing was spent."
+                + (" This accountant allows no delta; estimators that need delta > 0 "
+                   "need BudgetAccountant(epsilon, delta=...)."
+                   if budget.delta > 0 and self.delta == 0 else "")
             )
 
     def spend(self, budget, by=""):
@@ -171,11 +193,13 @@ class BudgetAccountant:
         by : object, default=""
             Who spends it (an estimator or a label); stored as its ``repr``.
         """
-        if os.getpid() != self._pid:
+        if self._is_copy:
             raise RuntimeError(
-                "this BudgetAccountant was copied into another process (a process-based "
-                "joblib backend?) and cannot report spends back to its owner. Use n_jobs=1 "
-                "or joblib.parallel_backend('threading') when fits share an accountant."
+                "this BudgetAccountant is a copy made by pickling (a process-based joblib "
+                "backend, joblib.dump/load or a cache), and spends from it would not reach "
+                "the original. Use n_jobs=1 or joblib.parallel_backend('threading') when fits "
+                "share an accountant. To continue a saved budget on purpose, call resume() "
+                "on the loaded accountant once no other copy can spend."
             )
         with self._lock:
             self._check_locked(budget)
