@@ -15,6 +15,18 @@ from skdp.utils import (
 )
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_row_norms_do_not_overflow(sparse):
+    """Entries above ~1e154 overflow when squared; the norm must not become inf."""
+    X = np.array([[3e200, 4e200], [3.0, 4.0], [1e-200, 0.0]])
+    Xs = sp.csr_matrix(X) if sparse else X
+    np.testing.assert_allclose(row_norms_l2(Xs), [5e200, 5.0, 1e-200], rtol=1e-15)
+    clipped = clip_rows_l2(Xs, 1.0)
+    clipped = clipped.toarray() if sparse else clipped
+    np.testing.assert_allclose(clipped[0], [0.6, 0.8], rtol=1e-15)  # not zeroed
+    assert np.isinf(row_norms_l2(np.array([[np.inf, 1.0]])))[0]
+
+
 def test_clip_rows_l2_dense_and_sparse():
     X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
     out = clip_rows_l2(X, 1.0)
@@ -91,3 +103,26 @@ def test_clip_entries_sums_duplicate_sparse_entries_first():
     out = clip_entries(X, 1.0)
     np.testing.assert_array_equal(out.toarray(), [[1.0, 0.0], [0.0, 1.0]])
     assert X.data.tolist() == [5.0, 5.0, 1.0]  # the input is not modified
+
+
+def test_html_repr_does_not_warn_about_the_privacy_section():
+    """Notebook displays parse docstrings; the Privacy section must not warn each time."""
+    import pathlib
+    import subprocess
+    import sys
+    # Each class's docstring is parsed once: the first display of one class
+    # must not warn (under -W error), while the same parse of another class
+    # with every filter reset does warn (so the check can fail).
+    code = ("import warnings\n"
+            "import skdp\n"
+            "from skdp.linear_model import DPLogisticRegressionAMP, "
+            "ObjectivePerturbationClassifier\n"
+            "ObjectivePerturbationClassifier()._repr_html_()\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    DPLogisticRegressionAMP()._repr_html_()\n"
+            "assert any('Privacy' in str(w.message) for w in caught)\n")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", code],
+                            cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

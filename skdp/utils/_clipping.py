@@ -13,6 +13,12 @@ from skdp.utils._validation import check_real
 __all__ = ["clip_entries", "clip_rows_l2", "row_norms_l2"]
 
 
+def _row_sums_of_squares(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
 def row_norms_l2(X):
     """Euclidean norm of each row of a dense array or sparse matrix.
 
@@ -26,9 +32,20 @@ def row_norms_l2(X):
     norms : ndarray of shape (n_samples,)
         The row norms.
     """
-    if sp.issparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms = np.sqrt(_row_sums_of_squares(X))
+    # Squares of entries above ~1e154 overflow (clipping would then zero the
+    # row) and below ~1e-154 underflow: recompute such rows scaled by their
+    # largest entry. Rows holding inf or NaN keep their norm.
+    suspect = np.flatnonzero(~((norms > 1e-140) & (norms < 1e140)))
+    if suspect.size:
+        rows = abs(X[suspect])
+        peak = rows.max(axis=1)
+        peak = np.asarray(peak.todense()).ravel() if sp.issparse(peak) else np.asarray(peak)
+        ok = (peak > 0) & np.isfinite(peak)
+        rows, peak, suspect = rows[ok], peak[ok], suspect[ok]
+        scaled = sp.diags(1.0 / peak) @ rows if sp.issparse(rows) else rows / peak[:, None]
+        norms[suspect] = peak * np.sqrt(_row_sums_of_squares(scaled))
+    return norms
 
 
 def clip_rows_l2(X, max_norm):
