@@ -9,7 +9,7 @@ all before any data is touched or any noise is drawn.
 import warnings
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
-from skdp.exceptions import PrivacyLeakWarning
+from skdp.exceptions import PrivacyLeakWarning, WeakPrivacyWarning
 from skdp.utils._random import check_random_state
 from skdp.utils._validation import check_epsilon_delta, check_n_jobs
 
@@ -98,6 +98,12 @@ class DPEstimatorMixin:
             The only source of noise for this fit.
         """
         budget = self._resolve_budget(n_samples, default_delta, allow_zero_delta)
+        if n_samples and budget.delta * n_samples >= 1:
+            warnings.warn(
+                f"{type(self).__name__}: delta={budget.delta:g} >= 1 / n_samples = "
+                f"{1 / n_samples:g}. A guarantee with such a delta allows publishing one "
+                f"random record outright; choose delta well below 1 / n_samples.",
+                WeakPrivacyWarning, stacklevel=3)
         rng = check_random_state(getattr(self, "random_state", None))
         # joblib would refuse a bad n_jobs only once the budget is spent (or never, when
         # a binary problem runs no parallel loop).

@@ -72,6 +72,23 @@ def test_data_size_default_delta_out_of_range_says_so():
     assert est.privacy_spent_.delta == 1e-3
 
 
+def test_delta_of_one_over_n_or_more_warns():
+    """delta >= 1 / n allows publishing a random record outright: the user is told."""
+    from skdp import WeakPrivacyWarning
+    from skdp.linear_model import DPLogisticRegressionAMP
+    X, y = make_classification(n_samples=200, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=0)
+    est = DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], random_state=0)
+    for delta in (0.1, 1 / 200):
+        with pytest.warns(WeakPrivacyWarning, match=r"delta=.* >= 1 / n_samples = 0.005"):
+            est.set_params(delta=delta).fit(X, y)
+        assert est.privacy_spent_.delta == delta  # a warning, not a change
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", WeakPrivacyWarning)
+        est.set_params(delta=0.99 / 200).fit(X, y)
+        est.set_params(delta=None).fit(X[:2], y[:2])  # the default 1 / n^2 is below 1 / n
+
+
 # ---------------------------------------------------------------- n_jobs before the charge
 
 _INSTANCES = {}
