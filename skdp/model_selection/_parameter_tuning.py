@@ -12,16 +12,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
+from skdp.model_selection._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._random import check_random_state, spawn_random_states
 
 __all__ = ["PrivateParameterSelector"]
-
-# Decision value of a class the released model never saw: finite (metrics
-# reject infinities) and below every real score.
-_LOWEST_SCORE = np.finfo(np.float64).min
-
 
 def _has(attr):
     def check(self):
@@ -310,12 +306,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     def _align(self, values, fill):
         """Put the columns of the released model's classes at their place in ``classes_``."""
-        seen = self.best_estimator_.classes_
-        if len(seen) == len(self.classes_):
-            return values
-        out = np.full((values.shape[0], len(self.classes_)), fill, dtype=float)
-        out[:, np.searchsorted(self.classes_, seen)] = values
-        return out
+        return expand_class_columns(values, self.best_estimator_.classes_, self.classes_, fill)
 
     def predict(self, X):
         """Predict with the selected model.
@@ -388,8 +379,4 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         """
         X = self._validate_for_predict(X)
         scores = self.best_estimator_.decision_function(X)
-        if len(self.best_estimator_.classes_) == len(self.classes_):
-            return scores
-        if scores.ndim == 1:  # a binary model scores its second class
-            scores = np.column_stack([-scores, scores])
-        return self._align(scores, _LOWEST_SCORE)
+        return expand_decision_function(scores, self.best_estimator_.classes_, self.classes_)
