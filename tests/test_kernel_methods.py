@@ -13,6 +13,7 @@ from sklearn.datasets import make_moons
 from sklearn.exceptions import NotFittedError
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF
+from sklearn.metrics import r2_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KernelDensity
 from sklearn.pipeline import make_pipeline
@@ -284,6 +285,25 @@ def test_gp_close_to_sklearn_at_large_epsilon():
     noisy = PrivateGaussianProcessRegressor(gamma=0.5, alpha=0.5, y_bounds=(-2, 2),
                                             epsilon=0.5, random_state=0).fit(X, y)
     assert np.abs(noisy.predict(X_test) - ref.predict(X_test)).max() > 0.1
+
+
+def test_gp_predictions_are_clipped_to_y_bounds():
+    # The user review: at epsilon = 1 the released mean left y_bounds = (-1, 1) far
+    # (R^2 around -3 here). Clipping it to the public bounds is post-processing.
+    rng = np.random.default_rng(0)
+    X, X_test = rng.uniform(-3, 3, size=(200, 1)), rng.uniform(-3, 3, size=(500, 1))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=200)
+    gp = PrivateGaussianProcessRegressor(gamma=1.0, alpha=0.5, y_bounds=(-1, 1), epsilon=1.0,
+                                         random_state=1).fit(X, y)
+    raw = gp.y_offset_ + gaussian_kernel(X_test, gp.X_train_, 1.0) @ gp.dual_coef_
+    assert raw.max() > 2.0  # the released function itself leaves the bounds
+    pred = gp.predict(X_test)
+    assert np.allclose(pred, np.clip(raw, -1.0, 1.0), rtol=0, atol=1e-12)
+    mean, std = gp.predict(X_test[:5], return_std=True)
+    assert np.array_equal(mean, pred[:5]) and np.all(std > 0)
+    truth = np.sin(X_test[:, 0])
+    assert r2_score(truth, pred) > r2_score(truth, raw) + 1.0
+    assert gp.score(X_test, truth) == pytest.approx(r2_score(truth, pred))
 
 
 @pytest.mark.parametrize("Est", [PrivateKernelClassifier, PrivateKernelSVC])
