@@ -1,9 +1,11 @@
 """Kernel learners (seed 000) and functional-perturbation models (seed 003)."""
 
+import copy
 import math
 import pickle
 import warnings
 
+import joblib
 import numpy as np
 import pytest
 from joblib import parallel_backend
@@ -378,6 +380,47 @@ def test_interactive_predictor():
         assert np.array_equal(service.decision_function(Q[:5]), service.decision_function(Q[:5]))
     with pytest.raises(ValueError, match="binary"):
         InteractiveKernelPredictor().fit(X, np.arange(2000) % 3)
+
+
+def _small_session(**params):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    service = InteractiveKernelPredictor(gamma=0.5, alpha=1.0, classes=[0, 1], epsilon=5.0,
+                                         max_updates=5, random_state=0, **params)
+    return service, X, (X[:, 0] > 0).astype(int)
+
+
+def test_interactive_predictor_refuses_to_be_pickled_without_opt_in(tmp_path):
+    service, X, y = _small_session()
+    assert pickle.loads(pickle.dumps(service)).allow_pickle is False  # unfitted: no data
+    service.fit(X, y)
+    service.predict(X[:3])
+    for write in (pickle.dumps, lambda obj: joblib.dump(obj, tmp_path / "service.joblib"),
+                  copy.deepcopy):
+        with pytest.raises(pickle.PicklingError,
+                           match="raw training data.*fork.*allow_pickle=True"):
+            write(service)
+    assert not (tmp_path / "service.joblib").exists() or (
+        tmp_path / "service.joblib").stat().st_size == 0
+    # The opt-in persists the whole session: the copy continues where the original stands.
+    service.allow_pickle = True
+    restored = pickle.loads(pickle.dumps(service))
+    queries = np.random.default_rng(2).normal(size=(20, 2))
+    assert np.array_equal(restored.decision_function(queries), service.decision_function(queries))
+    assert restored.n_queries_ == service.n_queries_ == 23
+    with pytest.raises(TypeError, match="allow_pickle must be a bool"):
+        _small_session(allow_pickle="yes")[0].fit(X, y)
+
+
+def test_interactive_predictor_is_a_session_not_an_estimator():
+    service, X, y = _small_session()
+    assert not hasattr(service, "get_params")
+    with pytest.raises(TypeError, match="stateful query session.*same arguments"):
+        clone(service)
+    with pytest.raises(TypeError, match="stateful query session"):
+        clone(service.fit(X, y))
+    assert "session object, not a scikit-learn estimator" in " ".join(
+        InteractiveKernelPredictor.__doc__.split())
 
 
 # ---------------------------------------------------- the label set (classes)
