@@ -19,6 +19,7 @@ from skdp.utils._random import check_random_state, spawn_random_states
 
 __all__ = ["PrivateParameterSelector"]
 
+
 def _has(attr):
     def check(self):
         return hasattr(getattr(self, "best_estimator_", self.estimator), attr)
