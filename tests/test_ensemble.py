@@ -7,7 +7,9 @@ import warnings
 import joblib
 import numpy as np
 import pytest
+from sklearn.ensemble import StackingClassifier, VotingClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
@@ -394,9 +396,16 @@ def test_declared_label_without_rows_is_counted_but_never_released():
     assert answered[:2].all() and labels[:2].tolist() == [0, 1]
     assert 2 not in labels[answered]  # no teacher learned label 2
     clf.fit(X, y, X_public=np.array(queries[:2]) + 0.3 * rng.normal(size=(2, 2)))
-    # classes_ is what the student learned from the released labels (a subset of classes).
-    assert clf.classes_.tolist() == [0, 1]
-    assert clf.predict_proba(X[:5]).shape == (5, 2)
+    # classes_ is the declared label set; the student knows the released labels only.
+    assert clf.classes_.tolist() == [0, 1, 2] and clf.student_.classes_.tolist() == [0, 1]
+    proba = clf.predict_proba(X[:5])
+    assert proba.shape == (5, 3) and np.all(proba[:, 2] == 0)
+    assert np.allclose(proba[:, :2], clf.student_.predict_proba(X[:5]))
+    assert np.all(np.isneginf(clf.predict_log_proba(X[:5])[:, 2]))
+    scores = clf.decision_function(X[:5])  # the binary student scores class 1: (-s, s, lowest)
+    s = clf.student_.decision_function(X[:5])
+    assert scores.shape == (5, 3) and np.array_equal(scores[:, :2], np.column_stack([-s, s]))
+    assert np.all(scores[:, 2] < -1e300) and np.all(np.isfinite(scores))
 
 
 def test_label_outside_the_declared_classes_spends_nothing():
@@ -414,13 +423,13 @@ def test_label_outside_the_declared_classes_spends_nothing():
     assert acc.spent is None
 
 
-def _one_class_released(fallback_label=None, accountant=None):
+def _one_class_released(fallback_label=None, accountant=None, classes=None):
     rng = np.random.default_rng(12)
     X, y = _blobs(3000, rng)
     X_pub = np.array([4.0, 0.0]) + 0.3 * rng.normal(size=(6, 2))  # deep in class 0
     clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=30, max_unstable=2,
                                          epsilon=20.0, delta=1e-5, fallback_label=fallback_label,
-                                         accountant=accountant, random_state=0)
+                                         classes=classes, accountant=accountant, random_state=0)
     with pytest.warns(FallbackModelWarning, match="6 of 6 public points were answered"):
         return clf.fit(X, y, X_public=X_pub)
 
@@ -440,6 +449,46 @@ def test_one_released_class_gives_a_constant_fallback_at_no_extra_cost():
     assert clf.score(X_test, np.zeros(50, dtype=int)) == 1.0
     # A released label wins over the public fallback_label.
     assert _one_class_released(fallback_label=1).classes_.tolist() == [0]
+
+
+def test_constant_fallback_keeps_the_declared_classes():
+    # The user review's reproduction: with classes=[0, 1] the fallback used to give
+    # classes_ == [0] and one predict_proba column, which broke roc_auc_score(y, p[:, 1]).
+    clf = _one_class_released(classes=[0, 1])
+    assert clf.fallback_ == "most_frequent" and clf.classes_.tolist() == [0, 1]
+    X_test = np.random.default_rng(13).normal(scale=5.0, size=(50, 2))
+    proba = clf.predict_proba(X_test)
+    assert np.array_equal(proba, np.column_stack([np.ones(50), np.zeros(50)]))
+    assert np.array_equal(clf.predict_log_proba(X_test)[:, 1], np.full(50, -np.inf))
+    y_test = (X_test[:, 0] < 0).astype(int)
+    assert roc_auc_score(y_test, proba[:, 1]) == 0.5
+    assert clf.predict(X_test).tolist() == [0] * 50
+    # The public fallback_label, with no label released, keeps the declared set too.
+    rng = np.random.default_rng(8)
+    X, y = _blobs(2000, rng)
+    nothing = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=20, epsilon=0.1,
+                                             classes=["no", "yes"], fallback_label="yes",
+                                             random_state=0)
+    with pytest.warns(FallbackModelWarning, match="'constant'"):
+        nothing.fit(X, np.array(["no", "yes"])[y], X_public=X[:20])
+    assert nothing.classes_.tolist() == ["no", "yes"]
+    assert np.array_equal(nothing.predict_proba(X[:3]), [[0.0, 1.0]] * 3)
+
+
+def test_declared_classes_work_in_stacking_and_soft_voting():
+    # Class 2 has 0.6% of the rows: no vote for it is stable, the student never sees it.
+    # StackingClassifier and soft VotingClassifier then used to get too few columns.
+    rng = np.random.default_rng(14)
+    y = rng.choice(3, size=3000, p=[0.497, 0.497, 0.006])
+    X = np.array([[4.0, 0.0], [-4.0, 0.0], [0.0, 4.0]])[y] + rng.normal(size=(3000, 2))
+    clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=30, max_unstable=2,
+                                         epsilon=20.0, classes=[0, 1, 2], random_state=0)
+    assert clf.fit(X, y).student_.classes_.tolist() == [0, 1]
+    assert clf.classes_.tolist() == [0, 1, 2] and clf.predict_proba(X[:4]).shape == (4, 3)
+    stack = StackingClassifier([("private", clf)], cv=2, stack_method="predict_proba")
+    vote = VotingClassifier([("private", clf), ("lr", LogisticRegression())], voting="soft")
+    for meta in (stack, vote):
+        assert meta.fit(X, y).score(X, y) > 0.95
 
 
 def test_no_released_label_raises_unless_fallback_label_is_given():

@@ -1,9 +1,11 @@
 """Kernel learners (seed 000) and functional-perturbation models (seed 003)."""
 
+import copy
 import math
 import pickle
 import warnings
 
+import joblib
 import numpy as np
 import pytest
 from joblib import parallel_backend
@@ -13,6 +15,7 @@ from sklearn.datasets import make_moons
 from sklearn.exceptions import NotFittedError
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF
+from sklearn.metrics import r2_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KernelDensity
 from sklearn.pipeline import make_pipeline
@@ -286,6 +289,25 @@ def test_gp_close_to_sklearn_at_large_epsilon():
     assert np.abs(noisy.predict(X_test) - ref.predict(X_test)).max() > 0.1
 
 
+def test_gp_predictions_are_clipped_to_y_bounds():
+    # The user review: at epsilon = 1 the released mean left y_bounds = (-1, 1) far
+    # (R^2 around -3 here). Clipping it to the public bounds is post-processing.
+    rng = np.random.default_rng(0)
+    X, X_test = rng.uniform(-3, 3, size=(200, 1)), rng.uniform(-3, 3, size=(500, 1))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=200)
+    gp = PrivateGaussianProcessRegressor(gamma=1.0, alpha=0.5, y_bounds=(-1, 1), epsilon=1.0,
+                                         random_state=1).fit(X, y)
+    raw = gp.y_offset_ + gaussian_kernel(X_test, gp.X_train_, 1.0) @ gp.dual_coef_
+    assert raw.max() > 2.0  # the released function itself leaves the bounds
+    pred = gp.predict(X_test)
+    assert np.allclose(pred, np.clip(raw, -1.0, 1.0), rtol=0, atol=1e-8)
+    mean, std = gp.predict(X_test[:5], return_std=True)
+    assert np.allclose(mean, pred[:5], rtol=0, atol=1e-8) and std.shape == (5,)
+    truth = np.sin(X_test[:, 0])
+    assert r2_score(truth, pred) > r2_score(truth, raw) + 1.0
+    assert gp.score(X_test, truth) == pytest.approx(r2_score(truth, pred))
+
+
 @pytest.mark.parametrize("Est", [PrivateKernelClassifier, PrivateKernelSVC])
 def test_classifiers_match_the_non_private_erm_at_large_epsilon(Est, moons):
     X, y, X_test, y_test, Z = moons
@@ -358,6 +380,46 @@ def test_interactive_predictor():
         assert np.array_equal(service.decision_function(Q[:5]), service.decision_function(Q[:5]))
     with pytest.raises(ValueError, match="binary"):
         InteractiveKernelPredictor().fit(X, np.arange(2000) % 3)
+
+
+def _small_session(**params):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    service = InteractiveKernelPredictor(gamma=0.5, alpha=1.0, classes=[0, 1], epsilon=5.0,
+                                         max_updates=5, random_state=0, **params)
+    return service, X, (X[:, 0] > 0).astype(int)
+
+
+def test_interactive_predictor_refuses_to_be_pickled_without_opt_in(tmp_path):
+    service, X, y = _small_session()
+    assert pickle.loads(pickle.dumps(service)).allow_pickle is False  # unfitted: no data
+    service.fit(X, y)
+    service.predict(X[:3])
+    for write in (pickle.dumps, lambda obj: joblib.dump(obj, tmp_path / "service.joblib"),
+                  copy.deepcopy):
+        with pytest.raises(pickle.PicklingError,
+                           match="raw training data.*fork.*allow_pickle=True"):
+            write(service)
+    assert X[0].tobytes() not in (tmp_path / "service.joblib").read_bytes()  # a stub at most
+    # The opt-in persists the whole session: the copy continues where the original stands.
+    service.allow_pickle = True
+    restored = pickle.loads(pickle.dumps(service))
+    queries = np.random.default_rng(2).normal(size=(20, 2))
+    assert np.array_equal(restored.decision_function(queries), service.decision_function(queries))
+    assert restored.n_queries_ == service.n_queries_ == 23
+    with pytest.raises(TypeError, match="allow_pickle must be a bool"):
+        _small_session(allow_pickle="yes")[0].fit(X, y)
+
+
+def test_interactive_predictor_is_a_session_not_an_estimator():
+    service, X, y = _small_session()
+    assert not hasattr(service, "get_params")
+    with pytest.raises(TypeError, match="stateful query session.*same arguments"):
+        clone(service)
+    with pytest.raises(TypeError, match="stateful query session"):
+        clone(service.fit(X, y))
+    assert "session object, not a scikit-learn estimator" in " ".join(
+        InteractiveKernelPredictor.__doc__.split())
 
 
 # ---------------------------------------------------- the label set (classes)

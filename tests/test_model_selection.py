@@ -8,7 +8,7 @@ from sklearn.linear_model import LogisticRegression
 
 from _dummy import NoisyCentroidClassifier
 from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
-from skdp.linear_model import ObjectivePerturbationClassifier
+from skdp.linear_model import DPLogisticRegressionAMP, ObjectivePerturbationClassifier
 from skdp.model_selection import PrivateParameterSelector
 
 
@@ -256,3 +256,25 @@ def test_the_label_set_is_resolved_once_and_given_to_the_candidates(small):
         PrivateParameterSelector(ObjectivePerturbationClassifier(), {"alpha": [0.01, 0.1]},
                                  random_state=0).fit(X, y)
     assert len([w for w in rec if issubclass(w.category, PrivacyLeakWarning)]) == 1
+
+
+def test_delta_none_with_an_accountant_says_what_to_set(data):
+    X, y = data
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-3)
+    grid = {"epsilon": [0.5, 1.0]}
+    sel = PrivateParameterSelector(DPLogisticRegressionAMP(), grid, classes=[0, 1],
+                                   accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match=r"estimator=DPLogisticRegressionAMP\(delta=1e-06\)"
+                                         r".*'delta': \[1e-06\].*Nothing was spent"):
+        sel.fit(X, y)
+    # A grid that sets delta=None on one candidate names that candidate.
+    sel.set_params(param_grid=[{"epsilon": [0.5]}, {"epsilon": [1.0], "delta": [None]}],
+                   estimator=DPLogisticRegressionAMP(delta=1e-6))
+    with pytest.raises(ValueError, match=r"\{'delta': None, 'epsilon': 1.0\}"):
+        sel.fit(X, y)
+    assert acc.spends == []
+    # Either advice works.
+    sel.set_params(param_grid=grid).fit(X, y)
+    sel.set_params(estimator=DPLogisticRegressionAMP(), param_grid=dict(grid, delta=[1e-6]))
+    sel.fit(X, y)
+    assert [s.budget for s in acc.spends] == [PrivacyBudget(1.0, 1e-6)] * 2

@@ -21,6 +21,7 @@ from skdp.ensemble._answerer import (
 from skdp.ensemble._stability import ABSTAINED, ANSWERED, CALIBRATIONS, REFUSED
 from skdp.ensemble._teachers import keyed_row_hash, vote_counts
 from skdp.exceptions import FallbackModelWarning
+from skdp.model_selection._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils import check_option, check_positive_int, check_real, fill_doc, resolve_classes
 
 __all__ = ["LabelPrivateBudget", "ModelAgnosticPrivateClassifier"]
@@ -178,7 +179,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         one label is released. Must be among ``classes`` when that is given.
     %(classes)s
         The teachers vote over these labels; the student learns the ones
-        released (see ``classes_``).
+        released; ``classes_`` is ``classes`` all the same.
     %(n_jobs)s
         Teachers are trained with joblib (any backend, e.g. Dask).
     %(random_state)s
@@ -198,10 +199,14 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         ``"most_frequent"`` predicts the one released class,
         ``"constant"`` predicts ``fallback_label`` (no label was released).
     classes_ : ndarray of shape (n_classes,)
-        Labels the student knows: those among the answered votes, or
-        ``[fallback_label]``; with ``classes`` given, a subset of it. Like
-        the student, a post-processing of the released labels; it matches
-        the columns of ``predict_proba``.
+        With ``classes`` given: ``classes``, sorted (public), even when the
+        student learned only some of them; ``predict_proba``,
+        ``predict_log_proba`` and ``decision_function`` have one column per
+        class, in this order, and a class the student never saw has
+        probability 0 (see Notes). With ``classes=None``: the labels the
+        student knows (those among the answered votes, or
+        ``[fallback_label]``), a post-processing of the released labels;
+        they match the student's columns.
     n_teachers_ : int
         Number of teachers used.
     threshold_ : float
@@ -237,8 +242,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     (which sets the threshold) depends only on those unprotected features.
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`), to count
-    the votes and to refuse one-class data. Either way ``classes_`` comes
-    from the released labels only.
+    the votes and to refuse one-class data, and ``classes_`` then comes
+    from the released labels only (whether a label is released is part of
+    the private output).
 
     When fewer than two classes are released, the constant fallback model
     (``fallback_``) is also a post-processing: of the released labels
@@ -277,6 +283,14 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     added or removed row changes no other row's role, and exactly one
     teacher's data). ``n_teachers="auto"`` and the threshold then depend
     on the number of query rows only (the unprotected part).
+
+    With ``classes`` given, a class the student never saw (no stable vote
+    released it) keeps its column in ``predict_proba``, with probability 0
+    (``-inf`` in ``predict_log_proba``, the lowest finite float in
+    ``decision_function``), as scikit-learn's meta-estimators and metrics
+    expect one column per class of ``classes_``. This reads only the
+    released student and the public ``classes``: post-processing, at no
+    privacy cost.
 
     ``n_teachers`` is never compared with the number of private rows: under
     add/remove neighbours that number is private, and a fit that refuses
@@ -432,7 +446,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
                 FallbackModelWarning, stacklevel=2)
         self.student_ = student
         self.fallback_ = fallback
-        self.classes_ = np.unique(labels_released) if fallback is None else student.classes_
+        # Declared classes are public: they stay the model's label set even when the student
+        # learned a subset of them (its missing classes get probability 0 in predict_proba).
+        self.classes_ = student.classes_ if self.classes is None else classes
         self.n_teachers_ = n_teachers
         self.threshold_ = threshold
         self.n_public_ = X_public.shape[0]
@@ -445,6 +461,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     def _student_input(self, X):
         check_is_fitted(self)
         return self.student_, validate_data(self, X, reset=False)
+
+    def _expand(self, values, fill):
+        """The student's columns at their place in ``classes_`` (post-processing)."""
+        seen = getattr(self.student_, "classes_", self.classes_)
+        return expand_class_columns(values, seen, self.classes_, fill)
 
     def predict(self, X):
         """Student's predicted labels (no further privacy cost).
@@ -473,9 +494,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            One column per class of ``classes_``; 0 for a class the student
+            never saw.
         """
         student, X = self._student_input(X)
-        return student.predict_proba(X)
+        return self._expand(student.predict_proba(X), 0.0)
 
     @available_if(_student_has("predict_log_proba"))
     def predict_log_proba(self, X):
@@ -489,9 +512,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
+            One column per class of ``classes_``; ``-inf`` for a class the
+            student never saw.
         """
         student, X = self._student_input(X)
-        return student.predict_log_proba(X)
+        return self._expand(student.predict_log_proba(X), -np.inf)
 
     @available_if(_student_has("decision_function"))
     def decision_function(self, X):
@@ -505,6 +530,12 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            As the student's when it saw every class of ``classes_`` (the
+            score of ``classes_[1]`` for two classes); otherwise one column
+            per class of ``classes_``, a binary student's score ``s`` becoming
+            ``(-s, s)`` for its two classes, and a class it never saw getting
+            the lowest finite float.
         """
         student, X = self._student_input(X)
-        return student.decision_function(X)
+        seen = getattr(student, "classes_", self.classes_)
+        return expand_decision_function(student.decision_function(X), seen, self.classes_)

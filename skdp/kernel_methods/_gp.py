@@ -87,7 +87,8 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         values need less privacy noise.
     y_bounds : tuple of float, default=(-1.0, 1.0)
         Public range of the labels; labels are clipped to it (a per-record
-        operation) and the prior mean is its midpoint. Its width ``d`` is the
+        operation), the prior mean is its midpoint and ``predict`` clips the
+        released mean to it (post-processing). Its width ``d`` is the
         largest change of one label.
     %(epsilon)s
     delta : float or None, default=None
@@ -103,9 +104,12 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     X_train_ : ndarray of shape (n_samples, n_features)
         The training inputs (public in this model) and support of the release.
     dual_coef_ : ndarray of shape (n_samples,)
-        The released mean is ``y_offset_ + k(x, X_train_) @ dual_coef_``.
+        The released function is ``y_offset_ + k(x, X_train_) @ dual_coef_``;
+        ``predict`` returns it clipped to ``y_bounds_``.
     y_offset_ : float
         Prior mean, the midpoint of ``y_bounds``.
+    y_bounds_ : tuple of float
+        The validated ``y_bounds`` of ``fit``; ``predict`` clips to them.
     L_ : ndarray of shape (n_samples, n_samples)
         Lower Cholesky factor of ``K + alpha I`` (public: inputs only).
     sensitivity_ : float
@@ -143,9 +147,22 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     ``g ~ N(0, K)``, then interpolated by the kernel. The posterior mean lies
     in ``span{k(., x_i)}``, so the only approximation is a 1e-10 relative
     jitter. Far from the inputs the released mean returns to ``y_offset_``.
-    ``predict(X, return_std=True)`` returns the non-private posterior
-    standard deviation, which depends on the public inputs only and ignores
-    the privacy noise.
+
+    ``predict`` clips the released function to ``y_bounds``: the labels it
+    was fitted on lie there, the privacy noise does not (at small epsilon
+    it can reach several times the width of ``y_bounds``), and clipping to
+    a public interval only moves a prediction closer to any value inside
+    it. It reads nothing but the released function and the public bounds,
+    so it is post-processing and costs no privacy. ``dual_coef_`` still
+    holds the unclipped release.
+
+    ``predict(X, return_std=True)`` returns the same clipped mean and the
+    non-private posterior standard deviation, which depends on the public
+    inputs only and ignores both the privacy noise and the clipping. It is
+    left unchanged: it is the Bayesian model's uncertainty about the
+    function, not an error bar of the private release, whose extra
+    spread at ``X`` is about ``noise_scale_`` times the prior standard
+    deviation ``sqrt(k(x, x))`` before clipping.
 
     References
     ----------
@@ -217,6 +234,7 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         self.dual_coef_, _ = gp_release(mean_at_x, K, self.noise_scale_, rng)
         self.X_train_ = X
         self.y_offset_ = offset
+        self.y_bounds_ = (lo, hi)
         self.L_ = np.tril(factor[0])
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
@@ -235,15 +253,16 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         Returns
         -------
         y_mean : ndarray of shape (n_queries,)
-            The released mean.
+            The released mean, clipped to ``y_bounds`` (post-processing).
         y_std : ndarray of shape (n_queries,)
-            Only when ``return_std`` is true.
+            Only when ``return_std`` is true (see Notes).
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         kernel = self._get_kernel(X.shape[1], require_bound=False)
         K_x = kernel(X, self.X_train_)
-        mean = self.y_offset_ + K_x @ self.dual_coef_
+        # Post-processing of the released function with the public bounds.
+        mean = np.clip(self.y_offset_ + K_x @ self.dual_coef_, *self.y_bounds_)
         if not return_std:
             return mean
         v = linalg.solve_triangular(self.L_, K_x.T, lower=True, check_finite=False)

@@ -11,6 +11,7 @@ the private minimizer ``w*`` at points ``z`` where the two disagree:
 """
 
 import math
+import pickle
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
@@ -27,6 +28,11 @@ from skdp.utils._multiclass import resolve_classes
 from skdp.utils._validation import check_positive_int, check_real
 
 __all__ = ["InteractiveKernelPredictor", "PrivateKernelNetClassifier"]
+
+
+def _is_true(flag):
+    """Whether ``flag`` is the bool True (an explicit opt-in, not just a truthy value)."""
+    return isinstance(flag, (bool, np.bool_)) and bool(flag)
 
 
 def _check_threshold(threshold):
@@ -245,9 +251,20 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     privacy, so many queries can be answered; after ``max_updates`` updates
     the model freezes and answers with ``w_B``.
 
-    This is not a scikit-learn estimator: ``decision_function`` and
-    ``predict`` change the state, and the object keeps the private training
-    data to evaluate ``w*``. Host it as a service; never ship the object.
+    This is a stateful session object, not a scikit-learn estimator:
+    ``fit`` spends the whole budget and opens one interaction,
+    ``decision_function`` and ``predict`` change the state (an answer
+    depends on the earlier queries), and the object keeps the private
+    training data to evaluate ``w*``. It therefore has no ``get_params`` /
+    ``set_params``, :func:`~sklearn.base.clone` refuses it, and it does not
+    belong in a :class:`~sklearn.pipeline.Pipeline`,
+    :class:`~sklearn.model_selection.GridSearchCV` or ``cross_val_score``
+    (they assume a fitted model answers independently of the order of the
+    queries, and would refit, spending the budget again, for every fold);
+    to open another session with the same settings, call the constructor
+    with the same arguments. Host it as a service; never ship the object:
+    pickling, :func:`joblib.dump` and :func:`copy.deepcopy` of a fitted
+    session raise :class:`pickle.PicklingError` unless ``allow_pickle=True``.
 
     Parameters
     ----------
@@ -273,6 +290,11 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         In ``(0, 1)`` (the sparse vector technique needs ``delta > 0``).
     %(random_state)s
     %(accountant)s
+    allow_pickle : bool, default=False
+        Whether a fitted session may be pickled (``pickle``, ``joblib.dump``,
+        ``copy.deepcopy``). A pickle holds the raw training data and the
+        session state; see Notes. May be set on the object at any time
+        (``service.allow_pickle = True``); an unfitted object always pickles.
 
     Attributes
     ----------
@@ -325,6 +347,16 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     sensitivity ``2 R_phi^2 / (lambda n)`` is small: large ``n`` or strong
     regularization.
 
+    A pickle of a fitted session holds, unprotected, the raw training inputs
+    and the minimizer's dual coefficients (a function of the labels), which
+    the answers protect only while they stay inside the service. It also
+    holds the session state (the sparse vector's count and noise, the
+    random generator): loading it twice forks the session, and the two
+    copies together can spend up to twice the budget. Pickling therefore
+    fails unless ``allow_pickle=True``; set it to persist a session (for
+    example, to restart the service) in storage as private as the training
+    data, and resume it from one copy only.
+
     References
     ----------
     Jain and Thakurta, "Differentially private learning with kernels",
@@ -348,7 +380,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
                  max_updates=50, threshold=None, classes=None, epsilon=1.0, delta=1e-6,
-                 random_state=None, accountant=None):
+                 random_state=None, accountant=None, allow_pickle=False):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -366,9 +398,34 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         self.delta = delta
         self.random_state = random_state
         self.accountant = accountant
+        self.allow_pickle = allow_pickle
 
     def __repr__(self):
         return f"{type(self).__name__}(epsilon={self.epsilon!r}, delta={self.delta!r})"
+
+    def __sklearn_clone__(self):
+        raise TypeError(
+            f"{type(self).__name__} is a stateful query session, not a scikit-learn estimator: "
+            "it cannot be cloned, nor used in Pipeline, GridSearchCV or cross_val_score. To "
+            "open another session with the same settings, call the constructor with the same "
+            "arguments (fitting it spends the budget again)."
+        )
+
+    def __getstate__(self):
+        # Also reached by joblib.dump and copy.deepcopy (and pickle.dumps of any object
+        # holding this one).
+        if hasattr(self, "_X") and not _is_true(self.allow_pickle):
+            raise pickle.PicklingError(
+                f"refusing to pickle or copy a fitted {type(self).__name__}: the result would "
+                "hold the raw training data (the private inputs, and dual coefficients computed "
+                "from the private labels) with no privacy protection, and the session state, "
+                "so that loading it twice would fork the session and spend up to twice the "
+                "budget. Host the object in one process instead. To persist a session in "
+                "storage as private as the training data (e.g. to restart the service), set "
+                "allow_pickle=True on it (service.allow_pickle = True) and resume it from one "
+                "copy only."
+            )
+        return self.__dict__.copy()
 
     def fit(self, X, y):
         """Train the private minimizer and open the interaction (spends the whole budget).
@@ -386,6 +443,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
             The predictor, ready for queries.
         """
         X, y = check_X_y(X, y, dtype=np.float64)
+        if not isinstance(self.allow_pickle, (bool, np.bool_)):
+            raise TypeError(f"allow_pickle must be a bool; got {self.allow_pickle!r}.")
         classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         if len(classes) != 2:
             raise ValueError(f"InteractiveKernelPredictor handles binary problems; got "

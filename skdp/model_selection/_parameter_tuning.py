@@ -12,15 +12,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
+from skdp.model_selection._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._random import check_random_state, spawn_random_states
 
 __all__ = ["PrivateParameterSelector"]
-
-# Decision value of a class the released model never saw: finite (metrics
-# reject infinities) and below every real score.
-_LOWEST_SCORE = np.finfo(np.float64).min
 
 
 def _has(attr):
@@ -100,7 +97,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         charge nothing.
         When this is None, the total is charged to ``estimator.accountant``
         instead; two different accountants are refused with a ``ValueError``
-        (pass the same object to both, or one of them).
+        (pass the same object to both, or one of them). With an accountant,
+        every candidate needs an explicit ``delta`` (not None: a data-size
+        default is known only after the fit): set it on ``estimator`` or in
+        ``param_grid``.
     %(n_jobs)s
 
     Attributes
@@ -174,6 +174,26 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     after the budget is charged, with nothing released, as it does when the
     estimator is fitted alone.
 
+    Examples
+    --------
+    Four candidates (two budgets, two losses) on disjoint fifths of the data;
+    with an accountant every candidate needs an explicit ``delta``:
+
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp import BudgetAccountant
+    >>> from skdp.linear_model import DPLogisticRegressionAMP
+    >>> from skdp.model_selection import PrivateParameterSelector
+    >>> X, y = make_classification(3000, 5, n_informative=3, class_sep=2.0, random_state=0)
+    >>> acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    >>> grid = {"epsilon": [0.5, 1.0], "loss": ["logistic", "huber"]}
+    >>> sel = PrivateParameterSelector(DPLogisticRegressionAMP(delta=1e-6), grid, epsilon=1.0,
+    ...                                classes=[0, 1], accountant=acc, random_state=0)
+    >>> sel.fit(X, y).privacy_spent_  # parallel composition: the max, not the sum
+    PrivacyBudget(epsilon=1.0, delta=1e-06)
+    >>> acc.spent
+    PrivacyBudget(epsilon=1.0, delta=1e-06)
+    >>> sorted(sel.best_params_), sel.predict(X[:3]).shape
+    (['epsilon', 'loss'], (3,))
     """
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, classes=None, random_state=None,
@@ -218,9 +238,16 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             eps = params.get("epsilon", base["epsilon"])
             delta = params.get("delta", base.get("delta", 0.0))
             if delta is None and accountant is not None:
+                name = type(self.estimator).__name__
                 raise ValueError(
-                    "with an accountant, candidates need an explicit delta (not None) so "
-                    "that the total is charged before any data is touched."
+                    f"with an accountant, every candidate needs an explicit delta, but candidate "
+                    f"{params!r} has delta=None ({name}'s default that depends on the size of "
+                    f"the training part, known only after its fit, while the selector charges "
+                    f"its total before any data is touched). Pass "
+                    f"estimator={name}(delta=1e-06) (with your other parameters; any delta "
+                    f"well below 1 / n_samples), or set delta on every candidate, e.g. "
+                    f"param_grid={{..., 'delta': [1e-06]}} (in each dict of a list). Nothing "
+                    f"was spent."
                 )
             budgets.append(PrivacyBudget(eps, 0.0 if delta is None else delta))
         return budgets
@@ -310,12 +337,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     def _align(self, values, fill):
         """Put the columns of the released model's classes at their place in ``classes_``."""
-        seen = self.best_estimator_.classes_
-        if len(seen) == len(self.classes_):
-            return values
-        out = np.full((values.shape[0], len(self.classes_)), fill, dtype=float)
-        out[:, np.searchsorted(self.classes_, seen)] = values
-        return out
+        return expand_class_columns(values, self.best_estimator_.classes_, self.classes_, fill)
 
     def predict(self, X):
         """Predict with the selected model.
@@ -388,8 +410,4 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         """
         X = self._validate_for_predict(X)
         scores = self.best_estimator_.decision_function(X)
-        if len(self.best_estimator_.classes_) == len(self.classes_):
-            return scores
-        if scores.ndim == 1:  # a binary model scores its second class
-            scores = np.column_stack([-scores, scores])
-        return self._align(scores, _LOWEST_SCORE)
+        return expand_decision_function(scores, self.best_estimator_.classes_, self.classes_)
