@@ -14,25 +14,31 @@ from skdp.utils._docstrings import fill_doc
 __all__ = ["DPStandardScaler", "moment_noise_scales", "private_standardization"]
 
 
+# c = sigma_1^2 / sigma_2^2 = (11 + 5 sqrt(5)) / 8: the largest weight of the sum of squares
+# that leaves the L2 sensitivity of (S1, sqrt(c) S2) at 2 per feature (see DPStandardScaler's Notes).
+_SQUARE_WEIGHT = (11.0 + 5.0 * math.sqrt(5.0)) / 8.0
+
+
 def moment_noise_scales(n_features, epsilon, delta):
     """Noise scales of the joint release of the per-feature sums ``S1`` and ``S2``.
 
     With every value mapped into ``[-1, 1]`` (``z = (x - centre) / half-width``
     after clipping to the public bounds), ``S1_j = sum_i z_ij`` and
-    ``S2_j = sum_i z_ij^2`` are released together with independent noise,
-    ``sigma_2 = sigma_1 / sqrt(2)`` (Gaussian) or ``b_2 = 2 b_1`` (Laplace).
+    ``S2_j = sum_i z_ij^2`` are released together with independent noise.
     Replacing one row moves each feature's ``(S1_j, S2_j)`` by
     ``(b - a, b^2 - a^2)`` for some ``a, b`` in ``[-1, 1]``:
 
-    * Gaussian (``delta > 0``): the vector ``(S1, sqrt(2) S2)`` with noise
-      ``sigma_1`` on every entry has L2 sensitivity ``2 sqrt(d)``, because
-      ``(b - a)^2 + 2 (b^2 - a^2)^2 <= 4`` on ``[-1, 1]^2`` (see Notes of
+    * Gaussian (``delta > 0``): the vector ``(S1, sqrt(c) S2)``,
+      ``c = (11 + 5 sqrt(5)) / 8 = 2.7725...``, with noise ``sigma_1`` on
+      every entry has L2 sensitivity ``2 sqrt(d)``, because
+      ``(b - a)^2 + c (b^2 - a^2)^2 <= 4`` on ``[-1, 1]^2`` (Notes of
       :class:`DPStandardScaler`); ``sigma_1`` is the analytic Gaussian
-      calibration of that sensitivity (Balle and Wang 2018, Thm. 8).
+      calibration of that sensitivity (Balle and Wang 2018, Thm. 8) and
+      ``sigma_2 = sigma_1 / sqrt(c) = 0.6006 sigma_1``.
     * Laplace (``delta = 0``): the vector ``(S1, S2 / 2)`` with noise scale
       ``b_1`` has L1 sensitivity ``2 d``, because
       ``|b - a| + |b^2 - a^2| / 2 <= 2``; ``b_1 = 2 d / epsilon``
-      (seed 004, Lemma 2.1.8).
+      (seed 004, Lemma 2.1.8) and ``b_2 = 2 b_1``.
 
     Parameters
     ----------
@@ -55,10 +61,10 @@ def moment_noise_scales(n_features, epsilon, delta):
         # Laplace mechanism (seed 004, Lemma 2.1.8) on (S1, S2 / 2), L1 sensitivity 2 d.
         scale = laplace_scale(2.0 * n_features, epsilon)
         return "laplace", scale, 2.0 * scale
-    # Analytic Gaussian mechanism (Balle and Wang 2018, Thm. 8) on (S1, sqrt(2) S2),
+    # Analytic Gaussian mechanism (Balle and Wang 2018, Thm. 8) on (S1, sqrt(c) S2),
     # L2 sensitivity 2 sqrt(d).
     sigma = gaussian_sigma_analytic(2.0 * math.sqrt(n_features), epsilon, delta)
-    return "gaussian", sigma, sigma / math.sqrt(2.0)
+    return "gaussian", sigma, sigma / math.sqrt(_SQUARE_WEIGHT)
 
 
 def private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng):
@@ -200,24 +206,30 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     **Sensitivity.** One replaced row changes feature ``j`` from ``a`` to
     ``b`` (both in ``[-1, 1]``), so ``(S1_j, S2_j)`` moves by
     ``(s, s t)`` with ``s = b - a``, ``t = b + a`` and ``|s| + |t| <= 2``.
-    For the Gaussian release of ``(S1, sqrt(2) S2)``,
-    ``s^2 (1 + 2 t^2) <= s^2 (1 + 2 (2 - |s|)^2)``, which increases with
-    ``|s|`` on ``[0, 2]`` (its derivative is
-    ``2 |s| (3 - 2 |s|)^2 >= 0``), so its maximum is 4, at ``a = -1``,
-    ``b = 1``: over ``d`` features the L2 sensitivity is ``2 sqrt(d)``.
-    For the Laplace release of ``(S1, S2 / 2)``,
-    ``|s| (1 + |t| / 2) <= |s| (4 - |s|) / 2 <= 2``, so the L1 sensitivity
-    is ``2 d``.
+    For the Gaussian release of ``(S1, sqrt(c) S2)``, the squared change is
+    ``s^2 (1 + c t^2) <= s^2 (1 + c (2 - |s|)^2)``, and this is at most 4
+    for every ``|s| <= 2`` exactly when
+    ``c <= (2 + s) / (s^2 (2 - s))`` on ``(0, 2)``; the right side is least
+    at ``s = sqrt(5) - 1`` (the root of ``s^2 + 2 s - 4``), where it is
+    ``(11 + 5 sqrt(5)) / 8 = 2.7725...``, the ``c`` used. The maximum 4 is
+    reached at ``(a, b) = (-1, 1)`` and at ``(2 - sqrt(5), 1)``; over ``d``
+    features the L2 sensitivity is ``2 sqrt(d)``. For the Laplace release
+    of ``(S1, S2 / k)``, ``|s| (1 + |t| / k) <= |s| + |s| (2 - |s|) / k``,
+    at most 2 for every ``|s| <= 2`` exactly when ``k >= 2``; with
+    ``k = 2`` the L1 sensitivity is ``2 d``.
 
     **Splitting the budget.** The split between the two statistics is the
-    ratio of their noise scales. At ``sigma_2 = sigma_1 / sqrt(2)``
-    (``b_2 = 2 b_1``) the worst case is the row that moves from one bound to
-    the other, which does not change ``S2`` at all; the mean is then as
-    accurate as if it had the whole budget, and the second moment comes at
-    no extra cost. Less noise on ``S2`` would make rows near the middle of
-    the range the worst case and cost accuracy on the mean. Releasing both
-    at once is also tighter than halving ``(epsilon, delta)`` between two
-    separate releases.
+    ratio of their noise scales, and it is chosen where the second moment
+    costs nothing: for every ratio up to the limits above
+    (``sigma_2 >= sigma_1 / sqrt(c) = 0.6006 sigma_1``, ``b_2 >= 2 b_1``)
+    the sensitivity is that of the mean alone, whose worst case is a row
+    moving from one bound to the other (which leaves ``S2`` unchanged).
+    The mean is then as accurate as if it had the whole budget, and the
+    limit itself gives the second moment the least noise at that price.
+    Less noise on ``S2`` would raise the sensitivity, and so the noise on
+    the mean. Releasing both at once is also tighter than halving
+    ``(epsilon, delta)`` between two separate releases (which would
+    multiply ``sigma_1`` by about ``sqrt(2)`` or more).
 
     **Floor.** With ``m1``, ``m2`` the noisy averages (clipped to
     ``[-1, 1]`` and ``[0, 1]``, the ranges of the true values), the
