@@ -62,8 +62,10 @@ def test_bad_bounds_are_refused(bounds, match):
 
 @pytest.mark.parametrize("feature_range", [(1.0, 1.0), (0.0,), (0.0, np.nan), "ab"])
 def test_bad_feature_range_is_refused(feature_range):
+    est = PublicBoundsScaler(bounds=(0.0, 1.0), feature_range=feature_range)
     with pytest.raises(ValueError, match="feature_range"):
-        PublicBoundsScaler(bounds=(0.0, 1.0), feature_range=feature_range).fit(np.zeros((3, 2)))
+        est.fit(np.zeros((3, 2)))
+    assert not hasattr(est, "lower_")
 
 
 # --- DPStandardScaler: calibration -------------------------------------------------------------
@@ -280,8 +282,10 @@ def test_pipeline_spends_the_sum_and_beats_raw_features():
                          accountant=acc), amp).fit(X, y)
     spent = [step.privacy_spent_ for _, step in private.steps]
     assert acc.spent == spent[0] + spent[1] == PrivacyBudget(1.0, 4e-6)
+    free_acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
     free = make_pipeline(PublicBoundsScaler(bounds=bounds), clone(amp).set_params(
-        epsilon=1.0, accountant=None)).fit(X, y)
+        epsilon=1.0, accountant=free_acc)).fit(X, y)
+    assert free_acc.spent == PrivacyBudget(1.0, 2e-6)  # the model's budget only
     raw = clone(amp).set_params(epsilon=1.0, accountant=None).fit(X, y)
     raw_score = raw.score(X_test, y_test)
     assert private.score(X_test, y_test) > raw_score + 0.1

@@ -68,7 +68,58 @@ def check_bounds(bounds, n_features, owner):
     return lower, upper
 
 
-class PublicBoundsScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
+    """A per-feature affine map of values clipped (if ``clip``) to public ``bounds``.
+
+    Subclasses set ``lower_``, ``upper_`` and ``scale_`` in ``fit`` and define
+    ``_forward`` and ``_backward`` (the affine map and its inverse).
+    """
+
+    def _validate_for_fit(self, X):
+        """Validate ``X``, ``clip`` and ``bounds``; return ``X, lower, upper``."""
+        X = validate_data(self, X, dtype=np.float64)
+        if not isinstance(self.clip, (bool, np.bool_)):
+            raise TypeError(f"clip must be a bool, got {self.clip!r}.")
+        lower, upper = check_bounds(self.bounds, X.shape[1], type(self).__name__)
+        return X, lower, upper
+
+    def transform(self, X):
+        """Clip (if ``clip``) to the bounds, then scale.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        X_out : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self, "scale_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.clip:
+            X = np.clip(X, self.lower_, self.upper_)
+        return self._forward(X)
+
+    def inverse_transform(self, X):
+        """Map scaled values back to the original units.
+
+        Clipped values come back at the bound they were clipped to.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Scaled samples.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self, "scale_")
+        return self._backward(validate_data(self, X, dtype=np.float64, reset=False))
+
+
+class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
     """Scale each feature from public bounds to a fixed range, clipping what lies outside.
 
     The data-independent counterpart of
@@ -179,47 +230,15 @@ class PublicBoundsScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self : PublicBoundsScaler
         """
-        X = validate_data(self, X, dtype=np.float64)
+        _, lower, upper = self._validate_for_fit(X)
         low, high = self._check_feature_range()
-        if not isinstance(self.clip, (bool, np.bool_)):
-            raise TypeError(f"clip must be a bool, got {self.clip!r}.")
-        self.lower_, self.upper_ = check_bounds(self.bounds, X.shape[1], type(self).__name__)
+        self.lower_, self.upper_ = lower, upper
         self.scale_ = (high - low) / (self.upper_ - self.lower_)
         self.min_ = low - self.lower_ * self.scale_
         return self
 
-    def transform(self, X):
-        """Clip (if ``clip``) to the bounds and map them to ``feature_range``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        X_out : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "scale_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        if self.clip:
-            X = np.clip(X, self.lower_, self.upper_)
+    def _forward(self, X):
         return X * self.scale_ + self.min_
 
-    def inverse_transform(self, X):
-        """Map scaled values back to the original units.
-
-        Clipped values come back at the bound they were clipped to.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Scaled samples.
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "scale_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+    def _backward(self, X):
         return (X - self.min_) / self.scale_

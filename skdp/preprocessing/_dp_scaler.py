@@ -3,12 +3,11 @@
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import BaseEstimator
 
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import gaussian_sigma_analytic, laplace_scale
-from skdp.preprocessing._bounds import check_bounds
+from skdp.preprocessing._bounds import _BoundedScalerMixin
 from skdp.utils._docstrings import fill_doc
 
 __all__ = ["DPStandardScaler", "moment_noise_scales", "private_standardization"]
@@ -107,7 +106,7 @@ def private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng):
 
 
 @fill_doc
-class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     """Standardize features with a differentially private mean and standard deviation.
 
     The private counterpart of :class:`~sklearn.preprocessing.StandardScaler`
@@ -290,11 +289,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         -------
         self : DPStandardScaler
         """
-        X = validate_data(self, X, dtype=np.float64)
+        X, lower, upper = self._validate_for_fit(X)
         n, d = X.shape
-        if not isinstance(self.clip, (bool, np.bool_)):
-            raise TypeError(f"clip must be a bool, got {self.clip!r}.")
-        lower, upper = check_bounds(self.bounds, d, type(self).__name__)
 
         def default_delta(m):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
@@ -315,36 +311,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         self.privacy_spent_ = budget
         return self
 
-    def transform(self, X):
-        """Standardize: clip (if ``clip``), subtract ``mean_``, divide by ``scale_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        X_out : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "scale_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        if self.clip:
-            X = np.clip(X, self.lower_, self.upper_)
+    def _forward(self, X):
         return (X - self.mean_) / self.scale_
 
-    def inverse_transform(self, X):
-        """Map standardized values back to the original units.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Standardized samples.
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self, "scale_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+    def _backward(self, X):
         return X * self.scale_ + self.mean_
