@@ -14,7 +14,7 @@ __all__ = ["DPStandardScaler", "moment_noise_scales", "private_standardization"]
 
 
 # c = sigma_1^2 / sigma_2^2 = (11 + 5 sqrt(5)) / 8: the largest weight of the sum of squares
-# that leaves the L2 sensitivity of (S1, sqrt(c) S2) at 2 per feature (see DPStandardScaler's Notes).
+# that leaves the L2 sensitivity of (S1, sqrt(c) S2) at 2 per feature (DPStandardScaler's Notes).
 _SQUARE_WEIGHT = (11.0 + 5.0 * math.sqrt(5.0)) / 8.0
 
 
