@@ -1,0 +1,318 @@
+"""Standardization with a differentially private mean and standard deviation."""
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from skdp.base import DPEstimatorMixin
+from skdp.mechanisms import gaussian_sigma_analytic, laplace_scale
+from skdp.preprocessing._bounds import _BoundedScalerMixin
+from skdp.utils._docstrings import fill_doc
+
+__all__ = ["DPStandardScaler", "moment_noise_scales", "private_standardization"]
+
+
+# c = sigma_1^2 / sigma_2^2 = (11 + 5 sqrt(5)) / 8: the largest weight of the sum of squares
+# that leaves the L2 sensitivity of (S1, sqrt(c) S2) at 2 per feature (DPStandardScaler's Notes).
+_SQUARE_WEIGHT = (11.0 + 5.0 * math.sqrt(5.0)) / 8.0
+
+
+def moment_noise_scales(n_features, epsilon, delta):
+    """Noise scales of the joint release of the per-feature sums ``S1`` and ``S2``.
+
+    With every value mapped into ``[-1, 1]`` (``z = (x - centre) / half-width``
+    after clipping to the public bounds), ``S1_j = sum_i z_ij`` and
+    ``S2_j = sum_i z_ij^2`` are released together with independent noise.
+    Replacing one row moves each feature's ``(S1_j, S2_j)`` by
+    ``(b - a, b^2 - a^2)`` for some ``a, b`` in ``[-1, 1]``:
+
+    * Gaussian (``delta > 0``): the vector ``(S1, sqrt(c) S2)``,
+      ``c = (11 + 5 sqrt(5)) / 8 = 2.7725...``, with noise ``sigma_1`` on
+      every entry has L2 sensitivity ``2 sqrt(d)``, because
+      ``(b - a)^2 + c (b^2 - a^2)^2 <= 4`` on ``[-1, 1]^2`` (Notes of
+      :class:`DPStandardScaler`); ``sigma_1`` is the analytic Gaussian
+      calibration of that sensitivity (Balle and Wang 2018, Thm. 8) and
+      ``sigma_2 = sigma_1 / sqrt(c) = 0.6006 sigma_1``.
+    * Laplace (``delta = 0``): the vector ``(S1, S2 / 2)`` with noise scale
+      ``b_1`` has L1 sensitivity ``2 d``, because
+      ``|b - a| + |b^2 - a^2| / 2 <= 2``; ``b_1 = 2 d / epsilon``
+      (seed 004, Lemma 2.1.8) and ``b_2 = 2 b_1``.
+
+    Parameters
+    ----------
+    n_features : int
+        ``d``.
+    epsilon : float
+        > 0.
+    delta : float
+        In ``[0, 1)``; 0 selects the Laplace mechanism.
+
+    Returns
+    -------
+    mechanism : {"gaussian", "laplace"}
+    sum_scale : float
+        Standard deviation (Gaussian) or scale (Laplace) of the noise on each ``S1_j``.
+    square_sum_scale : float
+        The same for each ``S2_j``.
+    """
+    if delta == 0.0:
+        # Laplace mechanism (seed 004, Lemma 2.1.8) on (S1, S2 / 2), L1 sensitivity 2 d.
+        scale = laplace_scale(2.0 * n_features, epsilon)
+        return "laplace", scale, 2.0 * scale
+    # Analytic Gaussian mechanism (Balle and Wang 2018, Thm. 8) on (S1, sqrt(c) S2),
+    # L2 sensitivity 2 sqrt(d).
+    sigma = gaussian_sigma_analytic(2.0 * math.sqrt(n_features), epsilon, delta)
+    return "gaussian", sigma, sigma / math.sqrt(_SQUARE_WEIGHT)
+
+
+def private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng):
+    """Private mean and variance of the columns of ``Z`` (entries in ``[-1, 1]``).
+
+    Adds the noise of :func:`moment_noise_scales` to the column sums of
+    ``Z`` and ``Z**2``, divides by the (public) number of rows, and derives
+    the variance as post-processing: the noisy mean is clipped to
+    ``[-1, 1]``, the noisy second moment to ``[0, 1]``, and the variance
+    ``m2 - m1^2`` to ``[floor, 1]`` with
+    ``floor = min(square_sum_scale / n, 1)``, the noise scale of the second
+    moment itself.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_features)
+        Clipped, normalized data.
+    mechanism : {"gaussian", "laplace"}
+    sum_scale, square_sum_scale : float
+        Noise scales on the sums (from :func:`moment_noise_scales`).
+    rng : numpy.random.Generator
+        Noise source.
+
+    Returns
+    -------
+    mean : ndarray of shape (n_features,)
+        In ``[-1, 1]``.
+    var : ndarray of shape (n_features,)
+        In ``[floor, 1]``, so always > 0.
+    """
+    n, d = Z.shape
+    draw = rng.normal if mechanism == "gaussian" else rng.laplace
+    noisy_sum = Z.sum(axis=0) + draw(0.0, sum_scale, size=d)
+    noisy_square_sum = np.einsum("ij,ij->j", Z, Z) + draw(0.0, square_sum_scale, size=d)
+    mean = np.clip(noisy_sum / n, -1.0, 1.0)
+    second_moment = np.clip(noisy_square_sum / n, 0.0, 1.0)
+    floor = min(square_sum_scale / n, 1.0)
+    var = np.clip(second_moment - mean**2, floor, 1.0)
+    return mean, var
+
+
+@fill_doc
+class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
+    """Standardize features with a differentially private mean and standard deviation.
+
+    The private counterpart of :class:`~sklearn.preprocessing.StandardScaler`
+    (whose fitted ``mean_`` and ``scale_`` are exact statistics of the
+    training data, released with any model that contains it). Each feature
+    is clipped to public bounds, mapped to ``[-1, 1]``, and its sum and sum
+    of squares are released together with noise calibrated to what one row
+    can change; the mean and standard deviation are derived from these
+    noisy sums. ``transform`` computes ``(x - mean_) / scale_``.
+
+    Parameters
+    ----------
+    %(epsilon)s
+    delta : float or None, default=None
+        Probability with which the epsilon bound may fail, in ``[0, 1)``.
+        ``0`` uses the Laplace mechanism (pure epsilon-DP); a positive value
+        the analytic Gaussian mechanism, whose noise grows as ``sqrt(d)``
+        instead of ``d`` with the number of features ``d``. ``None`` means
+        ``1 / n_samples^2`` (Gaussian); the value used is stored in
+        ``delta_``.
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of the features: ``lower`` and ``upper`` are each a
+        real number or an array of shape ``(n_features,)``, with
+        ``lower < upper``, chosen without looking at the private data.
+        Values outside are clipped to them before anything is computed.
+        Required (``None`` is refused before any budget is spent). The
+        noise, in the data's units, is proportional to ``upper - lower``:
+        tight bounds give accurate statistics, bounds that cut off much of
+        the data give biased ones.
+    clip : bool, default=True
+        Also clip to the bounds in ``transform`` (the statistics describe the
+        clipped data). With ``False`` values outside the bounds are
+        standardized as they are. ``fit`` always clips.
+    %(random_state)s
+    %(accountant)s
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        Private mean of each (clipped) feature.
+    var_ : ndarray of shape (n_features,)
+        Private variance of each (clipped) feature, never below the floor
+        described in Notes (so always > 0).
+    scale_ : ndarray of shape (n_features,)
+        ``sqrt(var_)``, the private standard deviation.
+    lower_ : ndarray of shape (n_features,)
+        Lower bound of each feature (``bounds[0]`` broadcast).
+    upper_ : ndarray of shape (n_features,)
+        Upper bound of each feature (``bounds[1]`` broadcast).
+    mechanism_ : {"gaussian", "laplace"}
+        The noise used (Laplace when ``delta = 0``).
+    noise_scales_ : tuple of float
+        Noise standard deviation (Gaussian) or scale (Laplace) on the sum
+        and on the sum of squares of each feature, in units of the bounds'
+        half-width (see :func:`moment_noise_scales`).
+    delta_ : float
+        The delta used.
+    privacy_spent_ : PrivacyBudget
+        ``(epsilon, delta_)``.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Feature names, when ``X`` has string column names.
+
+    Privacy
+    -------
+    ``(epsilon, delta)``-differentially private for replace-one neighbours
+    (two data sets of the same public size ``n_samples`` that differ in one
+    row): every feature of the replaced row is protected. Clipping to the
+    public bounds is per row; the per-feature sums of the clipped, normalized
+    values and of their squares are then one release, by the analytic
+    Gaussian mechanism (Balle and Wang 2018, Thm. 8) of L2 sensitivity
+    ``2 sqrt(d)``, or for ``delta = 0`` the Laplace mechanism (seed 004,
+    Lemma 2.1.8) of L1 sensitivity ``2 d``; the mean, variance and their
+    floor are post-processing of that release and of public values. The
+    guarantee needs the bounds to be public: bounds read from the data
+    leak its extremes. ``transform`` maps each row on its own with the
+    released statistics and costs nothing more.
+
+    In a :class:`~sklearn.pipeline.Pipeline` the scaler and the model after
+    it each spend their own budget on the same rows, so the pipeline is
+    ``(epsilon_scaler + epsilon_model, delta_scaler + delta_model)``-DP
+    (basic composition); with one shared ``accountant`` given to both, it
+    records and enforces that sum. A non-private step fitted on the private
+    data (``StandardScaler``, ``MinMaxScaler``, ``PCA``...) voids the whole
+    pipeline's guarantee.
+
+    See Also
+    --------
+    PublicBoundsScaler : Scale from public bounds only; free, but less
+        adaptive.
+    sklearn.preprocessing.StandardScaler : The non-private scaler.
+
+    Notes
+    -----
+    **Sensitivity.** One replaced row changes feature ``j`` from ``a`` to
+    ``b`` (both in ``[-1, 1]``), so ``(S1_j, S2_j)`` moves by
+    ``(s, s t)`` with ``s = b - a``, ``t = b + a`` and ``|s| + |t| <= 2``.
+    For the Gaussian release of ``(S1, sqrt(c) S2)``, the squared change is
+    ``s^2 (1 + c t^2) <= s^2 (1 + c (2 - |s|)^2)``, and this is at most 4
+    for every ``|s| <= 2`` exactly when
+    ``c <= (2 + s) / (s^2 (2 - s))`` on ``(0, 2)``; the right side is least
+    at ``s = sqrt(5) - 1`` (the root of ``s^2 + 2 s - 4``), where it is
+    ``(11 + 5 sqrt(5)) / 8 = 2.7725...``, the ``c`` used. The maximum 4 is
+    reached at ``(a, b) = (-1, 1)`` and at ``(2 - sqrt(5), 1)``; over ``d``
+    features the L2 sensitivity is ``2 sqrt(d)``. For the Laplace release
+    of ``(S1, S2 / k)``, ``|s| (1 + |t| / k) <= |s| + |s| (2 - |s|) / k``,
+    at most 2 for every ``|s| <= 2`` exactly when ``k >= 2``; with
+    ``k = 2`` the L1 sensitivity is ``2 d``.
+
+    **Splitting the budget.** The split between the two statistics is the
+    ratio of their noise scales, and it is chosen where the second moment
+    costs nothing: for every ratio up to the limits above
+    (``sigma_2 >= sigma_1 / sqrt(c) = 0.6006 sigma_1``, ``b_2 >= 2 b_1``)
+    the sensitivity is that of the mean alone, whose worst case is a row
+    moving from one bound to the other (which leaves ``S2`` unchanged).
+    The mean is then as accurate as if it had the whole budget, and the
+    limit itself gives the second moment the least noise at that price.
+    Less noise on ``S2`` would raise the sensitivity, and so the noise on
+    the mean. Releasing both at once is also tighter than halving
+    ``(epsilon, delta)`` between two separate releases (which would
+    multiply ``sigma_1`` by about ``sqrt(2)`` or more).
+
+    **Floor.** With ``m1``, ``m2`` the noisy averages (clipped to
+    ``[-1, 1]`` and ``[0, 1]``, the ranges of the true values), the
+    variance is ``m2 - m1^2`` clipped to ``[floor, 1]``, where
+    ``floor = min(noise_scales_[1] / n_samples, 1)`` is the noise scale of
+    ``m2`` itself, in units of the half-width squared: a variance below it
+    cannot be told from zero, and dividing by its square root would mostly
+    amplify noise. The floor depends only on ``epsilon``, ``delta``,
+    ``n_features`` and ``n_samples`` (public), never on the values, so
+    ``scale_`` is always positive and finite. When the noise swamps the
+    data, ``scale_`` becomes the half-width of the bounds, as in
+    :class:`PublicBoundsScaler`.
+
+    References
+    ----------
+    B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for
+    differential privacy: analytical calibration and optimal denoising",
+    ICML 2018.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal([10.0, -3.0], [2.0, 0.5], size=(5000, 2))
+    >>> scaler = DPStandardScaler(epsilon=1.0, bounds=([0.0, -6.0], [20.0, 0.0]),
+    ...                           random_state=0).fit(X)
+    >>> np.round(scaler.mean_, 1), np.round(scaler.scale_, 1)
+    (array([10., -3.]), array([2. , 0.5]))
+    >>> scaler.privacy_spent_
+    PrivacyBudget(epsilon=1.0, delta=4e-08)
+    """
+
+    def __init__(self, epsilon=1.0, delta=None, *, bounds=None, clip=True, random_state=None,
+                 accountant=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.clip = clip
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _noise_scales(self, n_features, budget):
+        """Mechanism and noise scales (a method so tests can under-noise a copy)."""
+        return moment_noise_scales(n_features, budget.epsilon, budget.delta)
+
+    def fit(self, X, y=None):
+        """Spend the budget on a private mean and standard deviation per feature.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (finite values); clipped to ``bounds``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPStandardScaler
+        """
+        X, lower, upper = self._validate_for_fit(X)
+        n, d = X.shape
+
+        def default_delta(m):
+            return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
+
+        budget, rng = self._start_private_fit(n, default_delta=default_delta)
+        mechanism, sum_scale, square_sum_scale = self._noise_scales(d, budget)
+        centre, half_width = (upper + lower) / 2.0, (upper - lower) / 2.0
+        Z = (np.clip(X, lower, upper) - centre) / half_width
+        mean, var = private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng)
+
+        self.lower_, self.upper_ = lower, upper
+        self.mean_ = centre + half_width * mean
+        self.var_ = half_width**2 * var
+        self.scale_ = np.sqrt(self.var_)
+        self.mechanism_ = mechanism
+        self.noise_scales_ = (sum_scale, square_sum_scale)
+        self.delta_ = budget.delta
+        self.privacy_spent_ = budget
+        return self
+
+    def _forward(self, X):
+        return (X - self.mean_) / self.scale_
+
+    def _backward(self, X):
+        return X * self.scale_ + self.mean_

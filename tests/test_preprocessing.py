@@ -1,0 +1,315 @@
+"""skdp.preprocessing: public-bounds scaling and the private standard scaler."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skdp import BudgetAccountant, PrivacyBudget
+from skdp.linear_model import DPLogisticRegressionAMP
+from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
+from skdp.preprocessing._dp_scaler import moment_noise_scales
+from skdp.testing import audit_epsilon
+
+
+# --- PublicBoundsScaler ------------------------------------------------------------------------
+
+def test_public_bounds_scaler_maps_bounds_to_range_and_clips():
+    X = np.array([[-3.0, 50.0], [0.0, 100.0], [2.0, 175.0], [9.0, 300.0]])
+    scaler = PublicBoundsScaler(bounds=([-2.0, 50.0], [2.0, 250.0])).fit(X)
+    # feature 0: [-2, 2] -> [-1, 1] is x / 2; feature 1: [50, 250] -> [-1, 1] is (x - 150) / 100
+    expected = np.array([[-1.0, -1.0], [0.0, -0.5], [1.0, 0.25], [1.0, 1.0]])
+    np.testing.assert_allclose(scaler.transform(X), expected)
+    unit = PublicBoundsScaler(bounds=(0.0, 4.0), feature_range=(0.0, 1.0), clip=False).fit(X)
+    np.testing.assert_allclose(unit.transform(X), X / 4.0)
+    inside = X[1:3]
+    np.testing.assert_allclose(scaler.inverse_transform(scaler.transform(inside)), inside)
+
+
+def test_public_bounds_scaler_learns_nothing_from_the_data():
+    rng = np.random.default_rng(0)
+    a = PublicBoundsScaler(bounds=(0.0, 1.0)).fit(rng.normal(size=(50, 3)))
+    b = PublicBoundsScaler(bounds=(0.0, 1.0)).fit(1e6 * rng.normal(size=(7, 3)))
+    assert set(vars(a)) == set(vars(b))
+    for name, value in vars(a).items():
+        np.testing.assert_array_equal(value, getattr(b, name))
+    assert not hasattr(a, "privacy_spent_")
+
+
+@pytest.mark.parametrize("bounds, match", [
+    (None, "needs public bounds"),
+    ((1.0, 1.0), "lower < upper"),
+    (([0.0, 2.0, 0.0], [1.0, 1.0, 1.0]), "feature 1 has lower=2 >= upper=1"),
+    ((0.0, [1.0, 2.0]), r"shape \(3,\)"),
+    ((np.nan, 1.0), "finite"),
+    ((0.0, np.inf), "finite"),
+    ((0.0, 1.0, 2.0), "pair"),
+    (5.0, "pair"),
+])
+def test_bad_bounds_are_refused(bounds, match):
+    X = np.zeros((4, 3))
+    for est in (PublicBoundsScaler(bounds=bounds), DPStandardScaler(bounds=bounds)):
+        with pytest.raises(ValueError, match=match):
+            est.fit(X)
+
+
+@pytest.mark.parametrize("feature_range", [(1.0, 1.0), (0.0,), (0.0, np.nan), "ab"])
+def test_bad_feature_range_is_refused(feature_range):
+    est = PublicBoundsScaler(bounds=(0.0, 1.0), feature_range=feature_range)
+    with pytest.raises(ValueError, match="feature_range"):
+        est.fit(np.zeros((3, 2)))
+    assert not hasattr(est, "lower_")
+
+
+# --- DPStandardScaler: calibration -------------------------------------------------------------
+
+def _balle_wang_delta(sensitivity, sigma, epsilon):
+    # Balle and Wang (2018), Thm. 8, written out with scipy's normal CDF.
+    a = sensitivity / (2 * sigma)
+    b = epsilon * sigma / sensitivity
+    return stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b)
+
+
+# c = sigma_1^2 / sigma_2^2, the largest weight with (b - a)^2 + c (b^2 - a^2)^2 <= 4 on [-1, 1]^2
+_C = (11 + 5 * math.sqrt(5)) / 8
+
+
+@pytest.mark.parametrize("d, epsilon, delta", [(1, 1.0, 1e-5), (9, 0.5, 1e-6), (30, 2.0, 1e-8)])
+def test_gaussian_noise_scales_match_hand_computation(d, epsilon, delta):
+    sensitivity = 2.0 * math.sqrt(d)  # of (S1, sqrt(c) S2)
+    hand = optimize.brentq(lambda s: _balle_wang_delta(sensitivity, s, epsilon) - delta,
+                           0.1, 1e4, xtol=1e-12)
+    mechanism, s1, s2 = moment_noise_scales(d, epsilon, delta)
+    assert mechanism == "gaussian"
+    assert s1 == pytest.approx(hand, rel=1e-8)
+    assert s1 >= hand * (1 - 1e-10)  # never under the exact calibration
+    assert s2 == pytest.approx(hand * 0.600566, rel=1e-6)  # 1 / sqrt(c)
+
+
+def test_laplace_noise_scales_match_hand_computation():
+    # L1 sensitivity of (S1, S2 / 2) is 2 d: b1 = 2 d / epsilon, b2 = 2 b1.
+    assert moment_noise_scales(3, 0.5, 0.0) == ("laplace", 12.0, 24.0)
+    assert moment_noise_scales(1, 2.0, 0.0) == ("laplace", 1.0, 2.0)
+
+
+def test_sensitivity_bounds_hold_on_a_grid():
+    # The per-feature bounds behind the calibration: max over a, b in [-1, 1] of
+    # (b - a)^2 + c (b^2 - a^2)^2 (Gaussian) and |b - a| + |b^2 - a^2| / 2 (Laplace) are 4
+    # and 2, reached at a = -1, b = 1. A larger weight on the squares (less noise on S2)
+    # breaks them, first at b = 1, a = 2 - sqrt(5) (Gaussian).
+    a, b = np.meshgrid(np.linspace(-1, 1, 2001), np.linspace(-1, 1, 2001))
+    gaussian = (b - a) ** 2 + _C * (b**2 - a**2) ** 2
+    assert np.max(gaussian) == pytest.approx(4.0, abs=1e-12)
+    assert np.max(np.abs(b - a) + np.abs(b**2 - a**2) / 2) == pytest.approx(2.0, abs=1e-12)
+    assert np.max((b - a) ** 2 + 1.02 * _C * (b**2 - a**2) ** 2) > 4.02
+    assert np.max(np.abs(b - a) + np.abs(b**2 - a**2) / 1.5) > 2.03
+    a0 = 2 - math.sqrt(5)
+    assert (1 - a0) ** 2 + _C * (1 - a0**2) ** 2 == pytest.approx(4.0, rel=1e-12)
+
+
+def test_fitted_scales_delta_and_budget():
+    X = np.random.default_rng(0).uniform(-1, 1, size=(400, 3))
+    est = DPStandardScaler(epsilon=0.7, bounds=(-2.0, 2.0), random_state=0).fit(X)
+    assert est.delta_ == 1.0 / 400**2
+    assert est.privacy_spent_ == PrivacyBudget(0.7, 1.0 / 400**2)
+    assert est.mechanism_ == "gaussian"
+    assert est.noise_scales_ == moment_noise_scales(3, 0.7, 1.0 / 400**2)[1:]
+    pure = DPStandardScaler(epsilon=0.7, delta=0.0, bounds=(-2.0, 2.0), random_state=0).fit(X)
+    assert pure.mechanism_ == "laplace" and pure.privacy_spent_ == PrivacyBudget(0.7, 0.0)
+
+
+@pytest.mark.parametrize("delta", [1e-5, 0.0])
+def test_released_noise_has_the_calibrated_spread(delta):
+    # Many fits on fixed data: n * mean_ and n * (var_ + mean_^2) (in half-width units,
+    # bounds [-1, 1]) vary by exactly the noise on S1 and S2 (a Laplace scale b has
+    # standard deviation sqrt(2) b). Catches too much noise as well as too little.
+    n = 400
+    X = np.where(np.arange(n) % 2, 0.5, -0.5)[:, None]
+    fits = [DPStandardScaler(delta=delta, bounds=(-1.0, 1.0), random_state=seed).fit(X)
+            for seed in range(1500)]
+    mean = np.array([f.mean_[0] for f in fits])
+    second = np.array([f.var_[0] for f in fits]) + mean**2
+    _, s1, s2 = moment_noise_scales(1, 1.0, delta)
+    spread = 1.0 if delta else math.sqrt(2)
+    assert np.std(n * mean) == pytest.approx(spread * s1, rel=0.07)
+    assert np.std(n * second) == pytest.approx(spread * s2, rel=0.07)
+
+
+# --- DPStandardScaler: audits ------------------------------------------------------------------
+
+class _QuarterNoise(DPStandardScaler):
+    def _noise_scales(self, n_features, budget):
+        mechanism, s1, s2 = super()._noise_scales(n_features, budget)
+        return mechanism, s1 / 4, s2 / 4
+
+
+class _QuarterSquareNoise(DPStandardScaler):
+    def _noise_scales(self, n_features, budget):
+        mechanism, s1, s2 = super()._noise_scales(n_features, budget)
+        return mechanism, s1, s2 / 4
+
+
+def _audit(cls, differing, statistic, delta, n_runs=1500, n_select=500):
+    """Audit on 1 feature in [-1, 1], n = 200, the last row being ``differing[0 or 1]``.
+
+    The other rows alternate between -0.5 and 0.5, so the variance stays far
+    above its floor and the noisy moments are never clipped.
+    """
+    others = np.where(np.arange(199) % 2, 0.5, -0.5)
+    d0, d1 = (np.r_[others, v][:, None] for v in differing)
+
+    def mechanism(X, rng):
+        est = cls(epsilon=1.0, delta=delta, bounds=(-1.0, 1.0), random_state=rng).fit(X)
+        return statistic(est)
+
+    return audit_epsilon(mechanism, d0, d1, n_runs=n_runs, n_select=n_select, delta=delta,
+                         random_state=0).epsilon_lower_bound
+
+
+def _mean(est):
+    return est.mean_[0]
+
+
+def _second_moment(est):
+    return est.var_[0] + est.mean_[0] ** 2
+
+
+@pytest.mark.parametrize("delta", [1e-5, 0.0])
+def test_audit_worst_case_pair_passes_and_catches_quarter_noise(delta):
+    # A row moving from one bound to the other: the worst case of the joint release.
+    assert _audit(DPStandardScaler, (-1.0, 1.0), _mean, delta) <= 1.0
+    assert _audit(_QuarterNoise, (-1.0, 1.0), _mean, delta) > 1.0
+
+
+def test_gaussian_audit_second_worst_case_catches_quarter_noise_on_squares():
+    # The Gaussian release's other worst case, a row moving from 2 - sqrt(5) to 1, changes
+    # the sum of squares too: the released second moment must carry its own noise. (The
+    # Laplace copy with a quarter of the noise on S2 is only 1.56-DP, too close to 1 to
+    # audit quickly; the spread test above checks that noise.)
+    pair = (2 - math.sqrt(5), 1.0)
+    # 3.1 times the honest signal-to-noise ratio of this statistic: more runs than above.
+    assert _audit(DPStandardScaler, pair, _second_moment, 1e-5, n_runs=4000) <= 1.0
+    assert _audit(_QuarterSquareNoise, pair, _second_moment, 1e-5, n_runs=4000) > 1.0
+
+
+# --- DPStandardScaler: utility and edge cases --------------------------------------------------
+
+def test_large_n_standardizes_like_standard_scaler():
+    rng = np.random.default_rng(1)
+    true_mean, true_std = np.array([40.0, -2.0, 0.3]), np.array([8.0, 0.5, 0.05])
+    X = rng.normal(true_mean, true_std, size=(20_000, 3))
+    bounds = ([0.0, -5.0, 0.0], [100.0, 5.0, 1.0])  # public ranges, wider than the data
+    est = DPStandardScaler(epsilon=1.0, bounds=bounds, random_state=0).fit(X)
+    Xt = est.transform(X)
+    np.testing.assert_allclose(Xt.mean(axis=0), 0.0, atol=0.05)
+    np.testing.assert_allclose(Xt.std(axis=0), 1.0, rtol=0.05)
+    reference = StandardScaler().fit(X)
+    # The noise on the mean is s1 / n half-widths; 5 of those bound the error.
+    half_width = (np.asarray(bounds[1]) - np.asarray(bounds[0])) / 2
+    np.testing.assert_array_less(np.abs(est.mean_ - reference.mean_),
+                                 5 * est.noise_scales_[0] / 20_000 * half_width)
+    np.testing.assert_allclose(est.scale_, reference.scale_, rtol=0.05)
+    np.testing.assert_allclose(est.inverse_transform(Xt), np.clip(X, *bounds), atol=1e-9)
+
+
+def test_variance_floor_keeps_scale_positive():
+    # Constant data: the true variance is 0, the released one is at least the floor.
+    X = np.full((500, 2), 3.0)
+    est = DPStandardScaler(epsilon=1.0, bounds=(0.0, 10.0), random_state=0).fit(X)
+    floor = est.noise_scales_[1] / 500 * 5.0**2
+    assert np.all(est.var_ >= floor) and np.all(np.isfinite(est.scale_))
+    # Noise far larger than the data: the variance is the largest possible, and the
+    # scaler reduces to centring with the bounds' half-width.
+    tiny = DPStandardScaler(epsilon=1e-3, bounds=(0.0, 10.0), random_state=0).fit(X[:5])
+    np.testing.assert_array_equal(tiny.scale_, 5.0)
+    assert np.all(np.isfinite(tiny.transform(X)))
+
+
+def test_transform_clips_to_bounds_unless_told_not_to():
+    X = np.random.default_rng(0).uniform(0, 1, size=(300, 1))
+    est = DPStandardScaler(bounds=(0.0, 1.0), random_state=0).fit(X)
+    far = np.array([[5.0]])
+    assert est.transform(far) == est.transform(np.array([[1.0]]))
+    assert est.set_params(clip=False).transform(far) > est.transform(np.array([[1.0]]))
+
+
+@pytest.mark.parametrize("X, params, error, match", [
+    (np.zeros((10, 2)), dict(bounds=None), ValueError, "needs public bounds"),
+    (np.zeros((10, 2)), dict(bounds=(1.0, 0.0)), ValueError, "lower < upper"),
+    (np.r_[np.zeros((9, 2)), [[np.nan, 0.0]]], dict(bounds=(0.0, 1.0)), ValueError, "NaN"),
+    (np.r_[np.zeros((9, 2)), [[np.inf, 0.0]]], dict(bounds=(0.0, 1.0)), ValueError, "infinity"),
+    (np.zeros((10, 2)), dict(bounds=(0.0, 1.0), epsilon=0.0), ValueError, "epsilon"),
+    (np.zeros((10, 2)), dict(bounds=(0.0, 1.0), clip="yes"), TypeError, "clip"),
+    (np.zeros((10, 2)), dict(bounds=(0.0, 1.0), random_state="x"), TypeError, "random_state"),
+])
+def test_bad_input_refused_before_any_spend(X, params, error, match):
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    est = DPStandardScaler(accountant=acc, **params)
+    with pytest.raises(error, match=match):
+        est.fit(X)
+    assert acc.spent is None
+    assert not hasattr(est, "mean_")
+
+
+# --- pipelines ---------------------------------------------------------------------------------
+
+def _disparate_scales(n=3000):
+    # Public by construction: make_classification's features lie in about [-8, 8]
+    # before the known scaling and shift below; the bounds come from that, not the data.
+    X, y = make_classification(n_samples=n, n_features=6, n_informative=4, n_redundant=0,
+                               class_sep=1.5, random_state=0)
+    scale = np.array([1e3, 1.0, 1e-2, 50.0, 1.0, 1e4])
+    shift = np.array([5e3, 0.0, 1.0, 0.0, 10.0, 0.0])
+    bounds = (shift - 8 * scale, shift + 8 * scale)
+    return X * scale + shift, y, bounds
+
+
+def test_pipeline_spends_the_sum_and_beats_raw_features():
+    X, y, bounds = _disparate_scales(6000)
+    X, X_test, y, y_test = X[:3000], X[3000:], y[:3000], y[3000:]
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    amp = DPLogisticRegressionAMP(epsilon=0.5, delta=2e-6, classes=[0, 1], random_state=0,
+                                  accountant=acc)
+    private = make_pipeline(
+        DPStandardScaler(epsilon=0.5, delta=2e-6, bounds=bounds, random_state=0,
+                         accountant=acc), amp).fit(X, y)
+    spent = [step.privacy_spent_ for _, step in private.steps]
+    assert acc.spent == spent[0] + spent[1] == PrivacyBudget(1.0, 4e-6)
+    free_acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    free = make_pipeline(PublicBoundsScaler(bounds=bounds), clone(amp).set_params(
+        epsilon=1.0, accountant=free_acc)).fit(X, y)
+    assert free_acc.spent == PrivacyBudget(1.0, 2e-6)  # the model's budget only
+    raw = clone(amp).set_params(epsilon=1.0, accountant=None).fit(X, y)
+    raw_score = raw.score(X_test, y_test)
+    assert private.score(X_test, y_test) > raw_score + 0.1
+    assert free.score(X_test, y_test) > raw_score + 0.1
+
+
+def test_cross_validation_counts_every_fit_of_both_steps():
+    X, y, bounds = _disparate_scales(n=600)
+    acc = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    pipe = make_pipeline(
+        DPStandardScaler(epsilon=0.3, delta=1e-6, bounds=bounds, accountant=acc),
+        DPLogisticRegressionAMP(epsilon=0.7, delta=1e-6, classes=[0, 1], accountant=acc))
+    cross_val_score(pipe, X, y, cv=3)
+    assert [s.by for s in acc.spends] == ["DPStandardScaler", "DPLogisticRegressionAMP"] * 3
+    assert acc.spent.epsilon == pytest.approx(3.0)
+    # A refused scaler fit spends nothing and stops the pipeline before the model.
+    small = BudgetAccountant(epsilon=0.2, delta=1e-3)
+    with pytest.raises(Exception, match="exceed"):
+        clone(pipe).set_params(dpstandardscaler__accountant=small).fit(X, y)
+    assert small.spent is None
+
+
+def test_pickle_round_trip_keeps_the_release():
+    X = np.random.default_rng(0).uniform(0, 1, size=(100, 2))
+    est = DPStandardScaler(bounds=(0.0, 1.0), random_state=0).fit(X)
+    copy = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(copy.transform(X), est.transform(X))
