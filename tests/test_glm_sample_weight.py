@@ -4,6 +4,7 @@ steering, validation before spending, and one weighted audit."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.special import expit
 
 from skdp import BudgetAccountant
@@ -173,6 +174,16 @@ def test_unit_weights_fit_exactly_as_no_weights(cls, kw):
 
 
 @pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
+def test_weighted_sparse_input_matches_dense(data, cls, kw):
+    X, y, w = data
+    dense = cls(epsilon=1.0, classes=[0, 1], random_state=0, **kw).fit(X, y, sample_weight=w)
+    sparse = cls(epsilon=1.0, classes=[0, 1], random_state=0, **kw)
+    sparse.fit(sp.csr_matrix(X), y, sample_weight=w)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(sparse.intercept_, dense.intercept_, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
 def test_weights_steer_the_model(cls, kw):
     """Down-weighting class 0 moves the boundary towards it: more rows are called 1."""
     rng = np.random.default_rng(2)
@@ -239,14 +250,11 @@ def _weighted_audit():
 
 
 @pytest.mark.filterwarnings("ignore:Sample weights above 1")
-def test_weighted_audit_stays_below_epsilon():
-    assert _weighted_audit().epsilon_lower_bound <= 1.0
-
-
-@pytest.mark.filterwarnings("ignore:Sample weights above 1")
-def test_weighted_audit_catches_unclipped_weights(monkeypatch):
-    def unclipped(sample_weight, n_samples):
-        return np.asarray(sample_weight, dtype=float)
-    monkeypatch.setattr(_private_glm, "check_bounded_sample_weight", unclipped)
+def test_weighted_audit_clipped_below_epsilon_unclipped_caught(monkeypatch):
+    honest = _weighted_audit()
+    assert honest.epsilon_lower_bound <= 1.0, honest
+    # A copy of the template that skipped the clipping (weights taken as given).
+    monkeypatch.setattr(_private_glm, "check_bounded_sample_weight",
+                        lambda sample_weight, n_samples: np.asarray(sample_weight, dtype=float))
     cheat = _weighted_audit()
     assert cheat.epsilon_lower_bound > 1.0, cheat

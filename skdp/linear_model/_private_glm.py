@@ -158,8 +158,9 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
             row's influence by a weight of 1; weights in ``[0, 1]`` cost no
             privacy. The loss is still averaged over all ``n_samples`` rows,
             zero-weight ones included (the sum of the weights is not public),
-            so small weights also weaken the data term against the
-            regularization. Every class problem uses the same weights.
+            so weights below 1 also shrink the data term relative to the
+            regularization and the noise. Every class problem uses the same
+            weights.
 
         Returns
         -------
