@@ -75,18 +75,28 @@ def dpsgd_noise_multiplier(epsilon, delta, sample_rate, steps):
         absl_logger.setLevel(level)
 
 
-def _clipped_gradient_sum(X_batch, y_batch, norms, w, loss, clip_norm, clip_gradients):
-    """Sum over the batch of per-example gradients, each of norm <= clip_norm."""
+def _clipped_gradient_sum(X_batch, y_batch, norms, w, loss, clip_norm, clip_gradients,
+                          sample_weight=None):
+    """Sum over the batch of per-example gradients, each of norm <= clip_norm.
+
+    With ``sample_weight`` (in ``[0, 1]``) each clipped gradient is then
+    multiplied by its row's weight: the contribution keeps norm <= clip_norm,
+    and the clipping cannot erase a weight (clipping ``w_i g_i`` instead would
+    give a row of weight 0.1 and a large gradient the influence of a row of
+    weight 1).
+    """
     z = y_batch * np.asarray(X_batch @ w).ravel()
     coef = loss.derivative(z) * y_batch  # per-example gradient = coef_i * x_i
     if clip_gradients:
         grad_norms = np.abs(coef) * norms
         scale = np.minimum(1.0, clip_norm / np.maximum(grad_norms, 1e-300))
         coef = coef * scale
+    if sample_weight is not None:
+        coef = coef * sample_weight
     return np.asarray(X_batch.T @ coef).ravel()
 
 
-def _dpsgd_path(X, y, loss, settings, noise_std, rng):
+def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
     """Noisy minibatch gradient descent from 0 (seed 004, Alg. 4, lines 2-7, Poisson batches)."""
     n, d = X.shape
     q, steps = settings["sample_rate"], settings["steps"]
@@ -102,7 +112,8 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng):
         else:
             batch = slice(None)
         g = _clipped_gradient_sum(X[batch], y[batch], None if norms is None else norms[batch], w,
-                                  loss, settings["data_norm"], clip_gradients)
+                                  loss, settings["data_norm"], clip_gradients,
+                                  None if sample_weight is None else sample_weight[batch])
         g += rng.normal(0.0, noise_std, size=d)
         eta = settings["learning_rate"]
         if settings["schedule"] == "sqrt":
@@ -187,7 +198,12 @@ class DPSGDClassifier(PrivateGLMClassifier):
     Poisson samples (the thesis samples with replacement) because that is
     what the accountant analyses, and the thesis' closed-form
     ``sigma^2 = 16 Delta^2 T log(1/delta) / (m^2 epsilon^2)`` is replaced by
-    the numerical accountant. Multi-class fits split the budget evenly.
+    the numerical accountant. With ``sample_weight`` a record is
+    ``(x, y, w)``, ``w`` clipped to ``[0, 1]``, and a sampled row contributes
+    ``w`` times its clipped gradient, of norm at most ``w C <= C``: the
+    contributions stay in the ball the accountant assumes (rows are sampled
+    with probability ``q`` whatever their weight, and the divisor ``q n``
+    stays public). Multi-class fits split the budget evenly.
     %(label_set_privacy)s
 
     See Also
@@ -260,9 +276,11 @@ class DPSGDClassifier(PrivateGLMClassifier):
         return dpsgd_noise_multiplier(budget.epsilon, budget.delta, settings["sample_rate"],
                                       settings["steps"])
 
-    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         z = self._noise_multiplier(settings, budget)
-        w = _dpsgd_path(X, y, loss, settings, z * settings["data_norm"], rng)
+        # Weighting after clipping keeps each contribution's norm <= w C <= C,
+        # the sensitivity the subsampled-Gaussian accounting is calibrated to.
+        w = _dpsgd_path(X, y, loss, settings, z * settings["data_norm"], rng, sample_weight)
         return w, {"noise_multiplier": z}
 
     def _record(self, infos, settings):

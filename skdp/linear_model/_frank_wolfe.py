@@ -168,15 +168,19 @@ def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
     return 2.0 * s / step_epsilon, step_epsilon, "gumbel"
 
 
-def _frank_wolfe_path(X, X_columns, y, loss, l1_radius, n_steps, scale, mechanism, rng):
+def _frank_wolfe_path(X, X_columns, y, loss, l1_radius, n_steps, scale, mechanism, rng,
+                      sample_weight=None):
     """Run ``n_steps`` noisy Frank-Wolfe steps from 0 (seed 004, Alg. 5, lines 1-7)."""
     n, d = X.shape
+    # Weighted rows: w_i y_i (weights in [0, 1] keep |w_i l'(z_i) x_ij| <= R,
+    # the bound the vertex-score sensitivity uses); the divisor stays n.
+    y_weighted = y if sample_weight is None else sample_weight * y
     w = np.zeros(d)
     margins = np.zeros(n)  # X @ w, updated incrementally (one column per step)
     for t in range(1, n_steps + 1):
         # Line 4: the FULL-data gradient (a minibatch gradient would break the
         # sensitivity bound the noise is calibrated to).
-        dz = loss.derivative(y * margins) * y / n
+        dz = loss.derivative(y * margins) * y_weighted / n
         grad = np.asarray(X.T @ dz).ravel()
         # Scores <s, grad> of the 2d vertices s = +C e_j (first d) and -C e_j.
         scores = np.concatenate([l1_radius * grad, -l1_radius * grad])
@@ -286,7 +290,11 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     With ``delta=0`` every option uses basic composition (``epsilon / T``
     per step). The gradient is always the full-data gradient, as the proof
-    requires. Multi-class fits split the budget evenly over the classes.
+    requires. With ``sample_weight`` a record is ``(x, y, w)``, ``w``
+    clipped to ``[0, 1]``, and ``s`` is unchanged: each gradient coordinate
+    is ``(1/n) sum_i w_i l'(z_i) y_i x_ij`` and one row's term is at most
+    ``w R <= R`` in absolute value (the L-infinity bound the scores use).
+    Multi-class fits split the budget evenly over the classes.
     %(label_set_privacy)s
 
     See Also
@@ -360,11 +368,11 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
                                  settings["l1_radius"], budget.epsilon, budget.delta,
                                  settings["max_iter"], settings["accounting"])
 
-    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         scale, step_epsilon, mechanism = self._noise(settings, budget)
         X_columns = X.tocsc() if sp.issparse(X) else None
         w = _frank_wolfe_path(X, X_columns, y, loss, settings["l1_radius"],
-                              settings["max_iter"], scale, mechanism, rng)
+                              settings["max_iter"], scale, mechanism, rng, sample_weight)
         return w, {"noise_scale": scale, "step_epsilon": step_epsilon}
 
     def _record(self, infos, settings):

@@ -110,7 +110,7 @@ def permutation_sgd_sigma(sensitivity, epsilon, delta, calibration="analytic"):
     return max(thesis, analytic)
 
 
-def _permutation_sgd_path(X, y, loss, settings, rng):
+def _permutation_sgd_path(X, y, loss, settings, rng, sample_weight=None):
     """Noiseless permutation SGD from 0 (seed 004, Alg. 2 lines 1-6 / Alg. 3 lines 1-7)."""
     n, d = X.shape
     batches = np.array_split(rng.permutation(n), settings["n_batches"])
@@ -126,6 +126,8 @@ def _permutation_sgd_path(X, y, loss, settings, rng):
                 eta = settings["learning_rate"]
             Xb, yb = X[batch], y[batch]
             dz = loss.derivative(yb * np.asarray(Xb @ w).ravel()) * yb
+            if sample_weight is not None:  # divisor stays the public len(batch)
+                dz = dz * sample_weight[batch]
             grad = np.asarray(Xb.T @ dz).ravel() / len(batch) + alpha * w
             w -= eta * grad
     return w
@@ -203,7 +205,13 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     ``epsilon < 1``; the default is the exact analytic Gaussian mechanism, and
     ``calibration="thesis"`` uses the larger of the two. (3) Alg. 2 loops over
     ``T - 1`` passes but calibrates for ``T``; here ``epochs`` passes are run
-    and calibrated for. Multi-class fits split the budget evenly.
+    and calibrated for. With ``sample_weight`` a record is ``(x, y, w)``,
+    ``w`` clipped to ``[0, 1]``, and the sensitivity is unchanged: the
+    minibatch loss ``(1/b) sum_i w_i l_i + (alpha/2) ||theta||^2`` stays
+    convex (``alpha``-strongly convex) and at most ``beta``-smooth, so the
+    steps ``eta <= 2 / beta`` (``1 / beta``) stay non-expansive
+    (contractive), and the differing row's weighted gradient has norm at most
+    ``R``. Multi-class fits split the budget evenly.
     %(label_set_privacy)s
 
     See Also
@@ -296,8 +304,11 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         return permutation_sgd_sigma(settings["sensitivity"], budget.epsilon, budget.delta,
                                      settings["calibration"])
 
-    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
-        w = _permutation_sgd_path(X, y, loss, settings, rng)
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
+        # Weights in [0, 1] keep the minibatch loss convex and at most beta-smooth
+        # (the steps from beta stay non-expansive) and the differing row's
+        # gradient norm <= R: the sensitivity above holds as computed.
+        w = _permutation_sgd_path(X, y, loss, settings, rng, sample_weight)
         sigma = self._noise_std(settings, budget)
         return w + rng.normal(0.0, sigma, size=w.shape), {"sigma": sigma}
 

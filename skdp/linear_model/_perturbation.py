@@ -128,8 +128,8 @@ def _check_solver_params(est, n_samples):
             "data_norm": float(est.data_norm)}
 
 
-def _certified_minimizer(X, y, loss, reg, b, settings, solver):
-    objective = GLMObjective(X, y, loss, reg, b)
+def _certified_minimizer(X, y, loss, reg, b, settings, solver, sample_weight):
+    objective = GLMObjective(X, y, loss, reg, b, sample_weight)
     return minimize_certified(objective, np.zeros(X.shape[1]), gamma=settings["tol"],
                               max_iter=settings["max_iter"], solver=solver)
 
@@ -184,8 +184,11 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     paper releases the exact minimizer; here it is certified only to
     ``||grad|| <= tol``, so by ``Lambda``-strong convexity it is within
     ``tol / Lambda`` of the exact one on each dataset and the sensitivity is
-    ``2 R / (n Lambda) + 2 tol / Lambda``. Multi-class fits split epsilon
-    evenly over the classes.
+    ``2 R / (n Lambda) + 2 tol / Lambda``. With ``sample_weight`` a record is
+    ``(x, y, w)``, ``w`` clipped to ``[0, 1]``, and the bound is unchanged:
+    the weighted data term stays convex and one row's weighted loss has a
+    gradient of norm at most ``w R <= R``, all the proof of Thm. 1 uses.
+    Multi-class fits split epsilon evenly over the classes.
     %(label_set_privacy)s
 
     %(non_private_diagnostics)s
@@ -242,8 +245,11 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
                                                       settings["alpha"], settings["tol"])
         return sensitivity, sensitivity / budget.epsilon
 
-    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
-        result = _certified_minimizer(X, y, loss, settings["alpha"], None, settings, self.solver)
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
+        # Weights in [0, 1] keep Thm. 1's bound: a row's weighted loss is convex
+        # with gradient norm <= R, so the minimizers move by <= 2 R / (n Lambda).
+        result = _certified_minimizer(X, y, loss, settings["alpha"], None, settings, self.solver,
+                                      sample_weight)
         sensitivity, scale = self._noise_scale(settings, budget)
         w = result.x + sample_l2_laplace(X.shape[1], scale, rng)
         return w, {"sensitivity": sensitivity, "noise_scale": scale,
@@ -319,7 +325,13 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     ``2 r`` between neighbours, so it is released with extra noise of density
     proportional to ``exp(-epsilon_2 ||v|| / (2 r))`` (the argument of seed
     004, Thm. 1 for AMP, with pure-DP noise). The two parts compose to
-    ``epsilon``. Multi-class fits split epsilon evenly over the classes.
+    ``epsilon``. With ``sample_weight`` a record is ``(x, y, w)``, ``w``
+    clipped to ``[0, 1]``, and Thm. 2's bounds hold as calibrated: the
+    weighted data term stays convex (so ``b`` still determines the minimizer
+    one-to-one), one row's weighted gradient has norm at most ``R`` (``b``
+    moves by at most ``2 R``) and its weighted second derivative
+    ``w l''(z) ||x||^2`` is at most ``c`` (the rank-2 Jacobian term).
+    Multi-class fits split epsilon evenly over the classes.
     %(label_set_privacy)s
 
     %(non_private_diagnostics)s
@@ -386,13 +398,16 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         cert_sensitivity = 2.0 * settings["tol"] / (settings["alpha"] + extra_reg)
         return epsilon_prime, extra_reg, scale, cert_sensitivity / epsilon_2
 
-    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         n, d = X.shape
         epsilon_prime, extra_reg, scale, cert_scale = self._noise_terms(settings, budget, loss)
         b = sample_l2_laplace(d, scale, rng)
-        # Seed 002, Alg. 2 step 4: argmin (1/n) sum l + (Lambda+Delta)/2 ||w||^2 + b.w / n.
+        # Seed 002, Alg. 2 step 4: argmin (1/n) sum l + (Lambda+Delta)/2 ||w||^2 + b.w / n,
+        # with weighted losses (1/n) sum w_i l_i: weights in [0, 1] keep a row's
+        # gradient norm <= R (the 2R change of b) and its second derivative
+        # w_i l'' ||x_i||^2 <= c (the Jacobian term), and the data term convex.
         result = _certified_minimizer(X, y, loss, settings["alpha"] + extra_reg, b / n, settings,
-                                      self.solver)
+                                      self.solver, sample_weight)
         w = result.x + sample_l2_laplace(d, cert_scale, rng)
         return w, {"epsilon_prime": epsilon_prime, "extra_reg": extra_reg, "noise_scale": scale,
                    "cert_scale": cert_scale, "grad_norm": result.grad_norm,

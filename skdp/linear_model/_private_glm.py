@@ -23,7 +23,7 @@ from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_
 from skdp.linear_model._losses import get_loss
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
-from skdp.utils._validation import check_real
+from skdp.utils._validation import check_bounded_sample_weight, check_real
 
 __all__ = ["PrivateGLMClassifier", "check_bool", "delta_one_over_n_squared", "fill_glm_doc"]
 
@@ -96,10 +96,15 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
 
     - ``_check_params(n_samples)`` -> dict of validated settings;
     - ``_clip(X, data_norm)`` -> the clipped copy of the (augmented) data;
-    - ``_fit_binary(X, y_pm1, rng, *, loss, budget, settings)`` -> ``(w, info)``
-      with ``w`` the weights on the augmented features and ``info`` a dict
-      of per-class diagnostics (lists of them become fitted attributes via
-      ``_record``).
+    - ``_fit_binary(X, y_pm1, rng, *, loss, budget, settings, sample_weight)``
+      -> ``(w, info)`` with ``w`` the weights on the augmented features and
+      ``info`` a dict of per-class diagnostics (lists of them become fitted
+      attributes via ``_record``). ``sample_weight`` is ``None`` (every row
+      weighs 1) or the row weights, already validated and clipped to
+      ``[0, 1]``; the mechanism multiplies each row's (clipped) loss or
+      gradient by its weight and keeps ``n_samples`` (never the weight sum)
+      as the divisor, so one record ``(x, y, w)`` moves the computation by no
+      more than an unweighted row would.
 
     Class attributes ``_default_delta`` (callable of ``n_samples`` or None)
     and ``_allow_zero_delta`` configure the budget.
@@ -124,7 +129,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
     def _clip(self, X, data_norm):
         raise NotImplementedError
 
-    def _fit_binary(self, X, y, rng, *, loss, budget, settings):
+    def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         raise NotImplementedError
 
     def _record(self, infos, settings):
@@ -135,7 +140,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         return 1.0
 
     # --- template ------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the private model (one binary problem per class for more than two classes).
 
         Parameters
@@ -145,6 +150,17 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         y : array-like of shape (n_samples,)
             Class labels, all in ``classes`` when it is given (some of its
             labels may have no row); otherwise at least two distinct labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each row's loss (of its clipped gradient for
+            :class:`DPSGDClassifier`). A record is ``(x, y, w)`` and its
+            weight is protected like its features. Weights above 1 are
+            clipped to 1 (with a warning), because the guarantee bounds one
+            row's influence by a weight of 1; weights in ``[0, 1]`` cost no
+            privacy. The loss is still averaged over all ``n_samples`` rows,
+            zero-weight ones included (the sum of the weights is not public),
+            so weights below 1 also shrink the data term relative to the
+            regularization and the noise. Every class problem uses the same
+            weights.
 
         Returns
         -------
@@ -157,6 +173,9 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         n_classes = len(classes)
         n_samples = X.shape[0]
+        # Weights in [0, 1] (clipped per row, like the rows themselves): a row's
+        # weighted loss keeps every bound the mechanisms are calibrated to.
+        sample_weight = check_bounded_sample_weight(sample_weight, n_samples)
         loss = get_loss(self.loss, self.huber_h)
         data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
@@ -171,7 +190,8 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         X_aug = self._clip(X_aug, data_norm)
         # One-vs-rest: K problems on the same data compose (seed 004 Lemma 2.1.5).
         part = budget.split(1 if n_classes == 2 else n_classes)
-        fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings)
+        fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings,
+                             sample_weight=sample_weight)
         results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng, n_jobs=self.n_jobs)
 
         W = np.vstack([w for w, _ in results])
