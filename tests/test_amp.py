@@ -614,6 +614,38 @@ def test_scipy_solver_is_certified_or_refused(small_binary):
                                 random_state=0).fit(X, y)
 
 
+@pytest.mark.parametrize("method", ["bfgs", "l-bfgs-b", "cg", "newton-cg", "tnc", "slsqp",
+                                    "trust-constr"])
+def test_every_scipy_method_gets_only_options_it_knows(method):
+    """No 'Unknown solver options' warning, and the iteration limit reaches every method."""
+    from skdp.linear_model._solvers import _scipy
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    objective = GLMObjective(X, np.sign(X[:, 0]), LogisticLoss(), 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", optimize.OptimizeWarning)
+        with pytest.raises(CertificationError):
+            _scipy(objective, np.zeros(3), 1e-300, 2, method)
+        calls = []
+        original = objective.value_and_grad
+        objective.value_and_grad = lambda x: (calls.append(1), original(x))[1]
+        with pytest.raises(CertificationError):
+            _scipy(objective, np.zeros(3), 1e-300, 3, method)
+    assert len(calls) < 200  # max_iter (or TNC's evaluation limit) was honoured
+
+
+@pytest.mark.parametrize("alias, method", [("lbfgs", "l-bfgs-b"), ("newton-cholesky", "newton"),
+                                           ("AUTO", "newton")])
+def test_scikit_learn_solver_names_are_accepted(small_binary, monkeypatch, alias, method):
+    from skdp.linear_model import _amp
+    seen = []
+    real = _amp.minimize_certified
+    monkeypatch.setattr(_amp, "minimize_certified",
+                        lambda *a, **k: (seen.append(k["solver"]), real(*a, **k))[1])
+    X, y = small_binary
+    DPLogisticRegressionAMP(epsilon=1.0, solver=alias, gamma=1e-5, random_state=0).fit(X, y)
+    assert seen == [method]
+
+
 def test_released_point_is_certified_against_an_independent_gradient(small_binary):
     X, y = small_binary
     m = len(y)

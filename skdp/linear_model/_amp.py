@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 _SCIPY_SOLVERS = ("bfgs", "l-bfgs-b", "cg", "newton-cg", "tnc", "slsqp", "trust-constr")
+# scikit-learn's names for the same methods.
+_SOLVER_ALIASES = {"auto": "newton", "newton-cholesky": "newton", "lbfgs": "l-bfgs-b"}
 
 
 # A of each loss in the default rule's target regularization Lambda = A k sqrt(d / m) / eps1^1.5;
@@ -604,11 +606,13 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         (:func:`thesis_eps3_fraction`, with its high-dimensional form when
         ``n_features > n_samples``).
     solver : str, default="auto"
-        ``"auto"`` or ``"newton"``: damped Newton steps with the exact
-        gradient and a subsampled, reused Hessian (certifies ``1 / m^2`` in
-        a few dozen cheap iterations). Any gradient-based method name of
-        :func:`scipy.optimize.minimize` (e.g. ``"L-BFGS-B"``) is also
-        accepted; it often stalls above ``1 / m^2``. Up to 2,000 parameters
+        ``"auto"`` or ``"newton"`` (also ``"newton-cholesky"``): damped
+        Newton steps with the exact gradient and a subsampled, reused
+        Hessian (certifies ``1 / m^2`` in a few dozen cheap iterations). Any
+        gradient-based method name of :func:`scipy.optimize.minimize` (e.g.
+        ``"L-BFGS-B"``, or scikit-learn's ``"lbfgs"``) is also accepted; it
+        often stalls above ``1 / m^2``, and ``"TNC"`` and ``"SLSQP"``
+        (methods for constrained problems) rarely certify it. Up to 2,000 parameters
         the Newton solver factors a dense Hessian; above, it solves each step
         by preconditioned conjugate gradients on Hessian-vector products
         (memory linear in the number of parameters, sparse input kept
@@ -828,12 +832,12 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
             f1 = check_real(f1, "eps3_fraction", low=0.0, high=1.0, low_inclusive=False,
                             high_inclusive=False)
         solver = self.solver
-        if not isinstance(solver, str) or solver.lower() not in ("auto", "newton",
+        if not isinstance(solver, str) or solver.lower() not in ("newton", *_SOLVER_ALIASES,
                                                                  *_SCIPY_SOLVERS):
             raise ValueError(f"solver must be 'auto', 'newton' or one of the gradient-based "
                              f"scipy.optimize.minimize methods {list(_SCIPY_SOLVERS)}, got "
                              f"{solver!r}.")
-        solver = "newton" if solver.lower() == "auto" else solver.lower()
+        solver = _SOLVER_ALIASES.get(solver.lower(), solver.lower())
         max_iter = check_positive_int(self.max_iter, "max_iter")
         if self.n_jobs is not None and not isinstance(self.n_jobs, numbers.Integral):
             raise TypeError(f"n_jobs must be an int or None, got {self.n_jobs!r}.")

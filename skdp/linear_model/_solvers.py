@@ -152,10 +152,19 @@ def _certify(x, gnorm, n_iter, gamma):
     )
 
 
+# Options each scipy method understands (others warn "Unknown solver options"):
+# TNC counts function evaluations, Newton-CG and SLSQP have no gradient tolerance
+# (``tol`` sets their own stopping rule).
+_ITERATION_OPTION = {"tnc": "maxfun"}
+_NO_GTOL = ("newton-cg", "slsqp")
+
+
 def _scipy(objective, x0, gamma, max_iter, method):
+    options = {_ITERATION_OPTION.get(method.lower(), "maxiter"): max_iter}
+    if method.lower() not in _NO_GTOL:
+        options["gtol"] = gamma * 1e-3
     res = optimize.minimize(objective.value_and_grad, np.asarray(x0, dtype=float), jac=True,
-                            method=method, options={"maxiter": max_iter, "gtol": gamma * 1e-3},
-                            tol=gamma * 1e-3)
+                            method=method, options=options, tol=gamma * 1e-3)
     _, grad = objective.value_and_grad(res.x)
     gnorm = float(np.linalg.norm(grad))
     if gnorm > gamma:
