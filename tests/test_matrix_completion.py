@@ -577,3 +577,14 @@ def test_pgd_accuracy_against_per_user_mean_and_non_private(ratings):
     exact = DPMatrixCompleter(epsilon=1e9, **common).fit(ratings.train)
     reference = _rmse(exact.transform(ratings.train), ratings.test)
     assert private_rmse < min(1.2 * reference, 0.7 * _user_mean_rmse(ratings))
+
+
+def test_missing_nuclear_norm_suggests_a_public_value_before_spending():
+    from skdp import BudgetAccountant
+    X = np.random.default_rng(0).uniform(-1, 1, size=(16, 5))
+    accountant = BudgetAccountant(epsilon=5.0, delta=1e-2)
+    for method in ("frank_wolfe", "pgd"):
+        model = DPMatrixCompleter(method=method, row_norm_bound=0.5, accountant=accountant)
+        with pytest.raises(ValueError, match=r"sqrt\(n_users\) \* row_norm_bound = 2\b"):
+            model.fit(X)
+    assert accountant.spent is None

@@ -76,7 +76,10 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         matrix, > 0. Required by ``method="frank_wolfe"`` and ``"pgd"``,
         unused otherwise. It scales every update, so it must be chosen without
         looking at the private data (seed 004 uses the true nuclear norm on
-        synthetic data and a cross-validated value otherwise).
+        synthetic data and a cross-validated value otherwise). Without domain
+        knowledge, ``sqrt(n_users) * row_norm_bound`` (the nuclear norm of a
+        rank-one matrix whose every row has norm ``row_norm_bound``) is a
+        public starting point; ``fit`` suggests it when none is given.
     max_iter : int, default=10
         Iterations ``T`` (``"frank_wolfe"`` and ``"pgd"``). Each costs
         privacy: the noise grows like ``sqrt(T)``.
@@ -343,7 +346,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         return validate_data(self, X, reset=reset, accept_sparse=("csr", "csc", "coo"),
                              dtype=np.float64, ensure_all_finite="allow-nan")
 
-    def _check_params(self, n_items):
+    def _check_params(self, n_users, n_items):
         """Validate every parameter (before any budget is spent); return the resolved ones."""
         method = check_option(self.method, "method", METHODS)
         eigensolver = check_option(self.eigensolver, "eigensolver", EIGENSOLVERS)
@@ -366,7 +369,13 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         check_positive_int(self.verbose, "verbose", low=0)
         if method in ("frank_wolfe", "pgd"):
             if self.nuclear_norm is None:
-                raise ValueError(f"method={method!r} needs nuclear_norm (the constraint k).")
+                rank_one = math.sqrt(n_users) * params["bound"]
+                raise ValueError(
+                    f"method={method!r} needs nuclear_norm (the constraint k), chosen without "
+                    f"looking at the ratings: for example sqrt(n_users) * row_norm_bound = "
+                    f"{rank_one:g}, the nuclear norm of a rank-one matrix whose every row has "
+                    f"norm row_norm_bound. method='svd' and method='pursuit' need none. "
+                    f"Nothing was spent.")
             params["nuclear_norm"] = check_real(self.nuclear_norm, "nuclear_norm", low=0.0,
                                                 low_inclusive=False)
         if method == "pgd":
@@ -400,7 +409,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         """
         X = self._validate_input(X, reset=True)
         n_users, n_items = X.shape
-        p = self._check_params(n_items)
+        p = self._check_params(n_users, n_items)
         ratings = ratings_from_input(X, center=p["center"])
         sensitivity = total_sensitivity(p["bound"], method=p["method"],
                                         eigensolver=p["eigensolver"], n_iter=p["n_iter"],
