@@ -161,7 +161,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     True
     """
 
-    def __init__(self, kernel="rbf", gamma=1.0, n_components=100, random_state=None):
+    def __init__(self, kernel="rbf", *, gamma=1.0, n_components=100, random_state=None):
         self.kernel = kernel
         self.gamma = gamma
         self.n_components = n_components

@@ -191,7 +191,7 @@ class PrivateSVMRFF(BasePrivateSVM):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=0.0, kernel="rbf", gamma=1.0, n_components=100,
+    def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma=1.0, n_components=100,
                  C=1.0, loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
                  max_iter=200, classes=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
@@ -310,7 +310,7 @@ class PrivateLinearSVM(BasePrivateSVM):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=0.0, data_norm=1.0, fit_intercept=True, C=1.0,
+    def __init__(self, epsilon=1.0, delta=0.0, *, data_norm=1.0, fit_intercept=True, C=1.0,
                  loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=200,
                  classes=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
