@@ -291,6 +291,16 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         """
         X, lower, upper = self._validate_for_fit(X)
         n, d = X.shape
+        with np.errstate(over="ignore", under="ignore"):
+            squared_half_width = ((upper - lower) / 2.0) ** 2
+        bad = np.flatnonzero(~(np.isfinite(squared_half_width)
+                               & (squared_half_width >= np.finfo(np.float64).tiny)))
+        if bad.size:
+            j = bad[0]
+            raise ValueError(
+                f"DPStandardScaler: the variance is released in units of the bounds' squared "
+                f"half-width, which must be a positive finite float; feature {j}'s bounds "
+                f"(lower={lower[j]:g}, upper={upper[j]:g}) have a width too large or too small.")
 
         def default_delta(m):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
