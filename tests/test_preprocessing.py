@@ -82,6 +82,25 @@ def test_dp_scaler_refuses_bounds_whose_variance_is_not_a_positive_float(bounds)
     assert acc.spent is None
 
 
+def test_normalized_values_stay_in_the_unit_interval(monkeypatch):
+    """The sensitivity 2 sqrt(d) needs every normalized value in [-1, 1]. Rounding in
+    centre = (lower + upper) / 2 moved a value at the bound of narrow bounds far from 0 to
+    -4/3 (one row could then move a sum by 7/3, not 2)."""
+    import skdp.preprocessing._dp_scaler as module
+    seen = []
+
+    def spy(Z, *args):
+        seen.append(np.abs(Z).max())
+        return private_standardization(Z, *args)
+
+    private_standardization = module.private_standardization
+    monkeypatch.setattr(module, "private_standardization", spy)
+    lower, upper = 1.0, 1.0 + 3 * 2.0**-52  # three floats apart
+    X = np.array([[lower], [upper], [1.0 + 2.0**-52]])
+    DPStandardScaler(bounds=(lower, upper), delta=1e-3, random_state=0).fit(X)
+    assert seen and seen[0] <= 1.0, seen
+
+
 @pytest.mark.parametrize("feature_range", [(1.0, 1.0), (0.0,), (0.0, np.nan), "ab"])
 def test_bad_feature_range_is_refused(feature_range):
     est = PublicBoundsScaler(bounds=(0.0, 1.0), feature_range=feature_range)
