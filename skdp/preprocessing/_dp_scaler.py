@@ -308,7 +308,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         budget, rng = self._start_private_fit(n, default_delta=default_delta)
         mechanism, sum_scale, square_sum_scale = self._noise_scales(d, budget)
         centre, half_width = (upper + lower) / 2.0, (upper - lower) / 2.0
-        Z = (np.clip(X, lower, upper) - centre) / half_width
+        # Clipped again after normalizing: rounding of centre and half-width can push a value
+        # at a bound out of [-1, 1] (-4/3 for bounds 3 floats apart); the sensitivity needs it.
+        Z = np.clip((np.clip(X, lower, upper) - centre) / half_width, -1.0, 1.0)
         mean, var = private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng)
 
         self.lower_, self.upper_ = lower, upper
