@@ -52,11 +52,12 @@ class BudgetAccountant:
     -----
     The accountant is one live object. A copy made by pickling (``n_jobs > 1``
     with a process-based joblib backend, ``joblib.dump``/``load``, caching)
-    or held by a forked child process would keep a total of its own that the original never sees, so a copy
-    reports what it holds but refuses to spend: use ``n_jobs=1`` or a
-    threading backend for searches that spend from one accountant. To carry
-    a budget over to a new session on purpose, save the accountant, load it
-    and call :meth:`resume` on the loaded copy, once the original is gone.
+    or held by a forked child process would keep a total of its own that the
+    original never sees, so a copy reports what it holds but refuses to
+    spend: use ``n_jobs=1`` or a threading backend for searches that spend
+    from one accountant. To carry a budget over to a new session on purpose,
+    save the accountant, load it and call :meth:`resume` on the loaded copy,
+    once the original is gone.
 
     Examples
     --------
@@ -200,9 +201,10 @@ class BudgetAccountant:
             raise RuntimeError(
                 "this BudgetAccountant is a copy made by pickling (a process-based joblib "
                 "backend, joblib.dump/load or a cache) or by forking a process, and spends "
-                "from it would not reach the original. Use n_jobs=1 or joblib.parallel_backend('threading') when fits "
-                "share an accountant. To continue a saved budget on purpose, call resume() "
-                "on the loaded accountant once no other copy can spend."
+                "from it would not reach the original. Use n_jobs=1 or "
+                "joblib.parallel_backend('threading') when fits share an accountant. To "
+                "continue a saved budget on purpose, call resume() on the loaded accountant "
+                "once no other copy can spend."
             )
         with self._lock:
             self._check_locked(budget)
