@@ -30,7 +30,7 @@ def row_norms_l2(X):
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
         Input data.
 
     Returns
