@@ -1,5 +1,8 @@
 import math
+import multiprocessing
+import os
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -191,6 +194,30 @@ def test_a_pickled_copy_cannot_spend_behind_the_original():
     # The copy still reports what it holds, and the original keeps spending.
     assert copy.accountant.spent.epsilon == pytest.approx(0.5)
     acc.spend(PrivacyBudget(0.5))
+
+
+def _spend_and_report(acc, results):
+    try:
+        acc.spend(PrivacyBudget(0.5), by="forked child")
+        results.put("spent")
+    except RuntimeError:
+        results.put("refused")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this platform")
+def test_a_forked_copy_cannot_spend_behind_the_original():
+    """A forked child (multiprocessing's fork start method, os.fork) holds a copy that was
+    never pickled: its spends would never reach the parent, so it must refuse too."""
+    acc = BudgetAccountant(1.0)
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads running
+        child = context.Process(target=_spend_and_report, args=(acc, results))
+        child.start()
+    child.join(60)
+    assert results.get(timeout=60) == "refused"
+    assert acc.spent is None
 
 
 def test_a_saved_accountant_is_resumed_explicitly():

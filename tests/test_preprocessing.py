@@ -60,6 +60,47 @@ def test_bad_bounds_are_refused(bounds, match):
             est.fit(X)
 
 
+def test_bounds_whose_width_overflows_are_refused_before_any_spend():
+    """Finite bounds whose width upper - lower overflows gave scale_ = 0 (PublicBoundsScaler:
+    every output the same) and infinite statistics (DPStandardScaler), silently."""
+    X = np.zeros((4, 2))
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    for est in (PublicBoundsScaler(bounds=(-1e308, 1e308)),
+                DPStandardScaler(bounds=(-1e308, 1e308), accountant=acc)):
+        with pytest.raises(ValueError, match="width"):
+            est.fit(X)
+    assert acc.spent is None
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1e200), (0.0, 1e-200)])
+def test_dp_scaler_refuses_bounds_whose_variance_is_not_a_positive_float(bounds):
+    """The variance (half-width^2 times [floor, 1]) overflowed to inf or underflowed to 0,
+    so that scale_ was inf or 0 although the Notes promise positive and finite."""
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="width"):
+        DPStandardScaler(bounds=bounds, accountant=acc).fit(np.zeros((4, 2)))
+    assert acc.spent is None
+
+
+def test_normalized_values_stay_in_the_unit_interval(monkeypatch):
+    """The sensitivity 2 sqrt(d) needs every normalized value in [-1, 1]. Rounding in
+    centre = (lower + upper) / 2 moved a value at the bound of narrow bounds far from 0 to
+    -4/3 (one row could then move a sum by 7/3, not 2)."""
+    import skdp.preprocessing._dp_scaler as module
+    seen = []
+
+    def spy(Z, *args):
+        seen.append(np.abs(Z).max())
+        return private_standardization(Z, *args)
+
+    private_standardization = module.private_standardization
+    monkeypatch.setattr(module, "private_standardization", spy)
+    lower, upper = 1.0, 1.0 + 3 * 2.0**-52  # three floats apart
+    X = np.array([[lower], [upper], [1.0 + 2.0**-52]])
+    DPStandardScaler(bounds=(lower, upper), delta=1e-3, random_state=0).fit(X)
+    assert seen and seen[0] <= 1.0, seen
+
+
 @pytest.mark.parametrize("feature_range", [(1.0, 1.0), (0.0,), (0.0, np.nan), "ab"])
 def test_bad_feature_range_is_refused(feature_range):
     est = PublicBoundsScaler(bounds=(0.0, 1.0), feature_range=feature_range)

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -25,6 +27,31 @@ def test_row_norms_do_not_overflow(sparse):
     clipped = clipped.toarray() if sparse else clipped
     np.testing.assert_allclose(clipped[0], [0.6, 0.8], rtol=1e-15)  # not zeroed
     assert np.isinf(row_norms_l2(np.array([[np.inf, 1.0]])))[0]
+
+
+def test_row_norms_float32_input_does_not_warn():
+    """Comparing float32 norms with the rescaling thresholds must not overflow a cast."""
+    X = np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(row_norms_l2(X), [5.0, 0.0])
+
+
+def test_row_norms_do_not_copy_all_zero_rows():
+    """All-zero rows (a norm of 0 that is not an underflow) must not be gathered into a
+    copy: data with many empty rows would otherwise double its memory (and triple the time)."""
+    import tracemalloc
+    X = np.zeros((100_000, 50))
+    X[0] = [1e-200] + [0.0] * 49  # one genuine underflow row, still recomputed
+    X[1, :2] = [3.0, 4.0]
+    tracemalloc.start()
+    try:
+        norms = row_norms_l2(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(norms[:3], [1e-200, 5.0, 0.0], rtol=1e-15)
+    assert peak < X.nbytes / 4, peak  # X itself is 40 MB
 
 
 def test_clip_rows_l2_dense_and_sparse():

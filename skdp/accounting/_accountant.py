@@ -1,6 +1,7 @@
 """A total privacy budget that estimator fits spend against."""
 
 import math
+import os
 import threading
 from dataclasses import dataclass
 from fractions import Fraction
@@ -51,11 +52,12 @@ class BudgetAccountant:
     -----
     The accountant is one live object. A copy made by pickling (``n_jobs > 1``
     with a process-based joblib backend, ``joblib.dump``/``load``, caching)
-    would keep a total of its own that the original never sees, so a copy
-    reports what it holds but refuses to spend: use ``n_jobs=1`` or a
-    threading backend for searches that spend from one accountant. To carry
-    a budget over to a new session on purpose, save the accountant, load it
-    and call :meth:`resume` on the loaded copy, once the original is gone.
+    or held by a forked child process would keep a total of its own that the
+    original never sees, so a copy reports what it holds but refuses to
+    spend: use ``n_jobs=1`` or a threading backend for searches that spend
+    from one accountant. To carry a budget over to a new session on purpose,
+    save the accountant, load it and call :meth:`resume` on the loaded copy,
+    once the original is gone.
 
     Examples
     --------
@@ -74,6 +76,7 @@ class BudgetAccountant:
         self._exact = (0, Fraction(0), Fraction(0))  # (spends counted, sum eps, sum delta)
         self._lock = threading.Lock()
         self._is_copy = False
+        self._pid = os.getpid()  # a forked child holds a copy that was never pickled
 
     # --- sharing semantics -------------------------------------------------
     def __sklearn_clone__(self):
@@ -94,7 +97,7 @@ class BudgetAccountant:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.__dict__.setdefault("_exact", (0, Fraction(0), Fraction(0)))
-        self.__dict__.pop("_pid", None)  # pickles of older versions
+        self.__dict__.setdefault("_pid", None)  # pickles of older versions
         self._lock = threading.Lock()
         # Every unpickled accountant is a copy: the original may still spend.
         self._is_copy = True
@@ -111,6 +114,7 @@ class BudgetAccountant:
         self : BudgetAccountant
         """
         self._is_copy = False
+        self._pid = os.getpid()
         return self
 
     # --- queries ------------------------------------------------------------
@@ -193,13 +197,14 @@ class BudgetAccountant:
         by : object, default=""
             Who spends it (an estimator or a label); stored as its ``repr``.
         """
-        if self._is_copy:
+        if self._is_copy or os.getpid() != self._pid:
             raise RuntimeError(
                 "this BudgetAccountant is a copy made by pickling (a process-based joblib "
-                "backend, joblib.dump/load or a cache), and spends from it would not reach "
-                "the original. Use n_jobs=1 or joblib.parallel_backend('threading') when fits "
-                "share an accountant. To continue a saved budget on purpose, call resume() "
-                "on the loaded accountant once no other copy can spend."
+                "backend, joblib.dump/load or a cache) or by forking a process, and spends "
+                "from it would not reach the original. Use n_jobs=1 or "
+                "joblib.parallel_backend('threading') when fits share an accountant. To "
+                "continue a saved budget on purpose, call resume() on the loaded accountant "
+                "once no other copy can spend."
             )
         with self._lock:
             self._check_locked(budget)

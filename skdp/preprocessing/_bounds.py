@@ -65,6 +65,12 @@ def check_bounds(bounds, n_features, owner):
         j = bad[0]
         raise ValueError(f"{owner}: bounds need lower < upper for every feature; feature {j} "
                          f"has lower={lower[j]:g} >= upper={upper[j]:g}.")
+    with np.errstate(over="ignore"):
+        bad = np.flatnonzero(~np.isfinite(upper - lower))
+    if bad.size:
+        j = bad[0]
+        raise ValueError(f"{owner}: the width upper - lower of the bounds must be a finite "
+                         f"float; feature {j} has lower={lower[j]:g}, upper={upper[j]:g}.")
     return lower, upper
 
 

@@ -291,6 +291,16 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         """
         X, lower, upper = self._validate_for_fit(X)
         n, d = X.shape
+        with np.errstate(over="ignore", under="ignore"):
+            squared_half_width = ((upper - lower) / 2.0) ** 2
+        bad = np.flatnonzero(~(np.isfinite(squared_half_width)
+                               & (squared_half_width >= np.finfo(np.float64).tiny)))
+        if bad.size:
+            j = bad[0]
+            raise ValueError(
+                f"DPStandardScaler: the variance is released in units of the bounds' squared "
+                f"half-width, which must be a positive finite float; feature {j}'s bounds "
+                f"(lower={lower[j]:g}, upper={upper[j]:g}) have a width too large or too small.")
 
         def default_delta(m):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
@@ -298,7 +308,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         budget, rng = self._start_private_fit(n, default_delta=default_delta)
         mechanism, sum_scale, square_sum_scale = self._noise_scales(d, budget)
         centre, half_width = (upper + lower) / 2.0, (upper - lower) / 2.0
-        Z = (np.clip(X, lower, upper) - centre) / half_width
+        # Clipped again after normalizing: rounding of centre and half-width can push a value
+        # at a bound out of [-1, 1] (-4/3 for bounds 3 floats apart); the sensitivity needs it.
+        Z = np.clip((np.clip(X, lower, upper) - centre) / half_width, -1.0, 1.0)
         mean, var = private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng)
 
         self.lower_, self.upper_ = lower, upper

@@ -19,6 +19,12 @@ def _row_sums_of_squares(X):
     return np.einsum("ij,ij->i", X, X)
 
 
+# Norms outside (_TINY, _HUGE) may have over- or underflowed when squared (float64
+# constants: a Python float would overflow when cast to a float32 input's dtype).
+_TINY, _HUGE = np.float64(1e-140), np.float64(1e140)
+_CHUNK = 4096  # rows rescaled at a time: bounded memory however many rows are suspect
+
+
 def row_norms_l2(X):
     """Euclidean norm of each row of a dense array or sparse matrix.
 
@@ -36,15 +42,18 @@ def row_norms_l2(X):
     # Squares of entries above ~1e154 overflow (clipping would then zero the
     # row) and below ~1e-154 underflow: recompute such rows scaled by their
     # largest entry. Rows holding inf or NaN keep their norm.
-    suspect = np.flatnonzero(~((norms > 1e-140) & (norms < 1e140)))
-    if suspect.size:
-        rows = abs(X[suspect])
+    suspect = np.flatnonzero(~((norms > _TINY) & (norms < _HUGE)))
+    if sp.issparse(X) and X.format == "csr":
+        suspect = suspect[np.diff(X.indptr)[suspect] > 0]  # no stored entry: exactly 0
+    for start in range(0, suspect.size, _CHUNK):
+        idx = suspect[start:start + _CHUNK]
+        rows = abs(X[idx])
         peak = rows.max(axis=1)
         peak = np.asarray(peak.todense()).ravel() if sp.issparse(peak) else np.asarray(peak)
         ok = (peak > 0) & np.isfinite(peak)
-        rows, peak, suspect = rows[ok], peak[ok], suspect[ok]
+        rows, peak, idx = rows[ok], peak[ok], idx[ok]
         scaled = sp.diags(1.0 / peak) @ rows if sp.issparse(rows) else rows / peak[:, None]
-        norms[suspect] = peak * np.sqrt(_row_sums_of_squares(scaled))
+        norms[idx] = peak * np.sqrt(_row_sums_of_squares(scaled))
     return norms
 
 
