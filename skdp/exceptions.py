@@ -54,7 +54,7 @@ class SparseVectorExhaustedError(RuntimeError):
 class WeakPrivacyWarning(UserWarning):
     """The requested budget is valid but gives a weak guarantee.
 
-    Raised for ``delta >= 1 / n_samples``: an ``(epsilon, delta)`` guarantee
+    Emitted for ``delta >= 1 / n_samples``: an ``(epsilon, delta)`` guarantee
     with such a delta allows a mechanism to publish one random record in
     full. The fit runs as asked; choose ``delta`` well below ``1 / n_samples``
     (the default of the estimators that have one is ``1 / n_samples^2``).

@@ -21,7 +21,7 @@ from skdp.ensemble._answerer import (
 from skdp.ensemble._stability import ABSTAINED, ANSWERED, CALIBRATIONS, REFUSED
 from skdp.ensemble._teachers import keyed_row_hash, vote_counts
 from skdp.exceptions import FallbackModelWarning
-from skdp.model_selection._class_columns import expand_class_columns, expand_decision_function
+from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils import check_option, check_positive_int, check_real, fill_doc, resolve_classes
 
 __all__ = ["LabelPrivateBudget", "ModelAgnosticPrivateClassifier"]

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
-from skdp.model_selection._class_columns import expand_class_columns, expand_decision_function
+from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._random import check_random_state, spawn_random_states

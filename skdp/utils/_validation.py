@@ -209,8 +209,9 @@ def check_bounded_sample_weight(sample_weight, n_samples):
     Raises
     ------
     ValueError
-        If the weights have the wrong shape, are not finite, are negative or
-        are all zero.
+        If the weights have the wrong shape, are not finite or are negative.
+        All-zero weights are accepted: the weights are protected, and an
+        error for them alone would tell that data set from its neighbours.
     """
     if sample_weight is None:
         return None
@@ -223,8 +224,6 @@ def check_bounded_sample_weight(sample_weight, n_samples):
         raise ValueError("sample_weight must be finite (no NaN or infinity).")
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative.")
-    if not np.any(w > 0):
-        raise ValueError("sample_weight must contain at least one non-zero weight.")
     if np.any(w > 1):
         warnings.warn(
             "Sample weights above 1 were clipped to 1: the privacy guarantee bounds one "

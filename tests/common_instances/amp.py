@@ -9,10 +9,13 @@ INSTANCES = [
 
 _WEIGHT_REASON = ("DP bounds one row's influence: weights above 1 are clipped to 1, and "
                   "zero-weight rows still count in m (the sum of weights is private)")
-
-EXPECTED_FAILED_CHECKS = {
-    "DPLogisticRegressionAMP": {
-        "check_sample_weight_equivalence_on_dense_data": _WEIGHT_REASON,
-        "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_REASON,
-    },
+# Shared with the other weighted classifiers (common_instances.convex).
+WEIGHT_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": _WEIGHT_REASON,
+    "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_REASON,
+    "check_all_zero_sample_weights_error": (
+        "weights are protected like the rows: an error only for all-zero weights would tell "
+        "that data set from its neighbours, so the fit releases a noise-only model"),
 }
+
+EXPECTED_FAILED_CHECKS = {"DPLogisticRegressionAMP": WEIGHT_CHECKS}

@@ -1,6 +1,6 @@
 """The private convex-optimization classifiers of skdp.linear_model (issue 4)."""
 
-from common_instances.amp import _WEIGHT_REASON
+from common_instances.amp import WEIGHT_CHECKS
 from skdp.linear_model import (
     DPSGDClassifier,
     ObjectivePerturbationClassifier,
@@ -20,12 +20,9 @@ INSTANCES = [
 
 _TINY_DATA = ("accuracy threshold 0.83 on 300 make_blobs samples: at epsilon=1 the noise "
               "calibrated to n=300 is too large for it (DP cost on tiny data)")
-_WEIGHT_CHECKS = {check: _WEIGHT_REASON for check in (
-    "check_sample_weight_equivalence_on_dense_data",
-    "check_sample_weight_equivalence_on_sparse_data")}
 EXPECTED_FAILED_CHECKS = {
-    name: {"check_classifiers_train": _TINY_DATA, **_WEIGHT_CHECKS}
+    name: {"check_classifiers_train": _TINY_DATA, **WEIGHT_CHECKS}
     for name in ("PrivateFrankWolfeClassifier", "PermutationSGDClassifier",
                  "ObjectivePerturbationClassifier", "OutputPerturbationClassifier")
 }
-EXPECTED_FAILED_CHECKS["DPSGDClassifier"] = _WEIGHT_CHECKS
+EXPECTED_FAILED_CHECKS["DPSGDClassifier"] = dict(WEIGHT_CHECKS)
