@@ -202,13 +202,15 @@ def test_bad_weights_fail_before_the_budget_is_charged(cls, kw):
     y = np.arange(50) % 2
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
     clf = cls(epsilon=1.0, classes=[0, 1], accountant=accountant, **kw)
-    for bad in (-np.ones(50), np.ones(10), np.zeros(50), np.full(50, np.nan)):
+    for bad in (-np.ones(50), np.ones(10), np.full(50, np.nan)):
         with pytest.raises(ValueError, match="sample_weight"):
             clf.fit(X, y, sample_weight=bad)
     assert accountant.spent is None
+    clf.fit(X, y, sample_weight=np.zeros(50))  # protected weights: no refusal for all zeros
+    assert accountant.spent.epsilon == pytest.approx(1.0)
     with pytest.warns(UserWarning, match="clipped to 1"):
         clf.fit(X, y, sample_weight=np.full(50, 3.0))
-    assert accountant.spent is not None
+    assert accountant.spent.epsilon == pytest.approx(2.0)
 
 
 def test_zero_weight_rows_still_count_in_n():
