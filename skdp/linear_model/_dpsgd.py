@@ -276,6 +276,18 @@ class DPSGDClassifier(PrivateGLMClassifier):
         return dpsgd_noise_multiplier(budget.epsilon, budget.delta, settings["sample_rate"],
                                       settings["steps"])
 
+    def _prepare(self, settings, budget):
+        # The calibration (cached) is data-independent but can fail, e.g. overflow
+        # at epsilon = 1e4: fail before the budget is charged.
+        try:
+            self._noise_multiplier(settings, budget)
+        except (ArithmeticError, ValueError, RuntimeError) as error:
+            raise ValueError(
+                f"DP-SGD's noise could not be calibrated for (epsilon={budget.epsilon:g}, "
+                f"delta={budget.delta:g}) per class problem, sample rate "
+                f"{settings['sample_rate']:g} and {settings['steps']} steps ({error}); use a "
+                f"smaller epsilon or fewer steps. Nothing was spent.") from error
+
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         z = self._noise_multiplier(settings, budget)
         # Weighting after clipping keeps each contribution's norm <= w C <= C,

@@ -132,6 +132,13 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         raise NotImplementedError
 
+    def _prepare(self, settings, budget):
+        """Data-independent set-up that may fail, run before the budget is charged (hook).
+
+        ``budget`` is one class problem's share. A calibration that cannot be
+        computed must fail here, not after the accountant has been charged.
+        """
+
     def _record(self, infos, settings):
         """Store per-class diagnostics as fitted attributes (optional hook)."""
 
@@ -180,6 +187,10 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         settings = self._check_params(n_samples)
+        # One-vs-rest: K problems on the same data compose (seed 004 Lemma 2.1.5).
+        n_problems = 1 if n_classes == 2 else n_classes
+        self._prepare(settings, self._resolve_budget(
+            n_samples, self._default_delta, self._allow_zero_delta).split(n_problems))
 
         # Everything is validated: now spend the budget (nothing before this line
         # draws noise or charges the accountant).
@@ -188,8 +199,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         intercept_value = self._intercept_value(data_norm)
         X_aug = add_intercept_column(X, intercept_value) if fit_intercept else X
         X_aug = self._clip(X_aug, data_norm)
-        # One-vs-rest: K problems on the same data compose (seed 004 Lemma 2.1.5).
-        part = budget.split(1 if n_classes == 2 else n_classes)
+        part = budget.split(n_problems)
         fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings,
                              sample_weight=sample_weight)
         results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng, n_jobs=self.n_jobs)
