@@ -263,3 +263,16 @@ def test_weighted_audit_clipped_below_epsilon_unclipped_caught(monkeypatch):
                         lambda sample_weight, n_samples: np.asarray(sample_weight, dtype=float))
     cheat = _weighted_audit()
     assert cheat.epsilon_lower_bound > 1.0, cheat
+
+
+@pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
+def test_class_weight_equals_the_same_sample_weight(cls, kw):
+    X = np.random.default_rng(5).normal(size=(300, 2))
+    y = np.arange(300) % 3
+    by_class = cls(epsilon=1.0, classes=[0, 1, 2], class_weight={2: 0.25}, random_state=0,
+                   **kw).fit(X, y)
+    by_row = cls(epsilon=1.0, classes=[0, 1, 2], random_state=0, **kw).fit(
+        X, y, sample_weight=np.where(y == 2, 0.25, 1.0))
+    np.testing.assert_array_equal(by_class.coef_, by_row.coef_)
+    with pytest.raises(ValueError, match="balanced"):
+        cls(epsilon=1.0, classes=[0, 1, 2], class_weight="balanced", **kw).fit(X, y)

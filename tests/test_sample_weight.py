@@ -233,3 +233,47 @@ def test_weighted_audit_catches_unclipped_weights(monkeypatch):
     monkeypatch.setattr(_amp, "check_bounded_sample_weight", unclipped)
     cheat = _weighted_audit()
     assert cheat.epsilon_lower_bound > 1.0, cheat
+
+
+# --------------------------------------------------------------------------- class_weight
+def test_class_weights_multiply_the_rows_weights():
+    from skdp.utils._multiclass import class_row_weights
+    classes = np.array(["a", "b", "c"])
+    y_index = np.array([0, 1, 2, 1])
+    np.testing.assert_array_equal(class_row_weights({"b": 0.5}, classes, y_index),
+                                  [1.0, 0.5, 1.0, 0.5])
+    np.testing.assert_array_equal(
+        class_row_weights({"a": 0.2, "c": 0.0}, classes, y_index, [0.5, 1.0, 1.0, 0.25]),
+        [0.1, 1.0, 0.0, 0.25])
+    assert class_row_weights(None, classes, y_index) is None
+
+
+@pytest.mark.parametrize("class_weight, error, match", [
+    ("balanced", ValueError, "reads the class counts"),
+    ("other", ValueError, "dict or None"),
+    ([1.0, 2.0], TypeError, "dict or None"),
+    ({"z": 1.0}, ValueError, "not a class"),
+    ({"a": -1.0}, ValueError, "class_weight"),
+    ({"a": np.nan}, ValueError, "class_weight"),
+])
+def test_bad_class_weights_are_refused(class_weight, error, match):
+    from skdp.utils._multiclass import class_row_weights
+    with pytest.raises(error, match=match):
+        class_row_weights(class_weight, np.array(["a", "b"]), np.array([0, 1]))
+
+
+def test_class_weight_equals_the_same_sample_weight(binary):
+    X, y = binary
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    by_class = DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], random_state=0,
+                                       class_weight={0: 0.3}).fit(X, y)
+    by_row = DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=np.where(y == 0, 0.3, 1.0))
+    np.testing.assert_array_equal(by_class.coef_, by_row.coef_)
+    clf = DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], class_weight="balanced",
+                                  accountant=accountant)
+    with pytest.raises(ValueError, match="balanced"):
+        clf.fit(X, y)
+    assert accountant.spent is None
+    with pytest.warns(UserWarning, match="clipped to 1"):
+        clf.set_params(class_weight={1: 5.0}).fit(X, y)

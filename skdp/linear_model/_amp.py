@@ -20,7 +20,7 @@ from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.mechanisms._gaussian import log_shifted_gaussian_delta
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._docstrings import fill_doc
-from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
+from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import (
     check_bounded_sample_weight,
     check_option,
@@ -622,6 +622,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         by then, :class:`~skdp.exceptions.CertificationError` is raised and
         nothing is released (the noise is never redrawn).
     %(classes)s
+    %(class_weight)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -788,7 +789,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1,
                  data_norm=1.0, fit_intercept=True, multi_class="auto", gamma=None,
                  output_fraction=None, eps3_fraction=None, solver="auto", max_iter=100,
-                 classes=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
+                 classes=None, class_weight=None, n_jobs=None, random_state=None,
+                 accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -802,6 +804,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         self.solver = solver
         self.max_iter = max_iter
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -883,7 +886,9 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         params = self._check_params(len(classes))
         m, d = X.shape
-        weights = check_bounded_sample_weight(sample_weight, m)
+        weights = check_bounded_sample_weight(
+            class_row_weights(self.class_weight, classes, y_index,
+                              check_bounded_sample_weight(sample_weight, m)), m)
         n_classes, strategy, loss = len(classes), params["multi_class"], params["loss"]
         dim = d + int(self.fit_intercept)
         if strategy == "multinomial":

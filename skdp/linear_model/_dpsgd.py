@@ -163,6 +163,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
         Append a constant feature 1 whose weight is the intercept (it counts
         in the clipped norm).
     %(classes)s
+    %(class_weight)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -234,7 +235,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  clipping="gradient", batch_size=256, epochs=5, learning_rate=1.0,
                  learning_rate_schedule="constant", alpha=0.0, fit_intercept=True, classes=None,
-                 n_jobs=None, random_state=None, accountant=None):
+                 class_weight=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -248,6 +249,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

@@ -239,6 +239,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     fit_intercept : bool, default=True
         Append a constant feature whose weight is the intercept.
     %(classes)s
+    %(class_weight)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -332,7 +333,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  l1_radius=1.0, max_iter=100, accounting="thesis", fit_intercept=True,
-                 classes=None, n_jobs=None, random_state=None, accountant=None):
+                 classes=None, class_weight=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -343,6 +344,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         self.accounting = accounting
         self.fit_intercept = fit_intercept
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

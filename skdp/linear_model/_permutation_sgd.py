@@ -169,6 +169,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     fit_intercept : bool, default=True
         Append a constant feature 1 (before clipping) whose weight is the intercept.
     %(classes)s
+    %(class_weight)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -240,8 +241,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  strongly_convex=False, alpha=0.0, learning_rate=None, batch_size=50, epochs=5,
-                 calibration="analytic", fit_intercept=True, classes=None, n_jobs=None,
-                 random_state=None, accountant=None):
+                 calibration="analytic", fit_intercept=True, classes=None, class_weight=None,
+                 n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -255,6 +256,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         self.calibration = calibration
         self.fit_intercept = fit_intercept
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

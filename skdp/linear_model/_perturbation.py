@@ -155,6 +155,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
         :class:`~skdp.exceptions.CertificationError` and releases nothing.
     %(certified_solver)s
     %(classes)s
+    %(class_weight)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -217,7 +218,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
                  fit_intercept=True, tol=None, solver="newton", max_iter=100, classes=None,
-                 n_jobs=None, random_state=None, accountant=None):
+                 class_weight=None, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.loss = loss
         self.huber_h = huber_h
@@ -228,6 +229,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
         self.solver = solver
         self.max_iter = max_iter
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -287,6 +289,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         ``(0, 1)``.
     %(certified_solver)s
     %(classes)s
+    %(class_weight)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -360,7 +363,8 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
                  fit_intercept=True, tol=None, certification_fraction=0.01, solver="newton",
-                 max_iter=100, classes=None, n_jobs=None, random_state=None, accountant=None):
+                 max_iter=100, classes=None, class_weight=None, n_jobs=None, random_state=None,
+                 accountant=None):
         self.epsilon = epsilon
         self.loss = loss
         self.huber_h = huber_h
@@ -372,6 +376,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         self.solver = solver
         self.max_iter = max_iter
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

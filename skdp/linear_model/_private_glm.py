@@ -22,7 +22,7 @@ from skdp.base import DPEstimatorMixin
 from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_column
 from skdp.linear_model._losses import get_loss
 from skdp.utils._docstrings import fill_doc
-from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
+from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import check_bounded_sample_weight, check_real
 
 __all__ = ["PrivateGLMClassifier", "check_bool", "delta_one_over_n_squared", "fill_glm_doc"]
@@ -91,8 +91,9 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
     """Template of a private one-vs-rest linear classifier of a margin loss.
 
     Subclasses have the parameters ``epsilon``, ``loss``, ``huber_h``,
-    ``data_norm``, ``fit_intercept``, ``classes``, ``n_jobs``, ``random_state`` and
-    ``accountant`` (and ``delta`` when the mechanism uses one), and define:
+    ``data_norm``, ``fit_intercept``, ``classes``, ``class_weight``, ``n_jobs``,
+    ``random_state`` and ``accountant`` (and ``delta`` when the mechanism uses
+    one), and define:
 
     - ``_check_params(n_samples)`` -> dict of validated settings;
     - ``_clip(X, data_norm)`` -> the clipped copy of the (augmented) data;
@@ -182,7 +183,9 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         n_samples = X.shape[0]
         # Weights in [0, 1] (clipped per row, like the rows themselves): a row's
         # weighted loss keeps every bound the mechanisms are calibrated to.
-        sample_weight = check_bounded_sample_weight(sample_weight, n_samples)
+        sample_weight = check_bounded_sample_weight(
+            class_row_weights(self.class_weight, classes, y_index,
+                              check_bounded_sample_weight(sample_weight, n_samples)), n_samples)
         loss = get_loss(self.loss, self.huber_h)
         data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")

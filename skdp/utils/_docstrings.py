@@ -49,6 +49,15 @@ classes : array-like of shape (n_classes,) or None, default=None
     labels, even those no training row has, and ``y`` must use only them.
     ``None`` reads the label set from ``y``, which reveals every label
     present, and emits a :class:`~skdp.PrivacyLeakWarning`.""",
+    "class_weight": """\
+class_weight : dict or None, default=None
+    Public weights of the classes, ``{label: weight}``; labels left out weigh
+    1. Each row's loss is multiplied by its class's weight (and by its
+    ``sample_weight``), and weights above 1 are clipped to 1, so give the
+    largest class weight as 1 (e.g. ``{0: 0.1, 1: 1.0}`` to weigh the rare
+    class 1 ten times more). ``"balanced"`` is refused: it reads the class
+    counts from the private labels; compute the weights from public class
+    shares instead.""",
     "non_private_diagnostics": """\
 The solver diagnostics marked *not private* among the attributes are
 computed from the private data without noise and are not covered by this

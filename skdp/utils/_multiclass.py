@@ -8,8 +8,58 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.utils._random import spawn_random_states
+from skdp.utils._validation import check_real
 
-__all__ = ["fit_one_vs_rest", "resolve_classes"]
+__all__ = ["class_row_weights", "fit_one_vs_rest", "resolve_classes"]
+
+
+def class_row_weights(class_weight, classes, y_index, sample_weight=None):
+    """Each row's weight from public class weights, times ``sample_weight``.
+
+    The result still goes through
+    :func:`~skdp.utils._validation.check_bounded_sample_weight` (which clips
+    it to ``[0, 1]``); this only validates ``class_weight`` itself.
+
+    Parameters
+    ----------
+    class_weight : dict or None
+        ``{label: weight}`` (labels of ``classes``; others weigh 1), or
+        ``None``. ``"balanced"`` is refused: it would read the class counts
+        from the private labels.
+    classes : ndarray of shape (n_classes,)
+        The model's label set.
+    y_index : ndarray of shape (n_samples,)
+        Index of each row's label in ``classes``.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Row weights to multiply (validated later).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,) or None
+        ``sample_weight`` unchanged when ``class_weight`` is ``None``.
+    """
+    if class_weight is None:
+        return sample_weight
+    if isinstance(class_weight, str):
+        if class_weight == "balanced":
+            raise ValueError(
+                "class_weight='balanced' reads the class counts from the private labels, "
+                "which no noise protects. Pass a dict {label: weight} computed from public "
+                "class shares instead, with the largest weight 1 (for shares p_k, "
+                "{k: min(p) / p_k}). Nothing was spent.")
+        raise ValueError(f"class_weight must be a dict or None, got {class_weight!r}.")
+    if not isinstance(class_weight, dict):
+        raise TypeError(f"class_weight must be a dict or None, got {class_weight!r}.")
+    per_class = np.ones(len(classes))
+    for label, weight in class_weight.items():
+        matches = np.flatnonzero(classes == label)
+        if matches.size == 0:
+            raise ValueError(f"class_weight has a label that is not a class: {label!r} "
+                             f"(classes are {list(classes)}).")
+        per_class[matches[0]] = check_real(weight, f"class_weight[{label!r}]", low=0.0)
+    weights = per_class[y_index]
+    return weights if sample_weight is None else weights * np.asarray(sample_weight,
+                                                                          dtype=float)
 
 
 def resolve_classes(classes, y, estimator_name, *, min_classes=2):
