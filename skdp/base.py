@@ -6,14 +6,17 @@ validated budget, charge the accountant, and build the random generator,
 all before any data is touched or any noise is drawn.
 """
 
+import pickle
 import warnings
+
+import numpy as np
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.exceptions import PrivacyLeakWarning, WeakPrivacyWarning
 from skdp.utils._random import check_random_state
 from skdp.utils._validation import check_epsilon_delta, check_n_jobs
 
-__all__ = ["DPEstimatorMixin", "warn_privacy_leak"]
+__all__ = ["DPEstimatorMixin", "refuse_unsafe_pickle", "warn_privacy_leak"]
 
 
 def warn_privacy_leak(what):
@@ -28,6 +31,35 @@ def warn_privacy_leak(what):
         f"{what} The differential privacy guarantee does not hold for this fit.",
         PrivacyLeakWarning,
         stacklevel=3,
+    )
+
+
+def refuse_unsafe_pickle(obj, contents):
+    """Refuse to pickle or copy a fitted session object unless it opted in.
+
+    For objects that must keep unprotected private state to keep answering
+    (teachers, raw data) together with a budget-limited session state: a
+    pickle would publish the state, and loading it twice would fork the
+    session and spend its budget twice. Call it from ``__getstate__`` (also
+    reached by ``joblib.dump`` and ``copy.deepcopy``) once fitted.
+
+    Parameters
+    ----------
+    obj : object
+        The session; ``obj.allow_pickle`` must be the bool ``True`` to pass.
+    contents : str
+        What a pickle would hold, for the message.
+    """
+    flag = getattr(obj, "allow_pickle", False)
+    if isinstance(flag, (bool, np.bool_)) and bool(flag):
+        return
+    raise pickle.PicklingError(
+        f"refusing to pickle or copy a fitted {type(obj).__name__}: the result would hold "
+        f"{contents} with no privacy protection, and the session state, so that loading it "
+        "twice would fork the session and spend up to twice the budget. Host the object in "
+        "one process instead. To persist a session in storage as private as the training "
+        "data (e.g. to restart the service), set allow_pickle=True on it "
+        "(obj.allow_pickle = True) and resume it from one copy only."
     )
 
 

@@ -256,6 +256,27 @@ def test_answerer_refuses_after_max_unstable_abstentions():
         ans.answer([[4.0, 0.0]])
 
 
+def test_fitted_answerer_refuses_pickling_and_copying_without_opt_in(tmp_path):
+    """A copy would hold the teachers and answer a fresh allowance of queries."""
+    import copy
+    import pickle
+    rng = np.random.default_rng(3)
+    X, y = _blobs(3000, rng)
+    ans = PrivateQueryAnswerer(LogisticRegression(), n_teachers=30, max_unstable=2,
+                               max_queries=100, epsilon=20.0, classes=[0, 1], random_state=0)
+    pickle.loads(pickle.dumps(ans))  # unfitted: nothing private
+    ans.fit(X, y)
+    for write in (pickle.dumps, lambda obj: joblib.dump(obj, tmp_path / "ans.joblib"),
+                  copy.deepcopy):
+        with pytest.raises(pickle.PicklingError, match="teachers.*fork.*allow_pickle=True"):
+            write(ans)
+    ans.answer([[0.0, 0.0]] * 2)  # two abstentions: the allowance is used up
+    ans.allow_pickle = True
+    restored = pickle.loads(pickle.dumps(ans))
+    with pytest.raises(SparseVectorExhaustedError):
+        restored.answer([[4.0, 0.0]])  # the copy continues where the original stands
+
+
 def test_answerer_refuses_query_number_max_queries_plus_one():
     rng = np.random.default_rng(4)
     X, y = _blobs(3000, rng)

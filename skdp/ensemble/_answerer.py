@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.base import DPEstimatorMixin
+from skdp.base import DPEstimatorMixin, refuse_unsafe_pickle
 from skdp.ensemble._stability import (
     ABSTAINED,
     ANSWERED,
@@ -207,6 +207,12 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     %(random_state)s
     %(accountant)s
     %(verbose)s
+    allow_pickle : bool, default=False
+        Whether a fitted answerer may be pickled (``pickle``, ``joblib.dump``,
+        ``copy.deepcopy``): a pickle holds the teachers, which are not
+        private, and the sparse vector's state, so that each loaded copy
+        could answer a new allowance of queries. May be set on the object at
+        any time; an unfitted object always pickles.
 
     Attributes
     ----------
@@ -311,7 +317,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator, *, n_teachers="auto", max_unstable=10, max_queries=1000,
                  epsilon=1.0, delta=1e-6, calibration="lyu", classes=None, n_jobs=None,
-                 random_state=None, accountant=None, verbose=0):
+                 random_state=None, accountant=None, verbose=0, allow_pickle=False):
         self.estimator = estimator
         self.n_teachers = n_teachers
         self.max_unstable = max_unstable
@@ -324,6 +330,13 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
         self.verbose = verbose
+        self.allow_pickle = allow_pickle
+
+    def __getstate__(self):
+        # Also reached by joblib.dump and copy.deepcopy.
+        if hasattr(self, "teachers_"):
+            refuse_unsafe_pickle(self, "the teachers (models trained on the private data)")
+        return super().__getstate__()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_array, check_X_y
 
-from skdp.base import DPEstimatorMixin
+from skdp.base import DPEstimatorMixin, refuse_unsafe_pickle
 from skdp.kernel_methods._classifiers import _KernelERMClassifier, tddl_laplace_scale
 from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
 from skdp.kernel_methods._functional import default_delta
@@ -28,11 +28,6 @@ from skdp.utils._multiclass import resolve_classes
 from skdp.utils._validation import check_positive_int, check_real
 
 __all__ = ["InteractiveKernelPredictor", "PrivateKernelNetClassifier"]
-
-
-def _is_true(flag):
-    """Whether ``flag`` is the bool True (an explicit opt-in, not just a truthy value)."""
-    return isinstance(flag, (bool, np.bool_)) and bool(flag)
 
 
 def _check_threshold(threshold):
@@ -414,17 +409,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     def __getstate__(self):
         # Also reached by joblib.dump and copy.deepcopy (and pickle.dumps of any object
         # holding this one).
-        if hasattr(self, "_X") and not _is_true(self.allow_pickle):
-            raise pickle.PicklingError(
-                f"refusing to pickle or copy a fitted {type(self).__name__}: the result would "
-                "hold the raw training data (the private inputs, and dual coefficients computed "
-                "from the private labels) with no privacy protection, and the session state, "
-                "so that loading it twice would fork the session and spend up to twice the "
-                "budget. Host the object in one process instead. To persist a session in "
-                "storage as private as the training data (e.g. to restart the service), set "
-                "allow_pickle=True on it (service.allow_pickle = True) and resume it from one "
-                "copy only."
-            )
+        if hasattr(self, "_X"):
+            refuse_unsafe_pickle(self, "the raw training data (the private inputs, and dual "
+                                       "coefficients computed from the private labels)")
         return self.__dict__.copy()
 
     def fit(self, X, y):
