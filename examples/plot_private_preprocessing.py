@@ -76,7 +76,7 @@ for split in range(3):
                                          random_state=split)
     low, high = X_public.min(axis=0), X_public.max(axis=0)
     margin = 0.25 * (high - low)
-    bounds = (np.maximum(low - margin, 0.0), high + margin)
+    bounds = np.column_stack([np.maximum(low - margin, 0.0), high + margin])
     for name, (total, make) in variants(bounds).items():
         scores.setdefault(name, (total, []))[1].extend(
             cross_val_score(make(seed), X, y, cv=5).mean() for seed in range(2))

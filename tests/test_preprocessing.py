@@ -23,7 +23,7 @@ from skdp.testing import audit_epsilon
 
 def test_public_bounds_scaler_maps_bounds_to_range_and_clips():
     X = np.array([[-3.0, 50.0], [0.0, 100.0], [2.0, 175.0], [9.0, 300.0]])
-    scaler = PublicBoundsScaler(bounds=([-2.0, 50.0], [2.0, 250.0])).fit(X)
+    scaler = PublicBoundsScaler(bounds=[(-2.0, 2.0), (50.0, 250.0)]).fit(X)
     # feature 0: [-2, 2] -> [-1, 1] is x / 2; feature 1: [50, 250] -> [-1, 1] is (x - 150) / 100
     expected = np.array([[-1.0, -1.0], [0.0, -0.5], [1.0, 0.25], [1.0, 1.0]])
     np.testing.assert_allclose(scaler.transform(X), expected)
@@ -43,11 +43,25 @@ def test_public_bounds_scaler_learns_nothing_from_the_data():
     assert not hasattr(a, "privacy_spent_")
 
 
+def test_bounds_use_the_layout_of_the_kernel_estimators():
+    """One pair per feature, as PrivateHistogram and PrivateKernelDensity read ``bounds``."""
+    from skdp.kernel_methods import PrivateHistogram
+    X = np.array([[10.0, 60.0], [90.0, 190.0]])
+    bounds = [(0.0, 100.0), (50.0, 200.0)]
+    scaler = PublicBoundsScaler(bounds=bounds).fit(X)
+    np.testing.assert_array_equal(scaler.lower_, [0.0, 50.0])
+    np.testing.assert_array_equal(scaler.upper_, [100.0, 200.0])
+    hist = PrivateHistogram(bins=4, bounds=bounds, random_state=0).fit(X)
+    np.testing.assert_array_equal(hist.box_, [[0.0, 100.0], [50.0, 200.0]])
+
+
 @pytest.mark.parametrize("bounds, match", [
     (None, "needs public bounds"),
     ((1.0, 1.0), "lower < upper"),
-    (([0.0, 2.0, 0.0], [1.0, 1.0, 1.0]), "feature 1 has lower=2 >= upper=1"),
-    ((0.0, [1.0, 2.0]), r"shape \(3,\)"),
+    ([(0.0, 1.0), (2.0, 1.0), (0.0, 1.0)], "feature 1 has lower=2 >= upper=1"),
+    ((0.0, [1.0, 2.0]), "pair"),
+    # The other layout, a pair of bound vectors, is refused, not misread.
+    (([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]), r"shape \(2,\) or \(3, 2\); got shape \(2, 3\)"),
     ((np.nan, 1.0), "finite"),
     ((0.0, np.inf), "finite"),
     ((0.0, 1.0, 2.0), "pair"),
@@ -246,18 +260,18 @@ def test_large_n_standardizes_like_standard_scaler():
     rng = np.random.default_rng(1)
     true_mean, true_std = np.array([40.0, -2.0, 0.3]), np.array([8.0, 0.5, 0.05])
     X = rng.normal(true_mean, true_std, size=(20_000, 3))
-    bounds = ([0.0, -5.0, 0.0], [100.0, 5.0, 1.0])  # public ranges, wider than the data
+    bounds = [(0.0, 100.0), (-5.0, 5.0), (0.0, 1.0)]  # public ranges, wider than the data
     est = DPStandardScaler(epsilon=1.0, bounds=bounds, random_state=0).fit(X)
     Xt = est.transform(X)
     np.testing.assert_allclose(Xt.mean(axis=0), 0.0, atol=0.05)
     np.testing.assert_allclose(Xt.std(axis=0), 1.0, rtol=0.05)
     reference = StandardScaler().fit(X)
     # The noise on the mean is s1 / n half-widths; 5 of those bound the error.
-    half_width = (np.asarray(bounds[1]) - np.asarray(bounds[0])) / 2
+    half_width = np.diff(bounds, axis=1).ravel() / 2
     np.testing.assert_array_less(np.abs(est.mean_ - reference.mean_),
                                  5 * est.noise_scales_[0] / 20_000 * half_width)
     np.testing.assert_allclose(est.scale_, reference.scale_, rtol=0.05)
-    np.testing.assert_allclose(est.inverse_transform(Xt), np.clip(X, *bounds), atol=1e-9)
+    np.testing.assert_allclose(est.inverse_transform(Xt), np.clip(X, *np.transpose(bounds)), atol=1e-9)
 
 
 def test_variance_floor_keeps_scale_positive():
@@ -308,7 +322,7 @@ def _disparate_scales(n=3000):
                                class_sep=1.5, random_state=0)
     scale = np.array([1e3, 1.0, 1e-2, 50.0, 1.0, 1e4])
     shift = np.array([5e3, 0.0, 1.0, 0.0, 10.0, 0.0])
-    bounds = (shift - 8 * scale, shift + 8 * scale)
+    bounds = np.column_stack([shift - 8 * scale, shift + 8 * scale])
     return X * scale + shift, y, bounds
 
 

@@ -9,30 +9,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 __all__ = ["PublicBoundsScaler", "check_bounds"]
 
 
-def _as_bound(value, name, n_features):
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be a real number or an array of reals, got {value!r}.")
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number or an array of reals, "
-                        f"got {value!r}.") from None
-    if array.ndim > 1 or (array.ndim == 1 and array.shape[0] != n_features):
-        raise ValueError(f"{name} must be a scalar or have shape ({n_features},) "
-                         f"(one bound per feature), got shape {array.shape}.")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or infinity), got {value!r}.")
-    return np.broadcast_to(array, (n_features,)).copy()
-
-
 def check_bounds(bounds, n_features, owner):
-    """Validate public per-feature bounds ``(lower, upper)``.
+    """Validate public per-feature bounds, in skdp's one convention for ``bounds``.
+
+    The convention of :mod:`skdp.kernel_methods` too: one pair
+    ``(low, high)`` for every feature, or one pair per feature.
 
     Parameters
     ----------
-    bounds : tuple (lower, upper) or None
-        ``lower`` and ``upper`` are each a real number (the same bound for
-        every feature) or an array of shape ``(n_features,)``.
+    bounds : array-like of shape (2,) or (n_features, 2), or None
+        ``(low, high)`` for every feature, or ``[(low_1, high_1), ...,
+        (low_d, high_d)]``.
     n_features : int
         Number of features of the data.
     owner : str
@@ -51,15 +38,26 @@ def check_bounds(bounds, n_features, owner):
     """
     if bounds is None:
         raise ValueError(
-            f"{owner} needs public bounds=(lower, upper): the range each feature is known to "
-            f"lie in, chosen without looking at the private data (e.g. from the measuring "
-            f"instrument or the feature's definition). They cannot be read from the data "
-            f"without spending privacy.")
-    if (isinstance(bounds, (str, bytes, numbers.Number, np.ndarray))
-            or not hasattr(bounds, "__len__") or len(bounds) != 2):
-        raise ValueError(f"{owner}: bounds must be a pair (lower, upper), got {bounds!r}.")
-    lower = _as_bound(bounds[0], "lower bound", n_features)
-    upper = _as_bound(bounds[1], "upper bound", n_features)
+            f"{owner} needs public bounds=(low, high), or one (low, high) pair per feature: "
+            f"the range each feature is known to lie in, chosen without looking at the "
+            f"private data (e.g. from the measuring instrument or the feature's definition). "
+            f"They cannot be read from the data without spending privacy.")
+    if isinstance(bounds, (str, bytes)) or np.asarray(bounds, dtype=object).dtype.kind == "b":
+        raise TypeError(f"{owner}: bounds must hold real numbers, got {bounds!r}.")
+    try:
+        array = np.asarray(bounds, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: bounds must be a pair (low, high) or one pair per "
+                         f"feature, got {bounds!r}.") from None
+    if array.shape == (2,):
+        array = np.broadcast_to(array, (n_features, 2))
+    elif array.shape != (n_features, 2):
+        raise ValueError(f"{owner}: bounds must be a pair (low, high) or one (low, high) pair "
+                         f"per feature, of shape (2,) or ({n_features}, 2); got shape "
+                         f"{array.shape}.")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{owner}: bounds must be finite (no NaN or infinity), got {bounds!r}.")
+    lower, upper = array[:, 0].copy(), array[:, 1].copy()
     bad = np.flatnonzero(lower >= upper)
     if bad.size:
         j = bad[0]
@@ -138,12 +136,11 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
 
     Parameters
     ----------
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features: ``lower`` and ``upper`` are each a
-        real number (the same for every feature) or an array of shape
-        ``(n_features,)``, with ``lower < upper``. Required: ``None`` is
-        refused in ``fit`` with an explanation. Note the layout: a pair of
-        bound vectors, not a list of per-feature pairs.
+    bounds : array-like of shape (2,) or (n_features, 2), or None, default=None
+        Public bounds of the features: one pair ``(low, high)`` for every
+        feature, or one pair per feature (the layout of ``bounds`` everywhere
+        in skdp), with ``low < high``. Required: ``None`` is refused in
+        ``fit`` with an explanation.
     feature_range : tuple (min, max), default=(-1.0, 1.0)
         The range the bounds are mapped to. The default centres each
         feature's public range at 0, which suits linear models whose rows
@@ -199,7 +196,7 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
     >>> import numpy as np
     >>> from skdp.preprocessing import PublicBoundsScaler
     >>> X = np.array([[0.0, 150.0], [5.0, 210.0], [12.0, 90.0]])
-    >>> scaler = PublicBoundsScaler(bounds=([0.0, 50.0], [10.0, 250.0]))
+    >>> scaler = PublicBoundsScaler(bounds=[(0.0, 10.0), (50.0, 250.0)])
     >>> scaler.fit_transform(X)
     array([[-1. ,  0. ],
            [ 0. ,  0.6],

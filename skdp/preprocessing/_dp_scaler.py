@@ -127,13 +127,14 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         instead of ``d`` with the number of features ``d``. ``None`` means
         ``1 / n_samples^2`` (Gaussian); the value used is stored in
         ``delta_``.
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features: ``lower`` and ``upper`` are each a
-        real number or an array of shape ``(n_features,)``, with
-        ``lower < upper``, chosen without looking at the private data.
+    bounds : array-like of shape (2,) or (n_features, 2), or None, default=None
+        Public bounds of the features: one pair ``(low, high)`` for every
+        feature, or one pair per feature (the layout of ``bounds`` everywhere
+        in skdp), with ``low < high``, chosen without looking at the private
+        data.
         Values outside are clipped to them before anything is computed.
         Required (``None`` is refused before any budget is spent). The
-        noise, in the data's units, is proportional to ``upper - lower``:
+        noise, in the data's units, is proportional to ``high - low``:
         tight bounds give accurate statistics, bounds that cut off much of
         the data give biased ones.
     clip : bool, default=True
@@ -254,7 +255,7 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     >>> from skdp.preprocessing import DPStandardScaler
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal([10.0, -3.0], [2.0, 0.5], size=(5000, 2))
-    >>> scaler = DPStandardScaler(epsilon=1.0, bounds=([0.0, -6.0], [20.0, 0.0]),
+    >>> scaler = DPStandardScaler(epsilon=1.0, bounds=[(0.0, 20.0), (-6.0, 0.0)],
     ...                           random_state=0).fit(X)
     >>> np.round(scaler.mean_, 1), np.round(scaler.scale_, 1)
     (array([10., -3.]), array([2. , 0.5]))
