@@ -1,5 +1,7 @@
 """Gaussian-process regression whose posterior mean is released by functional perturbation."""
 
+import warnings
+
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -228,6 +230,16 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         offset = 0.5 * (lo + hi)
+        outside = int(np.count_nonzero((y < lo) | (y > hi)))
+        if outside:
+            # Told to the data holder only (like a clipped sample weight): a silent clip of
+            # most labels makes every prediction sit at a bound.
+            warnings.warn(
+                f"{outside} of {n} labels lie outside y_bounds=({lo:g}, {hi:g}) and were "
+                f"clipped to it. Choose public bounds that cover the labels, or scale the "
+                f"target with constants fixed in advance (e.g. sklearn's "
+                f"TransformedTargetRegressor with a fixed FunctionTransformer).",
+                UserWarning, stacklevel=2)
         mean_at_x = K @ linalg.cho_solve(factor, np.clip(y, lo, hi) - offset, check_finite=False)
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
