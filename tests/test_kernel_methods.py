@@ -605,3 +605,13 @@ def test_gp_warns_when_labels_are_clipped_to_y_bounds():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         gp.set_params(y_bounds=(100, 300)).fit(X, y)
+
+
+def test_density_score_warns_when_points_leave_the_public_box():
+    X = np.random.default_rng(0).normal(size=(500, 1))
+    kde = PrivateKernelDensity(bandwidth=0.5, bounds=(-3.0, 3.0), random_state=0).fit(X)
+    with pytest.warns(UserWarning, match=r"1 of 3 points lie outside the public box"):
+        assert kde.score(np.array([[0.0], [1.0], [5.0]])) == -np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert np.isfinite(kde.score(np.array([[0.0], [1.0]])))

@@ -3,6 +3,8 @@
 import math
 import numbers
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -130,8 +132,21 @@ class _DensityMixin:
         Returns
         -------
         log_likelihood : float
+            ``-inf`` as soon as one point lies outside the public box
+            ``box_`` (density 0 there), with a warning: a search over
+            ``bandwidth`` would then see only ties.
         """
-        return float(np.sum(self.score_samples(X)))
+        log_density = self.score_samples(X)
+        X = np.asarray(X, dtype=float)
+        outside = int(np.count_nonzero(
+            ~np.all((X >= self.box_[:, 0]) & (X <= self.box_[:, 1]), axis=1)))
+        if outside:
+            warnings.warn(
+                f"{outside} of {len(X)} points lie outside the public box "
+                f"bounds (box_), where the density is 0: the log-likelihood is -inf. Widen "
+                f"bounds (chosen without looking at the data) or clip the queries to it.",
+                UserWarning, stacklevel=2)
+        return float(np.sum(log_density))
 
 
 @fill_doc
