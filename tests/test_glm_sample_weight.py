@@ -276,3 +276,16 @@ def test_class_weight_equals_the_same_sample_weight(cls, kw):
     np.testing.assert_array_equal(by_class.coef_, by_row.coef_)
     with pytest.raises(ValueError, match="balanced"):
         cls(epsilon=1.0, classes=[0, 1, 2], class_weight="balanced", **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [DPSGDClassifier, PermutationSGDClassifier],
+                         ids=["DPSGDClassifier", "PermutationSGDClassifier"])
+def test_a_calibration_that_fails_spends_nothing(cls):
+    """At epsilon = 1e300 the noise calibration fails; PermutationSGDClassifier charged the
+    accountant first (DPSGDClassifier's error came from dp-accounting, unexplained)."""
+    X = np.random.default_rng(0).normal(size=(50, 2)) / 3
+    accountant = BudgetAccountant(epsilon=np.finfo(float).max, delta=0.5)
+    with pytest.raises(ValueError, match="Nothing was spent"):
+        cls(epsilon=1e300, classes=[0, 1], accountant=accountant, epochs=1).fit(
+            X, np.arange(50) % 2)
+    assert accountant.spent is None

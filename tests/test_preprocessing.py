@@ -74,6 +74,20 @@ def test_bad_bounds_are_refused(bounds, match):
             est.fit(X)
 
 
+@pytest.mark.parametrize("bounds", [
+    (False, True),
+    np.array([False, True]),
+    [(0.0, True), (0.0, 2.0), (0.0, 1.0)],
+])
+def test_boolean_bounds_are_refused(bounds):
+    """check_bounds meant to refuse booleans (as the old per-bound check did), but its test
+    looked at an object array's dtype, which is never boolean: (False, True) became (0, 1)."""
+    X = np.zeros((4, 3))
+    for est in (PublicBoundsScaler(bounds=bounds), DPStandardScaler(bounds=bounds)):
+        with pytest.raises(TypeError, match="real numbers"):
+            est.fit(X)
+
+
 def test_bounds_whose_width_overflows_are_refused_before_any_spend():
     """Finite bounds whose width upper - lower overflows gave scale_ = 0 (PublicBoundsScaler:
     every output the same) and infinite statistics (DPStandardScaler), silently."""

@@ -262,6 +262,27 @@ def test_bad_class_weights_are_refused(class_weight, error, match):
         class_row_weights(class_weight, np.array(["a", "b"]), np.array([0, 1]))
 
 
+def test_a_non_scalar_class_weight_key_is_not_a_class():
+    """A tuple key was compared with the classes element by element: (5, 1) matched
+    class 1 (and a key of another length raised numpy's broadcasting error)."""
+    from skdp.utils._multiclass import class_row_weights
+    for key in [(5, 1), (0, 1, 2)]:
+        with pytest.raises(ValueError, match="not a class"):
+            class_row_weights({key: 0.5}, np.array([0, 1]), np.array([0, 1]))
+
+
+def test_class_weights_above_one_warn_whatever_the_labels():
+    """A class weight above 1 was clipped (with a warning) only in the rows holding that
+    class, so the warning told whether some row had the label; the clip must not depend
+    on the private labels."""
+    from skdp.utils._multiclass import class_row_weights
+    classes = np.array([0, 1, 2])
+    for y_index in (np.array([0, 1, 0]), np.array([0, 2, 1])):
+        with pytest.warns(UserWarning, match="clipped to 1"):
+            weights = class_row_weights({2: 3.0}, classes, y_index)
+        np.testing.assert_array_equal(weights, np.ones(3))
+
+
 def test_class_weight_equals_the_same_sample_weight(binary):
     X, y = binary
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
