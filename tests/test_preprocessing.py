@@ -78,10 +78,12 @@ def test_bad_bounds_are_refused(bounds, match):
     (False, True),
     np.array([False, True]),
     [(0.0, True), (0.0, 2.0), (0.0, 1.0)],
+    ("0", "1"),
 ])
-def test_boolean_bounds_are_refused(bounds):
+def test_boolean_or_string_bounds_are_refused(bounds):
     """check_bounds meant to refuse booleans (as the old per-bound check did), but its test
-    looked at an object array's dtype, which is never boolean: (False, True) became (0, 1)."""
+    looked at an object array's dtype, which is never boolean: (False, True) became (0, 1).
+    Strings inside, refused by the old check, were parsed: ("0", "1") became (0, 1)."""
     X = np.zeros((4, 3))
     for est in (PublicBoundsScaler(bounds=bounds), DPStandardScaler(bounds=bounds)):
         with pytest.raises(TypeError, match="real numbers"):
