@@ -42,7 +42,9 @@ def check_bounds(bounds, n_features, owner):
             f"the range each feature is known to lie in, chosen without looking at the "
             f"private data (e.g. from the measuring instrument or the feature's definition). "
             f"They cannot be read from the data without spending privacy.")
-    if isinstance(bounds, (str, bytes)) or np.asarray(bounds, dtype=object).dtype.kind == "b":
+    # An object array keeps each entry's type (a float conversion would turn True or "1" into 1).
+    if isinstance(bounds, (str, bytes)) or any(isinstance(v, (bool, np.bool_, str, bytes))
+                                               for v in np.asarray(bounds, dtype=object).flat):
         raise TypeError(f"{owner}: bounds must hold real numbers, got {bounds!r}.")
     try:
         array = np.asarray(bounds, dtype=np.float64)
