@@ -16,9 +16,10 @@ __all__ = ["class_row_weights", "fit_one_vs_rest", "resolve_classes"]
 def class_row_weights(class_weight, classes, y_index, sample_weight=None):
     """Each row's weight from public class weights, times ``sample_weight``.
 
-    The result still goes through
-    :func:`~skdp.utils._validation.check_bounded_sample_weight` (which clips
-    it to ``[0, 1]``); this only validates ``class_weight`` itself.
+    Class weights above 1 are clipped to 1 here, with a warning that does not
+    depend on the labels. The result still goes through
+    :func:`~skdp.utils._validation.check_bounded_sample_weight`; this only
+    validates ``class_weight`` itself.
 
     Parameters
     ----------
@@ -52,11 +53,20 @@ def class_row_weights(class_weight, classes, y_index, sample_weight=None):
         raise TypeError(f"class_weight must be a dict or None, got {class_weight!r}.")
     per_class = np.ones(len(classes))
     for label, weight in class_weight.items():
-        matches = np.flatnonzero(classes == label)
+        # A tuple key would be compared with the classes element by element.
+        matches = np.flatnonzero(classes == label if np.ndim(label) == 0 else False)
         if matches.size == 0:
             raise ValueError(f"class_weight has a label that is not a class: {label!r} "
                              f"(classes are {list(classes)}).")
         per_class[matches[0]] = check_real(weight, f"class_weight[{label!r}]", low=0.0)
+    if np.any(per_class > 1):
+        # Clipped here, whatever the labels: the later per-row clip (and its warning)
+        # would happen only if some row holds such a class.
+        warnings.warn(
+            f"Class weights above 1 were clipped to 1 (got {class_weight!r}): the privacy "
+            "guarantee bounds one row's influence by a weight of 1. Scale the class weights "
+            "so that the largest is 1.", UserWarning, stacklevel=3)
+        per_class = np.minimum(per_class, 1.0)
     weights = per_class[y_index]
     return weights if sample_weight is None else weights * np.asarray(sample_weight,
                                                                           dtype=float)
