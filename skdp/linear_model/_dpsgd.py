@@ -280,10 +280,11 @@ class DPSGDClassifier(PrivateGLMClassifier):
 
     def _prepare(self, settings, budget):
         # The calibration (cached) is data-independent but can fail, e.g. overflow
-        # at epsilon = 1e4: fail before the budget is charged.
+        # at epsilon = 1e4, or dp-accounting's own errors (no bracketing interval at
+        # epsilon = 1e300): fail before the budget is charged.
         try:
             self._noise_multiplier(settings, budget)
-        except (ArithmeticError, ValueError, RuntimeError) as error:
+        except Exception as error:
             raise ValueError(
                 f"DP-SGD's noise could not be calibrated for (epsilon={budget.epsilon:g}, "
                 f"delta={budget.delta:g}) per class problem, sample rate "

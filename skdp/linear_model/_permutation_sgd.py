@@ -306,6 +306,17 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         return permutation_sgd_sigma(settings["sensitivity"], budget.epsilon, budget.delta,
                                      settings["calibration"])
 
+    def _prepare(self, settings, budget):
+        # The calibration is data-independent but can fail (e.g. at epsilon = 1e300):
+        # fail before the budget is charged.
+        try:
+            self._noise_std(settings, budget)
+        except (ArithmeticError, ValueError) as error:
+            raise ValueError(
+                f"The output noise could not be calibrated for (epsilon={budget.epsilon:g}, "
+                f"delta={budget.delta:g}) per class problem ({error}); use a smaller "
+                f"epsilon. Nothing was spent.") from error
+
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         # Weights in [0, 1] keep the minibatch loss convex and at most beta-smooth
         # (the steps from beta stay non-expansive) and the differing row's
