@@ -11,7 +11,6 @@ the private minimizer ``w*`` at points ``z`` where the two disagree:
 """
 
 import math
-import pickle
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
