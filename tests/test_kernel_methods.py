@@ -615,3 +615,13 @@ def test_density_score_warns_when_points_leave_the_public_box():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         assert np.isfinite(kde.score(np.array([[0.0], [1.0]])))
+
+
+@pytest.mark.parametrize("bounds", [(False, True), ("0", "1"), [(0.0, 1.0), (2.0, 1.0)],
+                                    (0.0, np.inf)])
+def test_density_models_share_the_bounds_check_of_the_scalers(bounds):
+    """One check for ``bounds`` in skdp: booleans and strings are not read as numbers."""
+    X = np.random.default_rng(0).uniform(size=(50, 2))
+    for est in (PrivateHistogram(bins=3, bounds=bounds), PrivateKernelDensity(bounds=bounds)):
+        with pytest.raises((TypeError, ValueError), match="bounds"):
+            est.fit(X)

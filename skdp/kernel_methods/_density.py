@@ -305,7 +305,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         check_option(self.calibration, "calibration", CALIBRATIONS)
         check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
         if X_public is None:
-            box = check_bounds(self.bounds, d)
+            box = check_bounds(self.bounds, d, type(self).__name__)
             support = public_support(box, self.n_public, d)
         else:
             support = validate_data(self, X_public, dtype=np.float64, reset=False)
@@ -465,7 +465,7 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
         bins = self._bins(d)
-        box = check_bounds(self.bounds, d)
+        box = check_bounds(self.bounds, d, type(self).__name__)
         check_option(self.calibration, "calibration", CALIBRATIONS)
         check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)

@@ -42,7 +42,7 @@ from scipy import linalg
 from scipy.stats import qmc
 
 from skdp.mechanisms import gaussian_delta_analytic, gaussian_sigma_analytic
-from skdp.utils._validation import check_option, check_positive_int
+from skdp.utils._validation import check_feature_bounds, check_option, check_positive_int
 
 __all__ = [
     "CALIBRATIONS",
@@ -168,7 +168,7 @@ def gp_release(values, K_uu, sigma, rng):
     return coef.reshape(values.shape), noisy
 
 
-def check_bounds(bounds, n_features):
+def check_bounds(bounds, n_features, owner="bounds"):
     """Validate a public box: ``(low, high)`` for every feature, or one pair per feature.
 
     Parameters
@@ -177,20 +177,14 @@ def check_bounds(bounds, n_features):
         The box.
     n_features : int
         Number of features.
+    owner : str, default="bounds"
+        Name of the estimator, for error messages.
 
     Returns
     -------
     box : ndarray of shape (n_features, 2)
     """
-    box = np.asarray(bounds, dtype=float)
-    if box.shape == (2,):
-        box = np.tile(box, (n_features, 1))
-    if box.shape != (n_features, 2):
-        raise ValueError(f"bounds must be (low, high) or have shape ({n_features}, 2); got "
-                         f"shape {np.shape(bounds)}.")
-    if not np.all(np.isfinite(box)) or np.any(box[:, 0] >= box[:, 1]):
-        raise ValueError(f"bounds must be finite with low < high; got {bounds!r}.")
-    return box
+    return np.column_stack(check_feature_bounds(bounds, n_features, owner))
 
 
 def public_support(bounds, n_points, n_features):

@@ -11,6 +11,7 @@ import numpy as np
 
 __all__ = [
     "check_bounded_sample_weight",
+    "check_feature_bounds",
     "check_epsilon_delta",
     "check_n_jobs",
     "check_option",
@@ -232,3 +233,69 @@ def check_bounded_sample_weight(sample_weight, n_samples):
             "ratios.", UserWarning, stacklevel=3)
         w = np.minimum(w, 1.0)
     return None if np.all(w == 1.0) else w
+
+
+def check_feature_bounds(bounds, n_features, owner="bounds"):
+    """Validate public per-feature bounds, in skdp's one convention for ``bounds``.
+
+    One pair ``(low, high)`` for every feature, or one pair per feature:
+    :mod:`skdp.preprocessing` and :mod:`skdp.kernel_methods` both read
+    ``bounds`` this way.
+
+    Parameters
+    ----------
+    bounds : array-like of shape (2,) or (n_features, 2), or None
+        ``(low, high)`` for every feature, or ``[(low_1, high_1), ...,
+        (low_d, high_d)]``.
+    n_features : int
+        Number of features of the data.
+    owner : str
+        Name of the estimator, for error messages.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+        Finite bounds with ``lower < upper`` for every feature.
+
+    Raises
+    ------
+    ValueError
+        If ``bounds`` is missing, malformed, not finite, or some
+        ``lower >= upper``.
+    """
+    if bounds is None:
+        raise ValueError(
+            f"{owner} needs public bounds=(low, high), or one (low, high) pair per feature: "
+            f"the range each feature is known to lie in, chosen without looking at the "
+            f"private data (e.g. from the measuring instrument or the feature's definition). "
+            f"They cannot be read from the data without spending privacy.")
+    # An object array keeps each entry's type (a float conversion would turn True or "1" into 1).
+    if isinstance(bounds, (str, bytes)) or any(isinstance(v, (bool, np.bool_, str, bytes))
+                                               for v in np.asarray(bounds, dtype=object).flat):
+        raise TypeError(f"{owner}: bounds must hold real numbers, got {bounds!r}.")
+    try:
+        array = np.asarray(bounds, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: bounds must be a pair (low, high) or one pair per "
+                         f"feature, got {bounds!r}.") from None
+    if array.shape == (2,):
+        array = np.broadcast_to(array, (n_features, 2))
+    elif array.shape != (n_features, 2):
+        raise ValueError(f"{owner}: bounds must be a pair (low, high) or one (low, high) pair "
+                         f"per feature, of shape (2,) or ({n_features}, 2); got shape "
+                         f"{array.shape}.")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{owner}: bounds must be finite (no NaN or infinity), got {bounds!r}.")
+    lower, upper = array[:, 0].copy(), array[:, 1].copy()
+    bad = np.flatnonzero(lower >= upper)
+    if bad.size:
+        j = bad[0]
+        raise ValueError(f"{owner}: bounds need lower < upper for every feature; feature {j} "
+                         f"has lower={lower[j]:g} >= upper={upper[j]:g}.")
+    with np.errstate(over="ignore"):
+        bad = np.flatnonzero(~np.isfinite(upper - lower))
+    if bad.size:
+        j = bad[0]
+        raise ValueError(f"{owner}: the width upper - lower of the bounds must be a finite "
+                         f"float; feature {j} has lower={lower[j]:g}, upper={upper[j]:g}.")
+    return lower, upper
