@@ -1,7 +1,9 @@
 """Scenario ``amp``: hyperparameter-free DPLogisticRegressionAMP against the issue's targets.
 
 * Synthetic-L (seed 004, Table 4.1): H-F AMP with the logistic and Huber losses
-  against scikit-learn's ``LogisticRegression``.
+  against scikit-learn's ``LogisticRegression``; in full mode also the Huber
+  loss at epsilon = 0.1 over 100 draws (its expected accuracy, as information
+  next to the issue's 10-draw verdict).
 * load_digits (pixels / 16, rows scaled to unit norm: per-row, privacy-free):
   softmax AMP against one-vs-rest AMP.
 * Speed: a dense 100,000 x 100 binary problem, H-F AMP (gradient norm certified
@@ -78,6 +80,19 @@ def _accuracy_rows(quick, seed):
     rows += evaluate_private(NAME, data, "H-F AMP Huber", DPLogisticRegressionAMP(loss="huber"),
                              [0.1] if quick else eps_grid, n_draws, seed=seed,
                              baseline_seconds=base_sec)
+    if not quick:
+        # The issue's verdict is the 10-draw mean above. Its standard error is about 0.3
+        # points, so a mean within a few tenths of a target is decided by the draws; the
+        # Huber loss at eps = 0.1 is such a case, and full mode also reports its expected
+        # accuracy from 100 draws (seeds seed, ..., seed + 99), as information, no verdict.
+        precise = evaluate_private(NAME, data, "H-F AMP Huber, 100 draws",
+                                   DPLogisticRegressionAMP(loss="huber"), [0.1], 100,
+                                   seed=seed, baseline_seconds=base_sec)
+        for row in precise:
+            # std has ddof=0: std / sqrt(n - 1) is the usual standard error of the mean.
+            row["note"] = (f"standard error {row['std'] / np.sqrt(99):.2%}; information only, the "
+                           f"10-draw row is the verdict")
+        rows += precise
 
     digits = _digits(0)
     base_row, base_sec = evaluate_baseline(NAME, digits, "LogisticRegression",
