@@ -52,7 +52,7 @@ def test_total_charged_is_the_sum_of_the_private_steps(data):
     grid = {"dpstandardscaler__epsilon": [0.2, 0.4],
             "dplogisticregressionamp__epsilon": [0.5, 1.0]}
     sel = PrivateParameterSelector(_pipe(), grid, epsilon=1.0, classes=[0, 1],
-                                   accountant=acc, random_state=0).fit(X, y)
+                                   accountant=acc, random_state=0, n_jobs=1).fit(X, y)
     # Candidates cost 0.2 + 0.5, 0.2 + 1.0, 0.4 + 0.5 and 0.4 + 1.0 (each with delta
     # 1e-7 + 1e-6); parallel composition over the parts: max(1.0, 1.4) = 1.4.
     expected = PrivacyBudget(1.4, 1.1e-6)
@@ -67,6 +67,9 @@ def test_total_charged_is_the_sum_of_the_private_steps(data):
     assert scaler.privacy_spent_ == PrivacyBudget(sel.best_params_["dpstandardscaler__epsilon"],
                                                   1e-7)
     assert scaler.accountant is acc and model.accountant is acc
+    # The selector's label set and n_jobs reach the private classifier inside.
+    np.testing.assert_array_equal(model.classes, [0, 1])
+    assert model.n_jobs == 1
     n_spends = len(acc.spends)
     scaler.fit(X)
     assert len(acc.spends) == n_spends + 1
