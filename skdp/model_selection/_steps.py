@@ -24,16 +24,16 @@ __all__ = ["candidate_steps", "seeded_steps"]
 def _function_transformer_issue(step):
     """Why a FunctionTransformer may read more than one row at a time, or None."""
     func = step.func
-    if func is not None and not (isinstance(func, np.ufunc) and func.nin == 1):
-        return (f"its func={func!r} is neither None nor a NumPy ufunc of one argument "
-                "(np.log1p, np.abs, np.tanh, ...), the functions known to act on each "
-                "entry alone; a general function may mix rows (X - X.mean(axis=0)), and "
+    if func is not None and not (isinstance(func, np.ufunc) and func.nin == func.nout == 1):
+        return (f"its func={func!r} is neither None nor a NumPy ufunc of one argument and "
+                "one result (np.log1p, np.abs, np.tanh, ...), the functions known to act on "
+                "each entry alone; a general function may mix rows (X - X.mean(axis=0)), and "
                 "then one private row changes every transformed row and every holdout "
                 "prediction. If your function maps each row on its own, apply it to X "
                 "before the selector (and before predicting)")
     if step.kw_args:
         return f"it has kw_args={step.kw_args!r}, which may change what the ufunc does"
-    if step.inverse_func is not None and step.check_inverse:
+    if func is not None and step.inverse_func is not None and step.check_inverse:
         return ("with inverse_func and check_inverse=True its fit evaluates both functions "
                 "on the private rows and warns depending on the result; pass "
                 "check_inverse=False")
