@@ -210,9 +210,9 @@ def test_delta_none_in_a_step_under_an_accountant_is_refused(data):
     grid = {"dplogisticregressionamp__epsilon": [0.5, 1.0]}
     sel = PrivateParameterSelector(_pipe(scaler_delta=None), grid, classes=[0, 1],
                                    accountant=acc, random_state=0)
-    with pytest.raises(ValueError, match=r"delta=None in step 'dpstandardscaler'.*"
-                                         r"DPStandardScaler\(delta=1e-06\).*"
-                                         r"'dpstandardscaler__delta': \[1e-06\].*Nothing was spent"):
+    message = (r"delta=None in step 'dpstandardscaler'.*DPStandardScaler\(delta=1e-06\).*"
+               r"'dpstandardscaler__delta': \[1e-06\].*Nothing was spent")
+    with pytest.raises(ValueError, match=message):
         sel.fit(X, y)
     assert acc.spends == []
     # Setting it in the grid works; without an accountant the default is allowed and
@@ -234,7 +234,7 @@ def test_invalid_step_parameters_fail_on_public_input_before_spending(data, monk
     assert acc.spends == []
     # A step given by the grid is cloned for each candidate: the grid's object stays unfitted.
     scaler = DPStandardScaler(0.3, 1e-7, bounds=BOUNDS)
-    sel = PrivateParameterSelector(_pipe(), {"dpstandardscaler": [scaler],
-                                             "dplogisticregressionamp__loss": ["logistic", "huber"]},
-                                   classes=[0, 1], accountant=acc, random_state=0).fit(X, y)
+    grid = {"dpstandardscaler": [scaler], "dplogisticregressionamp__loss": ["logistic", "huber"]}
+    sel = PrivateParameterSelector(_pipe(), grid, classes=[0, 1], accountant=acc,
+                                   random_state=0).fit(X, y)
     assert not hasattr(scaler, "mean_") and sel.best_estimator_[0] is not scaler
