@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
+from skdp.model_selection._steps import candidate_steps, seeded_steps
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
@@ -44,24 +45,38 @@ def _with_public_rows(X_part, y_part, classes):
     return X_aug, np.concatenate([y_part, classes])
 
 
-def _check_on_public_input(estimator, params, n_rows, n_features, sparse, classes, rng):
+def _seed(model, rng):
+    """Give every seeded part of ``model`` its own generator spawned from ``rng``."""
+    steps = seeded_steps(model)
+    for step, child in zip(steps, spawn_random_states(rng, len(steps))):
+        step.set_params(random_state=child)
+    return model
+
+
+def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, rng):
     """Fit a copy of a candidate on data-independent input of its training shape.
 
     This runs the estimator's own validation of its parameters (and of
-    anything that depends only on the public shape) before any budget is
-    spent; the fitted copy is discarded.
+    anything that depends only on the public shape), through every step of a
+    pipeline, before any budget is spent; the fitted copy is discarded.
     """
     X_dry = _zero_rows(n_rows, n_features, sparse)
     y_dry = np.resize(classes, n_rows)  # every class present
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # warnings about the stand-in data are noise
-            clone(estimator).set_params(random_state=rng).fit(X_dry, y_dry)
+            _seed(clone(model), rng).fit(X_dry, y_dry)
     except Exception as exc:
         raise ValueError(
             f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
             f"checked on data-independent input before any budget was spent; nothing was spent."
         ) from exc
+
+
+def _spent(model):
+    """What a fitted candidate spent: the basic composition of its private steps' spends."""
+    spends = [getattr(step, "privacy_spent_", None) for _, step in candidate_steps(model)]
+    return None if None in spends else sum(spends[1:], spends[0])
 
 
 @fill_doc
@@ -77,38 +92,61 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     Parameters
     ----------
-    estimator : estimator
+    estimator : estimator or Pipeline
         An skdp classifier (it must have an ``epsilon`` parameter, and
-        ``random_state``); cloned for every candidate. Its ``accountant``,
-        if set, is charged the selector's total when the selector's own
-        ``accountant`` is None (see ``accountant``).
+        ``random_state``), or a :class:`~sklearn.pipeline.Pipeline` whose
+        last step is one and whose other steps are each either
+        :class:`~skdp.preprocessing.DPStandardScaler` (private, it spends
+        its own budget) or provably public: ``'passthrough'``, ``None``,
+        :class:`~skdp.preprocessing.PublicBoundsScaler`,
+        :class:`~skdp.kernel_approximation.RandomFourierFeatures`,
+        :class:`~sklearn.preprocessing.Normalizer`,
+        :class:`~sklearn.preprocessing.Binarizer`,
+        :class:`~sklearn.preprocessing.PolynomialFeatures`, or
+        :class:`~sklearn.preprocessing.FunctionTransformer` with ``func``
+        None or a one-argument NumPy ufunc (``np.log1p``...), no
+        ``kw_args`` and no inverse check. Any other step (a
+        ``StandardScaler``, a ``PCA``, a user function) is refused with a
+        ``TypeError`` or ``ValueError`` naming it, before anything is spent
+        (see Privacy). Cloned for every candidate. Its ``accountant`` (the
+        one of its private steps), if set, is charged the selector's total
+        when the selector's own ``accountant`` is None (see
+        ``accountant``).
     param_grid : dict or list of dict
-        Candidate settings, as for :class:`sklearn.model_selection.GridSearchCV`.
-        They may include ``epsilon``, not ``accountant``.
+        Candidate settings, as for :class:`sklearn.model_selection.GridSearchCV`;
+        for a pipeline, ``<step>__<parameter>`` names (e.g.
+        ``dpstandardscaler__epsilon``) or whole steps. They may include
+        ``epsilon``, not ``accountant``.
     epsilon : float, default=1.0
         Budget of the selection step (exponential mechanism on the holdout,
         pure DP).
     %(classes)s
-        Candidates that take a ``classes`` parameter get this label set.
+        Candidates (private steps of a pipeline) that take a ``classes``
+        parameter get this label set.
     %(random_state)s
+        Every step of a candidate that has a ``random_state`` gets its own
+        generator spawned from this one (its own setting is replaced); no
+        two steps or candidates share one.
     %(accountant)s
         Here the spend is the selector's total (``privacy_spent_``), charged
         once before any candidate touches the data; the candidates' own fits
         charge nothing.
         When this is None, the total is charged to ``estimator.accountant``
-        instead; two different accountants are refused with a ``ValueError``
-        (pass the same object to both, or one of them). With an accountant,
-        every candidate needs an explicit ``delta`` (not None: a data-size
-        default is known only after the fit): set it on ``estimator`` or in
-        ``param_grid``.
+        (for a pipeline, the accountant of its private steps) instead; two
+        different accountants are refused with a ``ValueError`` (pass the
+        same object to all, or to the selector only). With an accountant,
+        every private step of every candidate needs an explicit ``delta``
+        (not None: a data-size default is known only after the fit): set it
+        on the step or in ``param_grid``.
     %(n_jobs)s
 
     Attributes
     ----------
     best_estimator_ : estimator
         The released model (trained on its own part only). Its
-        ``accountant`` is the one charged with the total, so that refitting
-        it later is charged as well.
+        ``accountant`` (of each private step, for a pipeline) is the one
+        charged with the total, so that refitting it later is charged as
+        well.
     best_params_ : dict
         Its parameters.
     best_index_ : int
@@ -125,7 +163,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         Names of features seen in ``fit``; only when ``X`` has string column
         names (a pandas DataFrame).
     privacy_spent_ : PrivacyBudget
-        ``(max(epsilon, max candidate epsilon), max candidate delta)``.
+        ``(max(epsilon, max candidate epsilon), max candidate delta)``; a
+        pipeline candidate's budget is the sum of its private steps'.
 
     Privacy
     -------
@@ -143,9 +182,25 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     predictions can move in opposite directions between candidates, so the
     factor 2 of the exponential mechanism is kept. The label set is public
     when ``classes`` is given; with ``classes=None`` it is read from ``y``
-    (with a :class:`~skdp.PrivacyLeakWarning`). The check of the candidates before the charge (Notes) sees only
-    public input (the parts' sizes, ``classes_``, the parameters), so
-    whether it fails reveals nothing else.
+    (with a :class:`~skdp.PrivacyLeakWarning`). The check of the
+    candidates before the charge (Notes) sees only public input (the parts'
+    sizes, ``classes_``, the parameters), so whether it fails reveals
+    nothing else.
+
+    A pipeline candidate's ``(epsilon_i, delta_i)`` is the sum of the
+    ``(epsilon, delta)`` of its private steps, read from its parameters
+    before any data is touched: each private step is DP for replace-one
+    neighbours given the outputs of the steps before it, and each step
+    before the last maps every row on its own with released or public
+    values, so the next step's training rows, and the holdout rows each
+    prediction is made from, are still neighbours (adaptive basic
+    composition, seed 004 Lemma 2.1.5). The public steps are accepted
+    only from an explicit list whose ``fit`` reads nothing from the data
+    but its shape (checked in their source); a step fitted on a part
+    without noise (``StandardScaler``'s ``mean_`` and ``scale_``) would
+    ship exact statistics of that part's rows inside ``best_estimator_``,
+    and a function that mixes rows would give one record influence over
+    every transformed row and every holdout count, so they are refused.
 
     Notes
     -----
@@ -194,6 +249,20 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     PrivacyBudget(epsilon=1.0, delta=1e-06)
     >>> sorted(sel.best_params_), sel.predict(X[:3]).shape
     (['epsilon', 'loss'], (3,))
+
+    A pipeline with a private scaler: each candidate costs the sum of its
+    steps' budgets, here ``(0.3 + 0.7, 2e-06)``:
+
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> pipe = make_pipeline(DPStandardScaler(0.3, 1e-6, bounds=(-5.0, 5.0)),
+    ...                      DPLogisticRegressionAMP(0.7, 1e-6))
+    >>> grid = {"dplogisticregressionamp__loss": ["logistic", "huber"]}
+    >>> acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    >>> sel = PrivateParameterSelector(pipe, grid, epsilon=0.5, classes=[0, 1], accountant=acc,
+    ...                                random_state=0).fit(X, y)
+    >>> acc.spent
+    PrivacyBudget(epsilon=1.0, delta=2e-06)
     """
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, classes=None, random_state=None,
@@ -206,62 +275,85 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.accountant = accountant
         self.n_jobs = n_jobs
 
-    def _resolve_accountant(self, candidates):
-        """The accountant charged with the total: the selector's, else the estimator's."""
+    def _resolve_accountant(self, candidates, private_steps):
+        """The accountant charged with the total: the selector's, else its private steps'."""
         own = self.accountant
-        inner = self.estimator.get_params(deep=False).get("accountant")
-        for acc, name in ((own, "accountant"), (inner, "estimator.accountant")):
-            if acc is not None and not isinstance(acc, BudgetAccountant):
-                raise TypeError(f"{name} must be a skdp.BudgetAccountant or None, got {acc!r}.")
-        if any("accountant" in params for params in candidates):
+        if own is not None and not isinstance(own, BudgetAccountant):
+            raise TypeError(f"accountant must be a skdp.BudgetAccountant or None, got {own!r}.")
+        inner = []
+        for steps in private_steps:
+            for name, step in steps:
+                acc = step.get_params(deep=False).get("accountant")
+                where = "estimator.accountant" if name is None else f"step {name!r}'s accountant"
+                if acc is not None and not isinstance(acc, BudgetAccountant):
+                    raise TypeError(f"{where} must be a skdp.BudgetAccountant or None, got "
+                                    f"{acc!r}.")
+                if acc is not None and all(acc is not seen for seen in inner):
+                    inner.append(acc)
+        if any(key == "accountant" or key.endswith("__accountant")
+               for params in candidates for key in params):
             raise ValueError(
-                "param_grid may not set 'accountant': the selector charges its total once, to "
+                "param_grid may not set an accountant: the selector charges its total once, to "
                 "its own accountant or else to the estimator's."
             )
-        if own is not None and inner is not None and own is not inner:
+        if len(inner) > 1 or (own is not None and inner and inner[0] is not own):
             raise ValueError(
-                "the selector and its estimator have different accountants; the selector "
-                "charges its total once, to one accountant. Pass the same BudgetAccountant to "
-                "both, or to one of them. Nothing was spent."
+                "the selector and its estimator (or the private steps of its pipeline) have "
+                "different accountants; the selector charges its total once, to one "
+                "accountant. Pass the same BudgetAccountant to all of them, or to the "
+                "selector only. Nothing was spent."
             )
-        return own if own is not None else inner
+        return own if own is not None else (inner[0] if inner else None)
 
-    def _candidate_budgets(self, candidates, accountant):
-        base = self.estimator.get_params()
-        if "epsilon" not in base:
-            raise TypeError(
-                f"estimator must be a private estimator with an 'epsilon' parameter; "
-                f"got {type(self.estimator).__name__}."
-            )
-        budgets = []
-        for params in candidates:
-            eps = params.get("epsilon", base["epsilon"])
-            delta = params.get("delta", base.get("delta", 0.0))
+    def _candidate_budget(self, params, private_steps, accountant):
+        """Basic composition (seed 004, Lemma 2.1.5) of the budgets of the private steps."""
+        budget = None
+        for name, step in private_steps:
+            step_params = step.get_params(deep=False)
+            delta = step_params.get("delta", 0.0)
             if delta is None and accountant is not None:
-                name = type(self.estimator).__name__
-                raise ValueError(
-                    f"with an accountant, every candidate needs an explicit delta, but candidate "
-                    f"{params!r} has delta=None ({name}'s default that depends on the size of "
-                    f"the training part, known only after its fit, while the selector charges "
-                    f"its total before any data is touched). Pass "
-                    f"estimator={name}(delta=1e-06) (with your other parameters; any delta "
-                    f"well below 1 / n_samples), or set delta on every candidate, e.g. "
-                    f"param_grid={{..., 'delta': [1e-06]}} (in each dict of a list). Nothing "
-                    f"was spent."
-                )
-            budgets.append(PrivacyBudget(eps, 0.0 if delta is None else delta))
-        return budgets
+                raise ValueError(self._explicit_delta_message(params, name, step))
+            step_budget = PrivacyBudget(step_params["epsilon"], 0.0 if delta is None else delta)
+            budget = step_budget if budget is None else budget + step_budget
+        return budget
 
-    def _make_candidate(self, params, rng, classes):
-        est = clone(self.estimator).set_params(**params)
-        overrides = {"random_state": rng}
-        if "classes" in est.get_params():
-            overrides["classes"] = classes  # resolved once, by the selector
-        if "accountant" in est.get_params():
-            overrides["accountant"] = None  # the selector charges the total once
-        if "n_jobs" in est.get_params() and self.n_jobs is not None:
-            overrides["n_jobs"] = self.n_jobs
-        return est.set_params(**overrides)
+    @staticmethod
+    def _explicit_delta_message(params, name, step):
+        cls = type(step).__name__
+        if name is None:
+            where = f"estimator={cls}(delta=1e-06) (with your other parameters;"
+            key = "delta"
+        else:
+            where = (f"step {name!r} as {cls}(delta=1e-06) in the pipeline (with its other "
+                     f"parameters;")
+            key = f"{name}__delta"
+        return (
+            f"with an accountant, every candidate needs an explicit delta, but candidate "
+            f"{params!r} has delta=None{'' if name is None else f' in step {name!r}'} "
+            f"({cls}'s default that depends on the size of the training part, known only "
+            f"after its fit, while the selector charges its total before any data is "
+            f"touched). Pass {where} any delta well below 1 / n_samples), or set delta on "
+            f"every candidate, e.g. param_grid={{..., {key!r}: [1e-06]}} (in each dict of a "
+            f"list). Nothing was spent."
+        )
+
+    def _make_candidate(self, params):
+        """A clone of ``estimator`` with ``params`` (their estimators cloned too)."""
+        return clone(self.estimator).set_params(
+            **{key: clone(value, safe=False) for key, value in params.items()})
+
+    def _set_overrides(self, private_steps, classes):
+        """Settings the selector imposes on every private step of a candidate."""
+        for _, step in private_steps:
+            step_params = step.get_params(deep=False)
+            overrides = {}
+            if "classes" in step_params:
+                overrides["classes"] = classes  # resolved once, by the selector
+            if "accountant" in step_params:
+                overrides["accountant"] = None  # the selector charges the total once
+            if "n_jobs" in step_params and self.n_jobs is not None:
+                overrides["n_jobs"] = self.n_jobs
+            step.set_params(**overrides)
 
     def fit(self, X, y):
         """Train every candidate on its own part and privately select one.
@@ -289,8 +381,12 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                 f"{k} candidates need {k + 1} disjoint parts of at least 2 rows; "
                 f"got n_samples={X.shape[0]}."
             )
-        accountant = self._resolve_accountant(candidates)
-        budgets = self._candidate_budgets(candidates, accountant)
+        models = [self._make_candidate(params) for params in candidates]
+        # Refuses any part of a candidate that is neither private nor provably public.
+        private_steps = [candidate_steps(model) for model in models]
+        accountant = self._resolve_accountant(candidates, private_steps)
+        budgets = [self._candidate_budget(params, steps, accountant)
+                   for params, steps in zip(candidates, private_steps)]
         selection = self._resolve_budget()
         total = PrivacyBudget(max(selection.epsilon, *(b.epsilon for b in budgets)),
                               max(selection.delta, *(b.delta for b in budgets)))
@@ -299,8 +395,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         parts = np.array_split(rng.permutation(X.shape[0]), k + 1)
         holdout = parts[-1]
         children = spawn_random_states(rng, 2 * k)
-        models = [self._make_candidate(params, child, classes)
-                  for params, child in zip(candidates, children[:k])]
+        for model, steps, child in zip(models, private_steps, children[:k]):
+            self._set_overrides(steps, classes)
+            _seed(model, child)
         if accountant is not None:
             accountant.check(total)  # refuse an overrun before any work
         for model, params, part, child in zip(models, candidates, parts, children[k:]):
@@ -319,12 +416,14 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.best_estimator_ = models[self.best_index_]
         if accountant is not None:
             # Charged above for every candidate; a later refit by hand must be charged too.
-            self.best_estimator_.set_params(accountant=accountant)
+            for _, step in candidate_steps(self.best_estimator_):
+                if "accountant" in step.get_params(deep=False):
+                    step.set_params(accountant=accountant)
         self.best_params_ = candidates[self.best_index_]
         self.candidate_params_ = candidates
         self.classes_ = classes
         # Data-size dependent default deltas (delta=None) are known only now.
-        spent = [getattr(m, "privacy_spent_", None) for m in models]
+        spent = [_spent(model) for model in models]
         self.privacy_spent_ = PrivacyBudget(
             total.epsilon, max([total.delta] + [b.delta for b in spent if b is not None]))
         return self
