@@ -14,6 +14,7 @@ from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer, P
 
 from _dummy import NoisyCentroidClassifier
 from skdp import BudgetAccountant, PrivacyBudget
+from skdp.ensemble import ModelAgnosticPrivateClassifier
 from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.linear_model import DPLogisticRegressionAMP
 from skdp.model_selection import PrivateParameterSelector
@@ -238,3 +239,23 @@ def test_invalid_step_parameters_fail_on_public_input_before_spending(data, monk
     sel = PrivateParameterSelector(_pipe(), grid, classes=[0, 1], accountant=acc,
                                    random_state=0).fit(X, y)
     assert not hasattr(scaler, "mean_") and sel.best_estimator_[0] is not scaler
+
+
+def test_a_candidate_private_only_for_add_remove_neighbours_is_refused(data):
+    # The selector's analysis (seed 002, Alg. 3) needs replace-one DP candidates with features
+    # and labels protected. ModelAgnosticPrivateClassifier is DP for add/remove neighbours
+    # (twice the epsilon for replace-one) and, fitted on a part without X_public, protects the
+    # labels only: the selector would over-claim for it, alone or as a pipeline's last step.
+    X, y = data
+    acc = BudgetAccountant(epsilon=50.0, delta=1e-2)
+    mapc = ModelAgnosticPrivateClassifier(LogisticRegression(), epsilon=10.0, delta=1e-5,
+                                          fallback_label=0)
+    for est, name in ((mapc, "estimator"),
+                      (make_pipeline(PublicBoundsScaler(BOUNDS), mapc), "modelagnostic")):
+        sel = PrivateParameterSelector(est, {"epsilon" if name == "estimator" else
+                                             "modelagnosticprivateclassifier__epsilon": [5.0]},
+                                       classes=[0, 1], accountant=acc, random_state=0)
+        with pytest.raises(TypeError, match="add/remove neighbours") as err:
+            sel.fit(X, y)
+        assert "Nothing was spent" in str(err.value)
+    assert acc.spends == []

@@ -315,6 +315,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     ([1, 0], 0)
     """
 
+    # Seed 004, Sec. 5.1: DP for add/remove neighbours; meta-estimators that need
+    # replace-one candidates (PrivateParameterSelector) refuse it.
+    _neighbouring_relation = "add/remove"
+
     def __init__(self, estimator, *, n_teachers="auto", max_unstable=10, max_queries=1000,
                  epsilon=1.0, delta=1e-6, calibration="lyu", classes=None, n_jobs=None,
                  random_state=None, accountant=None, verbose=0, allow_pickle=False):

@@ -341,6 +341,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     [1, 0]
     """
 
+    # Seed 004, Sec. 5.1: DP for add/remove neighbours (labels only without ``X_public``);
+    # meta-estimators that need replace-one candidates (PrivateParameterSelector) refuse it.
+    _neighbouring_relation = "add/remove"
+
     def __init__(self, estimator, *, student=None, n_teachers="auto", max_unstable=10,
                  epsilon=1.0, delta=1e-6, calibration="lyu", public_fraction=0.2,
                  fallback_label=None, classes=None, n_jobs=None, random_state=None,

@@ -201,6 +201,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     ship exact statistics of that part's rows inside ``best_estimator_``,
     and a function that mixes rows would give one record influence over
     every transformed row and every holdout count, so they are refused.
+    Candidates that are DP only for add/remove neighbours
+    (:class:`~skdp.ensemble.ModelAgnosticPrivateClassifier`, which fitted on
+    a part without ``X_public`` also protects the labels only) are refused:
+    for replace-one neighbours their ``epsilon`` would double.
 
     Notes
     -----

@@ -79,6 +79,26 @@ _HINT = (
 )
 
 
+def _check_replace_one(what, step):
+    """Refuse a candidate whose guarantee is weaker than the selector's analysis needs.
+
+    Seed 002, Alg. 3 (the selector's Privacy section) composes candidates that are DP for
+    replace-one neighbours with features and labels protected. An estimator that declares
+    another relation (``_neighbouring_relation``; :class:`~skdp.ensemble.
+    ModelAgnosticPrivateClassifier`: add/remove, and labels only when fitted without
+    ``X_public``, as every candidate is) would be over-claimed: replacing a record is a
+    removal and an addition, twice its epsilon.
+    """
+    relation = getattr(step, "_neighbouring_relation", "replace-one")
+    if relation != "replace-one":
+        raise TypeError(
+            f"{what} is differentially private for {relation} neighbours, but the selector's "
+            f"guarantee (seed 002, Alg. 3) composes candidates that are DP for replace-one "
+            f"neighbours with features and labels protected; for replace-one neighbours its "
+            f"epsilon would double. Select its parameters on public data instead. Nothing "
+            f"was spent.")
+
+
 def _skipped(step):
     return step is None or (isinstance(step, str) and step == "passthrough")
 
@@ -134,6 +154,7 @@ def candidate_steps(estimator):
                 f"estimator must be a private estimator with an 'epsilon' parameter, or a "
                 f"sklearn.pipeline.Pipeline of private and public steps; got "
                 f"{type(estimator).__name__}.")
+        _check_replace_one(f"estimator ({type(estimator).__name__})", estimator)
         return [(None, estimator)]
     if type(estimator) is not Pipeline:
         raise TypeError(
@@ -146,6 +167,7 @@ def candidate_steps(estimator):
             f"private classifier (with an 'epsilon' parameter): the selector trains it "
             f"privately on its part and counts its correct predictions on the holdout. "
             f"Nothing was spent.")
+    _check_replace_one(f"the pipeline's last step {last_name!r} ({type(last).__name__})", last)
     private = [(name, step) for name, step in head
                if not _skipped(step) and _check_pipeline_step(name, step)]
     return private + [(last_name, last)]
