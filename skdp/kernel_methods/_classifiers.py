@@ -19,8 +19,13 @@ from skdp.kernel_methods._functional import (
 )
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
-from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
-from skdp.utils._validation import check_option, check_positive_int, check_real
+from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
+from skdp.utils._validation import (
+    check_bounded_sample_weight,
+    check_option,
+    check_positive_int,
+    check_real,
+)
 
 __all__ = [
     "PrivateKernelClassifier",
@@ -142,7 +147,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         """
         raise NotImplementedError
 
-    def fit(self, X, y, X_public=None):
+    def fit(self, X, y, X_public=None, sample_weight=None):
         """Train the kernel ERM on the private data and release it privately.
 
         Parameters
@@ -156,6 +161,17 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
             released model is accurate where they lie. They are not protected
             and are stored in ``support_``. ``None`` lays ``n_public`` points
             over the public box ``bounds``.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each row's loss in the ERM objective, as in
+            :class:`~sklearn.svm.SVC`. A record is ``(x, y, w)`` and its
+            weight is protected like its features. Weights above 1 are
+            clipped to 1 (with a warning), because the guarantee bounds one
+            row's influence by a weight of 1; weights in ``[0, 1]`` cost no
+            privacy. The loss is still averaged over all ``n_samples`` rows,
+            zero-weight ones included (the sum of the weights is not public),
+            so weights below 1 also shrink the data term relative to the
+            regularization ``alpha``. Every one-vs-rest function uses the
+            same weights.
 
         Returns
         -------
@@ -165,6 +181,11 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         n, d = X.shape
+        # Weights in [0, 1] (clipped per row, like a row's feature-map norm): the
+        # replaced row's weighted loss stays L-Lipschitz, so erm_sensitivity holds.
+        sample_weight = check_bounded_sample_weight(
+            class_row_weights(self.class_weight, classes, y_index,
+                              check_bounded_sample_weight(sample_weight, n)), n)
         kernel = self._get_kernel(d)
         alpha = check_real(self.alpha, "alpha", low=0.0, low_inclusive=False)
         loss = get_loss(self.loss, self.huber_h)
@@ -176,8 +197,14 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         self._check_release_params()
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
+        # 2 L kappa / (lambda n) + 2 tol / lambda, with n the number of rows (zero-weight
+        # ones included; the weight sum is private). Valid for weights in [0, 1]: the
+        # replaced row's weighted loss is still L kappa-Lipschitz in f and the
+        # regularizer's strong convexity does not depend on the weights (derivation in
+        # erm_sensitivity).
         sensitivity = erm_sensitivity(kappa, alpha, n, tol)
-        # lambda ||w*|| <= L R_phi at the optimum; certified points lie within tol / lambda.
+        # lambda ||w*|| <= (1/n) sum_i w_i L R_phi <= L R_phi at the optimum (weights <= 1);
+        # certified points lie within tol / lambda.
         radius = (kappa + tol) / alpha
         n_functions = 1 if len(classes) == 2 else len(classes)
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=self._allow_zero_delta)
@@ -190,7 +217,8 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius}
 
         def fit_binary(K, y_pm1, child_rng):
-            beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter)
+            beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter,
+                                             sample_weight=sample_weight)
             return self._release(K_ux @ beta, K_uu, scale, context, child_rng), n_iter
 
         results = fit_one_vs_rest(fit_binary, K_xx, y_index, len(classes), rng,
@@ -267,6 +295,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         ``X_public``. The noise per point grows with their number (about
         ``sqrt(T)``).
     %(classes)s
+    %(class_weight)s
     %(epsilon)s
     delta : float or None, default=None
         In ``[0, 1)``; ``0`` gives pure epsilon-DP (basic composition);
@@ -318,7 +347,12 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     we instantiate it exactly from the proof's ingredients. The minimizer is
     certified (RKHS gradient norm at most ``1e-3 R_phi / n``), which adds
     ``2e-3 R_phi / (lambda n)`` to the sensitivity; no uncertified point is
-    ever released. Step 2 is post-processing.
+    ever released. Step 2 is post-processing. With ``sample_weight`` (or
+    ``class_weight``) a row is ``(x, y, w)`` and its weight is protected too;
+    the sensitivity stays ``2 L R_phi / (lambda n)`` for weights in
+    ``[0, 1]`` (clipped per row), because the replaced row's weighted loss is
+    still ``L``-Lipschitz in the margin and the regularizer's strong
+    convexity does not depend on the weights (``n`` counts every row).
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
@@ -357,8 +391,8 @@ class PrivateKernelClassifier(_KernelERMClassifier):
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=100, classes=None, epsilon=1.0, delta=None,
-                 random_state=None, accountant=None, n_jobs=None):
+                 bounds=(-3.0, 3.0), n_public=100, classes=None, class_weight=None, epsilon=1.0,
+                 delta=None, random_state=None, accountant=None, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -372,6 +406,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         self.bounds = bounds
         self.n_public = n_public
         self.classes = classes
+        self.class_weight = class_weight
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
@@ -418,6 +453,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         Number of support points laid over ``bounds`` when ``fit`` gets no
         ``X_public``.
     %(classes)s
+    %(class_weight)s
     %(epsilon)s
     delta : float or None, default=None
         In ``(0, 1)``; ``None`` uses ``min(1e-5, 1 / n_samples**2)`` (stored in ``delta_``).
@@ -468,6 +504,11 @@ class PrivateKernelSVC(_KernelERMClassifier):
     that the minimizer can be certified. The ``k`` one-vs-rest functions of
     a multi-class problem are released jointly as one Gaussian mechanism on
     their direct sum, whose sensitivity is ``sqrt(k)`` times one function's.
+    With ``sample_weight`` (or ``class_weight``) a row is ``(x, y, w)`` and
+    its weight is protected too; the sensitivity stays ``2 kappa / (lambda n)``
+    for weights in ``[0, 1]`` (clipped per row), because the replaced row's
+    weighted loss is still 1-Lipschitz in the margin and the regularizer's
+    strong convexity does not depend on the weights (``n`` counts every row).
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
@@ -503,8 +544,9 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="huber", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=500, classes=None, epsilon=1.0, delta=None,
-                 calibration="analytic", random_state=None, accountant=None, n_jobs=None):
+                 bounds=(-3.0, 3.0), n_public=500, classes=None, class_weight=None, epsilon=1.0,
+                 delta=None, calibration="analytic", random_state=None, accountant=None,
+                 n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -518,6 +560,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         self.bounds = bounds
         self.n_public = n_public
         self.classes = classes
+        self.class_weight = class_weight
         self.epsilon = epsilon
         self.delta = delta
         self.calibration = calibration

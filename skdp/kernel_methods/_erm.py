@@ -1,8 +1,10 @@
 """Certified kernel ERM: the minimizer ``w*`` that seed 000 (eq. 2) and Hall et al. perturb.
 
-``J(f) = (1/n) sum_i l(y_i f(x_i)) + (alpha/2) ||f||_H^2`` over the RKHS ``H`` of
-the kernel, with a margin loss whose derivative is bounded by 1 (logistic or
-Huber SVM). The minimizer lies in ``span{k(., x_i)}`` (representer theorem),
+``J(f) = (1/n) sum_i w_i l(y_i f(x_i)) + (alpha/2) ||f||_H^2`` over the RKHS
+``H`` of the kernel, with a margin loss whose derivative is bounded by 1
+(logistic or Huber SVM) and row weights ``w_i`` in ``[0, 1]`` (all 1 without
+``sample_weight``; the mean is over all ``n`` rows, zero-weight ones
+included). The minimizer lies in ``span{k(., x_i)}`` (representer theorem),
 so ``f = sum_i beta_i k(., x_i)``.
 
 Privacy needs the *exact* minimizer (DESIGN.md): a solver stopped early has no
@@ -12,7 +14,7 @@ most ``tol`` lies within ``tol / alpha`` of the exact minimizer, and the
 sensitivity of the released point grows by ``2 tol / alpha`` (both datasets'
 points may err in opposite directions). The RKHS gradient at
 ``f = sum beta_i k(., x_i)`` is ``sum g_i k(., x_i)`` with
-``g = l'(y * K beta) * y / n + alpha * beta``, and its norm
+``g = w * l'(y * K beta) * y / n + alpha * beta``, and its norm
 ``sqrt(g^T K g)`` is computed exactly on the full kernel matrix. (The
 foundation's certified solver measures Euclidean gradients; in the
 coefficients ``beta`` that is not the RKHS norm, so the Newton method here
@@ -62,6 +64,18 @@ def erm_sensitivity(kappa, alpha, n_samples, tol):
     abstract and rely on the derivation above.) Each released point is
     within ``tol / alpha`` of its exact minimizer, which adds ``2 tol / alpha``.
 
+    The bound holds unchanged for row weights ``w_i`` in ``[0, 1]``
+    (re-derived, not assumed): with ``G`` the objective without the replaced
+    row, ``J_D = G + (w/n) l(y <f, phi(x)>)`` and
+    ``J_D' = G + (w'/n) l(y' <f, phi(x')>)``; their difference has RKHS
+    gradient norm at most ``(w + w') L kappa / n <= 2 L kappa / n`` (a
+    weight at most 1 keeps the replaced row's loss ``L kappa``-Lipschitz in
+    ``f``), and ``J_D`` is still ``lambda``-strongly convex (the weighted
+    loss stays convex for ``w >= 0``; the regularizer does not depend on
+    the weights). As ``grad J_D(w*(D')) = -grad (J_D' - J_D)(w*(D'))`` and
+    ``grad J_D(w*(D)) = 0``, strong convexity gives
+    ``lambda ||w*(D) - w*(D')||^2 <= (2 L kappa / n) ||w*(D) - w*(D')||``.
+
     Parameters
     ----------
     kappa : float
@@ -81,18 +95,24 @@ def erm_sensitivity(kappa, alpha, n_samples, tol):
     return 2.0 * kappa / (alpha * n_samples) + 2.0 * tol / alpha
 
 
-def _objective(K, y, loss, alpha, beta):
+def _weighted(values, sample_weight):
+    # None (every weight 1) keeps the unweighted arithmetic bit for bit.
+    return values if sample_weight is None else sample_weight * values
+
+
+def _objective(K, y, loss, alpha, beta, sample_weight=None):
     Kb = K @ beta
-    return float(np.mean(loss.value(y * Kb))) + 0.5 * alpha * float(beta @ Kb), Kb
+    data_term = float(np.mean(_weighted(loss.value(y * Kb), sample_weight)))
+    return data_term + 0.5 * alpha * float(beta @ Kb), Kb
 
 
-def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100):
+def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100, sample_weight=None):
     """Minimize ``J`` to a certified RKHS gradient norm ``<= tol`` (damped Newton in the RKHS).
 
     The Newton step in the RKHS, ``H^{-1} grad J`` with
-    ``H = (1/n) sum_i l''_i phi_i phi_i^T + alpha I``, is
+    ``H = (1/n) sum_i w_i l''_i phi_i phi_i^T + alpha I``, is
     ``sum_i c_i phi(x_i)`` with ``(alpha I + D K / n) c = g``,
-    ``D = diag(l''(y_i f(x_i)))``; by the Woodbury identity
+    ``D = diag(w_i l''(y_i f(x_i)))``; by the Woodbury identity
     ``c = (g - S (alpha I + S K S / n)^{-1} S K g / n) / alpha`` with
     ``S = D^{1/2}``, one Cholesky factorization per iteration. Steps are
     damped by Armijo backtracking on ``J``.
@@ -111,6 +131,10 @@ def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100):
         Required bound on the RKHS gradient norm.
     max_iter : int, default=100
         Newton iterations.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Row weights in ``[0, 1]`` (validated by the caller), multiplying each
+        row's loss; ``None`` means 1 for every row. ``J`` stays
+        ``alpha``-strongly convex, so the certificate holds as for ``None``.
 
     Returns
     -------
@@ -128,17 +152,18 @@ def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100):
     """
     n = K.shape[0]
     beta = np.zeros(n)
-    value, Kb = _objective(K, y, loss, alpha, beta)
+    w = sample_weight
+    value, Kb = _objective(K, y, loss, alpha, beta, w)
 
     def gradient(beta, Kb):
-        g = loss.derivative(y * Kb) * y / n + alpha * beta
+        g = _weighted(loss.derivative(y * Kb), w) * y / n + alpha * beta
         return g, float(np.sqrt(max(g @ K @ g, 0.0)))
 
     g, grad_norm = gradient(beta, Kb)
     for it in range(max_iter):
         if grad_norm <= tol:
             return beta, grad_norm, it
-        root = np.sqrt(loss.second_derivative(y * Kb))
+        root = np.sqrt(_weighted(loss.second_derivative(y * Kb), w))
         M = (root[:, None] * K * root[None, :]) / n
         M[np.diag_indices(n)] += alpha
         Kg = K @ g
@@ -148,7 +173,7 @@ def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100):
         slope = -float(Kg @ step)  # <grad J, -H^{-1} grad J>_H < 0
         t = 1.0
         for _ in range(40):
-            new_value, new_Kb = _objective(K, y, loss, alpha, beta - t * step)
+            new_value, new_Kb = _objective(K, y, loss, alpha, beta - t * step, w)
             if new_value <= value + 1e-4 * t * slope:
                 break
             t *= 0.5
@@ -156,7 +181,7 @@ def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100):
             # Near the optimum value differences drown in rounding: accept the
             # full step if it still shrinks the (exactly computed) gradient.
             t = 1.0
-            new_value, new_Kb = _objective(K, y, loss, alpha, beta - step)
+            new_value, new_Kb = _objective(K, y, loss, alpha, beta - step, w)
             if gradient(beta - step, new_Kb)[1] >= grad_norm:
                 break
         beta = beta - t * step

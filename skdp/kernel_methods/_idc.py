@@ -70,6 +70,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         ``sigma``, the disagreement that triggers an update; ``None`` uses
         three times the Laplace scale ``noise_scale_``.
     %(classes)s
+    %(class_weight)s
     %(epsilon)s
     delta : float or None, default=None
         In ``[0, 1)``; ``0`` gives pure epsilon-DP (basic composition);
@@ -120,7 +121,13 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     net are parameters and ``epsilon_0`` is computed exactly from them. The
     exponential mechanism uses the standard ``exp(epsilon_0 u / (2 Delta))``.
     The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`). With
+    ``sample_weight`` (or ``class_weight``) a row is ``(x, y, w)`` and its
+    weight is protected too; both mechanisms see the data only through
+    ``w*``, whose sensitivity stays ``2 L R_phi / (lambda n)`` for weights in
+    ``[0, 1]`` (clipped per row): the replaced row's weighted loss is still
+    ``L``-Lipschitz in the margin and the regularizer's strong convexity does
+    not depend on the weights (``n`` counts every row).
 
     See Also
     --------
@@ -159,7 +166,8 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
                  bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None, classes=None,
-                 epsilon=1.0, delta=None, random_state=None, accountant=None, n_jobs=None):
+                 class_weight=None, epsilon=1.0, delta=None, random_state=None, accountant=None,
+                 n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -175,13 +183,14 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         self.n_rounds = n_rounds
         self.threshold = threshold
         self.classes = classes
+        self.class_weight = class_weight
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
         self.accountant = accountant
         self.n_jobs = n_jobs
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Run Alg. 3 on the private data.
 
         Parameters
@@ -190,13 +199,17 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
             Private training inputs.
         y : array-like of shape (n_samples,)
             Private labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each row's loss in the ERM objective (see
+            :meth:`PrivateKernelSVC.fit`): protected, clipped to ``[0, 1]``,
+            and averaged over all ``n_samples`` rows.
 
         Returns
         -------
         self : PrivateKernelNetClassifier
             The fitted classifier.
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight=sample_weight)
 
     def _check_release_params(self):
         check_positive_int(self.n_rounds, "n_rounds")
