@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import optimize
-from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.svm import LinearSVC
 
@@ -21,6 +20,8 @@ from skdp.svm._solver import (
     solve_svm_certified,
 )
 from skdp.testing import audit_epsilon
+
+import test_glm_sample_weight as glm_tests
 
 ESTIMATORS = [
     (PrivateLinearSVM, {}),
@@ -152,16 +153,19 @@ def test_weighted_huber_certificate_against_a_precise_minimizer(problem, fmt):
 # --------------------------------------------------------------------------
 # Estimator behaviour
 # --------------------------------------------------------------------------
+# The estimator-level tests of the GLM classifiers hold verbatim for the SVMs: unit weights
+# fit bit-identically, weights steer the model, class_weight equals the same sample_weight
+# ('balanced' refused), bad weights are refused before the accountant is charged (all-zero
+# weights accepted, weights above 1 clipped with a warning).
+@pytest.mark.parametrize("test", [
+    glm_tests.test_unit_weights_fit_exactly_as_no_weights,
+    glm_tests.test_weights_steer_the_model,
+    glm_tests.test_class_weight_equals_the_same_sample_weight,
+    glm_tests.test_bad_weights_fail_before_the_budget_is_charged,
+], ids=lambda test: test.__name__[5:])
 @pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
-def test_unit_weights_fit_exactly_as_no_weights(cls, kw):
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(200, 3))
-    y = np.arange(200) % 3  # three one-vs-rest problems
-    plain = cls(epsilon=1.0, classes=[0, 1, 2], random_state=0, **kw).fit(X, y)
-    ones = cls(epsilon=1.0, classes=[0, 1, 2], random_state=0, **kw)
-    ones.fit(X, y, sample_weight=np.ones(200))
-    np.testing.assert_array_equal(plain.coef_, ones.coef_)
-    np.testing.assert_array_equal(plain.intercept_, ones.intercept_)
+def test_glm_weight_behaviour_holds(test, cls, kw):
+    test(cls, kw)
 
 
 @pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
@@ -176,63 +180,26 @@ def test_weighted_sparse_input_matches_dense(problem, cls, kw):
 
 
 @pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
-def test_weights_steer_the_model(cls, kw):
-    """Down-weighting class 0 moves the boundary towards it: more rows are called 1."""
-    rng = np.random.default_rng(2)
-    y = np.arange(2000) % 2
-    X = np.column_stack([np.where(y == 1, 0.15, -0.15), 0.3 * rng.normal(size=2000)])
-    X[:, 0] += 0.3 * rng.normal(size=2000)
-    clf = cls(epsilon=5.0, C=50.0, classes=[0, 1], random_state=0, **kw)
-    plain = clf.fit(X, y).predict(X).mean()
-    weighted = clf.fit(X, y, sample_weight=np.where(y == 1, 1.0, 0.1)).predict(X).mean()
-    assert weighted > plain + 0.1, (plain, weighted)
-
-
-@pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
-def test_class_weight_equals_the_same_sample_weight(cls, kw):
-    X = np.random.default_rng(5).normal(size=(200, 2))
-    y = np.arange(200) % 3
-    by_class = cls(epsilon=1.0, classes=[0, 1, 2], class_weight={2: 0.25}, random_state=0,
-                   **kw).fit(X, y)
-    by_row = cls(epsilon=1.0, classes=[0, 1, 2], random_state=0, **kw).fit(
-        X, y, sample_weight=np.where(y == 2, 0.25, 1.0))
-    np.testing.assert_array_equal(by_class.coef_, by_row.coef_)
-    plain = cls(epsilon=1.0, classes=[0, 1, 2], random_state=0, **kw).fit(X, y)
-    assert not np.array_equal(by_class.coef_, plain.coef_)
-
-
-@pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
-def test_bad_weights_fail_before_the_budget_is_charged(cls, kw):
-    X = np.random.default_rng(3).normal(size=(50, 2))
-    y = np.arange(50) % 2
+def test_class_weights_act_and_bad_ones_are_refused_before_spending(cls, kw):
+    X = np.random.default_rng(3).normal(size=(60, 2))
+    y = np.arange(60) % 3
     accountant = BudgetAccountant(epsilon=10.0)
-    clf = cls(epsilon=1.0, classes=[0, 1], accountant=accountant, **kw)
-    for bad in (-np.ones(50), np.ones(10), np.full(50, np.nan)):
-        with pytest.raises(ValueError, match="sample_weight"):
-            clf.fit(X, y, sample_weight=bad)
+    clf = cls(epsilon=1.0, classes=[0, 1, 2], accountant=accountant, random_state=0, **kw)
     for class_weight, match in (("balanced", "balanced"), ({1: -1.0}, "class_weight"),
                                 ({5: 0.5}, "not a class")):
         with pytest.raises(ValueError, match=match):
-            clone(clf).set_params(class_weight=class_weight).fit(X, y)
+            clf.set_params(class_weight=class_weight).fit(X, y)
     assert accountant.spent is None
-    # Protected weights: no refusal for all zeros (the released model is noise only).
-    zero = clf.fit(X, y, sample_weight=np.zeros(50))
-    assert accountant.spent.epsilon == pytest.approx(1.0)
-    assert zero.certified_distance_ < 1e-12  # w* = 0, certified at once (rounding only)
-    with pytest.warns(UserWarning, match="clipped to 1"):
-        clf.fit(X, y, sample_weight=np.full(50, 3.0))
-    assert accountant.spent.epsilon == pytest.approx(2.0)
-
-
-def test_zero_weight_rows_still_count_in_n():
-    """The calibration uses every row (n is public, the sum of the weights is not)."""
-    X = np.random.default_rng(4).normal(size=(400, 2))
-    y = np.arange(400) % 2
-    w = np.r_[np.zeros(300), np.ones(100)]
-    clf = PrivateLinearSVM(epsilon=1.0, classes=[0, 1], random_state=0)
-    full = clf.fit(X, y).sensitivity_
-    assert clf.fit(X, y, sample_weight=w).sensitivity_ == full
-    assert clf.fit(X[300:], y[300:]).sensitivity_ == pytest.approx(4 * full)
+    weighted = clf.set_params(class_weight={2: 0.25}).fit(X, y).coef_
+    plain = clf.set_params(class_weight=None).fit(X, y).coef_
+    assert not np.array_equal(plain, weighted)  # same noise draw: the weights moved the model
+    sensitivity = clf.sensitivity_
+    # Protected weights: all-zero weights release a noise-only model (w* = 0, certified at
+    # once up to rounding), calibrated as before: n counts the zero-weight rows.
+    clf.fit(X, y, sample_weight=np.zeros(60))
+    assert clf.certified_distance_ < 1e-12
+    assert clf.sensitivity_ == sensitivity
+    assert accountant.spent.epsilon == pytest.approx(3.0)
 
 
 # --------------------------------------------------------------------------
