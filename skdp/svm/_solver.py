@@ -268,13 +268,10 @@ def _polish(Z, U, m, width):
     B = Z.rows(free)
     # With w(a) = w_fixed + U B' S a_free (S = diag(s_free)) the dual is, up to a
     # constant, -(a'Ga/2 - r'a) with G = U S BB' S and r = S (1 - B w_fixed).
-    if Z.s is None:
-        G = U * (B @ B.T)
-        r = 1.0 - B @ (U * Z.rmatvec(a))
-    else:
-        s_free = Z.s[free]
-        G = U * (s_free[:, None] * (B @ B.T) * s_free[None, :])
-        r = s_free * (1.0 - B @ (U * Z.rmatvec(Z.weigh(a))))
+    # (Without weights S = I: multiplying by 1.0 is exact.)
+    s_free = np.ones(free.size) if Z.s is None else Z.s[free]
+    G = U * (s_free[:, None] * (B @ B.T) * s_free)
+    r = s_free * (1.0 - B @ (U * Z.rmatvec(Z.weigh(a))))
     a[free] = _box_qp(G, r, (m[free] < 1.0).astype(float))
     return a
 
