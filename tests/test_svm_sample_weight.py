@@ -175,8 +175,9 @@ def test_weighted_sparse_input_matches_dense(problem, cls, kw):
         X, y, sample_weight=s)
     sparse = cls(epsilon=1.0, C=20.0, classes=[-1, 1], random_state=0, **kw).fit(
         sp.csr_matrix(X), y, sample_weight=s)
-    # Both are certified within tol of the same minimizer; the noise is the same draw.
-    assert np.linalg.norm(sparse.coef_ - dense.coef_) <= 2 * dense.certified_distance_ + 1e-12
+    # Both are certified close to the same minimizer; the noise is the same draw.
+    assert (np.linalg.norm(sparse.coef_ - dense.coef_)
+            <= dense.certified_distance_ + sparse.certified_distance_ + 1e-12)
 
 
 @pytest.mark.parametrize("cls, kw", ESTIMATORS, ids=IDS)
