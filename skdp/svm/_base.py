@@ -11,8 +11,13 @@ from skdp.linear_model._base import PrivateLinearClassifierMixin
 from skdp.linear_model._losses import HuberSVMLoss
 from skdp.mechanisms import gaussian_sigma_analytic, laplace_scale
 from skdp.svm._solver import solve_svm_certified
-from skdp.utils._multiclass import fit_one_vs_rest, resolve_classes
-from skdp.utils._validation import check_option, check_positive_int, check_real
+from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
+from skdp.utils._validation import (
+    check_bounded_sample_weight,
+    check_option,
+    check_positive_int,
+    check_real,
+)
 
 __all__ = ["svm_noise_scale", "svm_sensitivity"]
 
@@ -23,9 +28,10 @@ MECHANISMS = ("laplace", "gaussian")
 def svm_sensitivity(C, n_samples, kappa, lipschitz=1.0):
     """L2 sensitivity of the exact SVM minimizer under replace-one neighbours.
 
-    For ``P_D(w) = ||w||^2 / 2 + (C/n) sum_i loss(y_i <w, phi(x_i)>)`` with a
-    convex, ``L``-Lipschitz loss and ``||phi(x)|| <= kappa``, the minimizers of
-    two datasets differing in one row satisfy
+    For ``P_D(w) = ||w||^2 / 2 + (C/n) sum_i s_i loss(y_i <w, phi(x_i)>)`` with
+    a convex, ``L``-Lipschitz loss, ``||phi(x)|| <= kappa`` and row weights
+    ``s_i`` in ``[0, 1]`` (1 without weights), the minimizers of two datasets
+    differing in one row ``(x, y, s)`` satisfy
     ``||w_D - w_D'|| <= 2 L C kappa / n``.
 
     Seed 001's Lemma 9 states ``4 L C kappa / n``: its proof uses the strong
@@ -35,6 +41,12 @@ def svm_sensitivity(C, n_samples, kappa, lipschitz=1.0):
     difference of the two changed loss terms, at most
     ``2 (C/n) L kappa ||w_D - w_D'||``, on the other (Chaudhuri, Monteleoni and
     Sarwate 2011, Cor. 8, with regularization ``1/C``).
+
+    Weights in ``[0, 1]`` change nothing in this argument: the replaced row's
+    term ``(C/n) s loss(.)`` is convex and ``s L kappa <= L kappa``-Lipschitz
+    in ``w``, the other rows' terms stay convex (``s_i >= 0``), and the
+    1-strong convexity comes from ``||w||^2 / 2`` alone, which no weight
+    touches. ``n`` counts every row, zero-weight ones included.
 
     Parameters
     ----------
@@ -116,7 +128,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
                              "mechanism='gaussian'.")
         return C, huber_h, tol, max_iter
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the SVM and release its noisy weights.
 
         Parameters
@@ -126,6 +138,17 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         y : array-like of shape (n_samples,)
             Class labels, all in ``classes`` when it is given (some of its
             labels may have no row); otherwise at least two distinct labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight ``s_i`` of each row's loss: the objective becomes
+            ``||w||^2 / 2 + (C/n) sum_i s_i loss_i``. A record is
+            ``(x, y, s)`` and its weight is protected like its features.
+            Weights above 1 are clipped to 1 (with a warning), because the
+            guarantee bounds one row's influence by a weight of 1; weights in
+            ``[0, 1]`` cost no privacy. ``n`` still counts every row,
+            zero-weight ones included (the sum of the weights is not public),
+            so weights below 1 also shrink the data term against the
+            regularization and the noise. Every one-vs-rest problem uses the
+            same weights (times ``class_weight``).
 
         Returns
         -------
@@ -136,6 +159,12 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         # Kept local until the end: a refit that fails must not pair new classes with old weights.
         classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
         n_classes = len(classes)
+        # Row weights in [0, 1] (clipped per row, like the rows themselves; None when all
+        # are 1, so unit weights run the unweighted computation), refused before any spend.
+        sample_weight = check_bounded_sample_weight(
+            class_row_weights(self.class_weight, classes, y_index,
+                              check_bounded_sample_weight(sample_weight, X.shape[0])),
+            X.shape[0])
         C, huber_h, tol, max_iter = self._check_svm_params()
         self._check_feature_params()
         budget, rng = self._start_private_fit(
@@ -145,6 +174,9 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         features, kappa, fitted = self._features(X, map_rng)
         n_samples, n_coef = features.shape
 
+        # Weights in [0, 1] keep this bound: the replaced row's weighted loss is still
+        # L kappa-Lipschitz in w and the regularizer's strong convexity does not depend on
+        # the weights (see svm_sensitivity). n_samples counts zero-weight rows too.
         exact = svm_sensitivity(C, n_samples, kappa)
         # A certified solver lands within `radius` of the exact minimizer on
         # every dataset, so released points differ by at most exact + 2 radius.
@@ -155,7 +187,8 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
 
         def fit_binary(F, y_pm1, child_rng):
             sol = solve_svm_certified(F, y_pm1, C, loss=self.loss, huber_h=huber_h,
-                                      radius=radius, max_iter=max_iter)
+                                      radius=radius, max_iter=max_iter,
+                                      sample_weight=sample_weight)
             if self.mechanism == "laplace":
                 noise = child_rng.laplace(0.0, scale, size=n_coef)
             else:

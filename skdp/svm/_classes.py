@@ -14,9 +14,10 @@ __all__ = ["PrivateLinearSVM", "PrivateSVMRFF"]
 
 _SHARED_PARAMS = """\
 C : float, default=1.0
-        Regularization: the objective is ``||w||^2 / 2 + (C/n) sum_i loss_i``
-        (seed 001's parametrization; scikit-learn's ``LinearSVC(C=c)`` is
-        ``C = c n`` here). The noise grows linearly with ``C``.
+        Regularization: the objective is ``||w||^2 / 2 + (C/n) sum_i s_i loss_i``
+        with row weights ``s_i`` (1 by default; see ``fit``), seed 001's
+        parametrization (scikit-learn's ``LinearSVC(C=c)`` is ``C = c n``
+        here). The noise grows linearly with ``C``.
     loss : {"hinge", "huber"}, default="hinge"
         Hinge loss, or the Huber (smoothed hinge) loss of half-width
         ``huber_h``; both are 1-Lipschitz.
@@ -66,22 +67,26 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
         ``(epsilon, delta)`` spent by the fit."""
 
 _PRIVACY_COMMON = """\
-Protected: every training row, features and label, under replace-one
-    neighbours (datasets of the same size differing in one row). The exact
-    primal minimizer moves by at most ``2 L C kappa / n`` in L2 norm between
-    such datasets (seed 001, Lemma 9, tightened by a factor of 2: see Notes;
-    ``L = 1`` for hinge and Huber losses). The solver's certificate adds
-    ``tol`` times that, and the weights get Laplace noise of scale
+Protected: every training row, features, label and weight, under
+    replace-one neighbours (datasets of the same size differing in one row).
+    The exact primal minimizer moves by at most ``2 L C kappa / n`` in L2 norm
+    between such datasets (seed 001, Lemma 9, tightened by a factor of 2: see
+    Notes; ``L = 1`` for hinge and Huber losses). The solver's certificate
+    adds ``tol`` times that, and the coefficients get Laplace noise of scale
     ``sqrt(F) Delta / epsilon`` (``F`` coefficients; seed 001, Thm. 10) or
     analytic Gaussian noise for ``(epsilon, delta)``. With more than two
     classes each one-vs-rest problem gets ``(epsilon / K, delta / K)`` (basic
-    composition). Seed 001 calls the privacy parameter ``beta``. The label
-    set is public when ``classes`` is given; with ``classes=None`` it is read
-    from ``y`` (:class:`~skdp.PrivacyLeakWarning`) and not protected. The solver
-    diagnostics ``certified_distance_`` and ``n_iter_`` are computed from the
-    private data without noise and are not covered by this guarantee: they
-    are kept for the data holder and left out when the estimator is pickled
-    or copied; do not publish them."""
+    composition). Row weights (``sample_weight`` times ``class_weight``) are
+    clipped to ``[0, 1]``, which keeps this sensitivity: the replaced row's
+    weighted loss is still ``L``-Lipschitz in the margin and the
+    regularizer's strong convexity does not depend on the weights (``n``
+    counts zero-weight rows too). Seed 001 calls the privacy parameter
+    ``beta``. The label set is public when ``classes`` is given; with
+    ``classes=None`` it is read from ``y`` (:class:`~skdp.PrivacyLeakWarning`)
+    and not protected. The solver diagnostics ``certified_distance_`` and
+    ``n_iter_`` are computed from the private data without noise and are not
+    covered by this guarantee: they are kept for the data holder and left out
+    when the estimator is pickled or copied; do not publish them."""
 
 
 _NOTES_COMMON = """\
@@ -140,6 +145,7 @@ class PrivateSVMRFF(BasePrivateSVM):
         ``sqrt(n_components)`` per coordinate).
     %(svm_params)s
     %(classes)s
+    %(class_weight)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -193,7 +199,8 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma=1.0, n_components=100,
                  C=1.0, loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
-                 max_iter=200, classes=None, n_jobs=None, random_state=None, accountant=None):
+                 max_iter=200, classes=None, class_weight=None, n_jobs=None, random_state=None,
+                 accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.kernel = kernel
@@ -206,6 +213,7 @@ class PrivateSVMRFF(BasePrivateSVM):
         self.tol = tol
         self.max_iter = max_iter
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
@@ -268,6 +276,7 @@ class PrivateLinearSVM(BasePrivateSVM):
         regularized, as in ``LinearSVC``) whose weight is the intercept.
     %(svm_params)s
     %(classes)s
+    %(class_weight)s
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
@@ -312,7 +321,8 @@ class PrivateLinearSVM(BasePrivateSVM):
 
     def __init__(self, epsilon=1.0, delta=0.0, *, data_norm=1.0, fit_intercept=True, C=1.0,
                  loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=200,
-                 classes=None, n_jobs=None, random_state=None, accountant=None):
+                 classes=None, class_weight=None, n_jobs=None, random_state=None,
+                 accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -324,6 +334,7 @@ class PrivateLinearSVM(BasePrivateSVM):
         self.tol = tol
         self.max_iter = max_iter
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant

@@ -1,17 +1,21 @@
-"""Certified solver for the primal SVM ``1/2 ||w||^2 + (C/n) sum_i loss(y_i <w, x_i>)``.
+"""Certified solver for the primal SVM ``1/2 ||w||^2 + (C/n) sum_i s_i loss(y_i <w, x_i>)``.
 
 The output-perturbation proof (seed 001, Lemma 9) bounds how far the *exact*
 minimizer moves between neighbouring datasets. A numerical solver returns a
 nearby point instead, so the solver here also returns a *certified* bound on
 its distance to the exact minimizer, and the estimators add twice that bound
-to the sensitivity. The objective is 1-strongly convex, which turns both
-certificates into distances:
+to the sensitivity. The row weights ``s_i`` lie in ``[0, 1]`` (all 1 without
+``sample_weight``); they keep every loss term convex and leave the
+regularizer alone, so the objective is 1-strongly convex whatever they are,
+which turns both certificates into distances:
 
 * Huber (smoothed hinge) loss: ``||w - w*|| <= ||grad P(w)||``.
-* hinge loss: for any dual-feasible ``a`` in ``[0, 1]^n`` and
-  ``w = (C/n) sum_i a_i y_i x_i``, the duality gap
-  ``g = P(w) - D(a) >= P(w) - P(w*) >= ||w - w*||^2 / 2``, so
-  ``||w - w*|| <= sqrt(2 g)``.
+* hinge loss: ``s_i max(0, 1 - m_i) = max over a_i in [0, 1] of
+  s_i a_i (1 - m_i)``, so for any dual-feasible ``a`` in ``[0, 1]^n`` the
+  weighted dual is ``D(a) = (C/n) sum_i s_i a_i - ||w(a)||^2 / 2`` with
+  ``w(a) = (C/n) sum_i s_i a_i y_i x_i``, and the duality gap
+  ``g = P(w(a)) - D(a) >= P(w(a)) - P(w*) >= ||w(a) - w*||^2 / 2``, so
+  ``||w(a) - w*|| <= sqrt(2 g)``.
 
 Both certificates include worst-case bounds on the floating-point error of
 the quantities they are computed from, so rounding cannot fake a certificate.
@@ -78,17 +82,27 @@ def _huber_parts(margins, h):
     return value, deriv, band
 
 
-def _huber_value(m, U, h, w):
+def _huber_value(Z, m, U, h, w):
+    """Weighted Huber primal at ``w`` (margins ``m``), the loss derivatives and the band."""
     value, deriv, band = _huber_parts(m, h)
-    return 0.5 * float(w @ w) + U * float(np.sum(value)), deriv, band
+    return 0.5 * float(w @ w) + U * float(np.sum(Z.weigh(value))), deriv, band
+
+
+def _huber_gradient(Z, U, w, deriv):
+    """``grad P(w) = w + (C/n) sum_i s_i loss'(m_i) y_i x_i``."""
+    return w + U * Z.rmatvec(Z.weigh(deriv))
 
 
 class _Signed:
-    """The signed rows ``z_i = y_i x_i`` without copying ``X``."""
+    """The signed rows ``z_i = y_i x_i`` without copying ``X``, and the row weights ``s``."""
 
-    def __init__(self, X, y):
-        self.X, self.y = X, y
+    def __init__(self, X, y, s=None):
+        self.X, self.y, self.s = X, y, s
         self.shape = X.shape
+
+    def weigh(self, v):
+        """``s * v`` per row; ``v`` itself without weights (unit weights: bit-identical)."""
+        return v if self.s is None else self.s * v
 
     def __matmul__(self, w):
         return self.y * np.asarray(self.X @ w).ravel()
@@ -103,7 +117,9 @@ class _Signed:
 
 
 def _newton_direction(Z, band, c, grad):
-    """Solve ``(I + c Z_b^T Z_b) s = -grad`` for the rows ``b`` in the quadratic zone."""
+    """Solve ``(I + c sum_b s_b z_b z_b^T) d = -grad`` for the rows ``b`` in the quadratic zone."""
+    if Z.s is not None:
+        band = band & (Z.s > 0.0)
     rows = np.flatnonzero(band)
     if rows.size == 0:
         return -grad
@@ -111,6 +127,8 @@ def _newton_direction(Z, band, c, grad):
         c *= rows.size / _HESSIAN_ROWS
         rows = rows[np.linspace(0, rows.size - 1, _HESSIAN_ROWS).astype(int)]
     B = Z.rows(rows)
+    if Z.s is not None:
+        B *= np.sqrt(Z.s[rows])[:, None]
     if rows.size < grad.shape[0]:  # Woodbury: (I + c B^T B)^-1 = I - c B^T (I + c B B^T)^-1 B
         K = c * (B @ B.T)
         K[np.diag_indices_from(K)] += 1.0
@@ -129,8 +147,8 @@ def _newton_huber(Z, U, h, w, gtol, max_iter):
     passes over the data (``Z @ step`` and the gradient).
     """
     m = Z @ w
-    obj, deriv, band = _huber_value(m, U, h, w)
-    grad = w + U * Z.rmatvec(deriv)
+    obj, deriv, band = _huber_value(Z, m, U, h, w)
+    grad = _huber_gradient(Z, U, w, deriv)
     gnorm = float(np.linalg.norm(grad))
     steps = 0
     while steps < max_iter and gnorm > gtol:
@@ -142,7 +160,7 @@ def _newton_huber(Z, U, h, w, gtol, max_iter):
         dm = Z @ step
         t = 1.0
         for _ in range(50):
-            new = _huber_value(m + t * dm, U, h, w + t * step)
+            new = _huber_value(Z, m + t * dm, U, h, w + t * step)
             if new[0] <= obj + 1e-4 * t * slope:
                 break
             t *= 0.5
@@ -150,7 +168,7 @@ def _newton_huber(Z, U, h, w, gtol, max_iter):
             break  # no decrease left at double precision
         w, m = w + t * step, m + t * dm
         obj, deriv, band = new
-        grad = w + U * Z.rmatvec(deriv)
+        grad = _huber_gradient(Z, U, w, deriv)
         gnorm = float(np.linalg.norm(grad))
     return w, gnorm, steps
 
@@ -159,24 +177,29 @@ def _rounding(Z, C, kappa, w):
     """Bounds on floating-point errors: of ``U Z'v`` (``|v_i| <= 1``) and of one margin.
 
     ``U Z'v`` sums ``n`` terms of norm at most ``U kappa``: its error is at most
-    ``n eps C kappa`` (standard summation bound); a margin ``<z_i, w>`` is a dot
-    product of length ``d``: error at most ``d eps kappa ||w||``.
+    ``n eps C kappa`` (standard summation bound), plus ``eps C kappa`` for
+    rounding the products ``s_i v_i`` when there are weights (``s_i <= 1``);
+    a margin ``<z_i, w>`` is a dot product of length ``d``: error at most
+    ``d eps kappa ||w||``.
     """
     eps = np.finfo(float).eps
     n_samples, n_features = Z.shape
-    sum_error = n_samples * eps * C * kappa
+    sum_error = (n_samples + (Z.s is not None)) * eps * C * kappa
     return sum_error, n_features * eps * kappa * float(np.linalg.norm(w))
 
 
 def _hinge_gap(Z, U, a, C, kappa):
     """Primal point ``w(a)`` of dual-feasible ``a`` and a rigorous bound on its duality gap.
 
-    With ``w = U sum_i a_i z_i`` exactly, the gap ``P(w) - D(a)`` equals
-    ``U sum_i [max(0, 1 - m_i) - a_i (1 - m_i)]`` (``m_i = <z_i, w>``), a sum of
-    non-negative terms computed without cancellation. Rounding is paid for:
-    each term whose margin could sit across the hinge (or whose ``a_i`` is
-    fractional or on the wrong side) may move by twice the margin error, and
-    the returned point differs from the exact ``w(a)`` by at most ``w_error``.
+    With ``v_i = s_i a_i`` (the product rounded; it stays in ``[0, s_i]``, so
+    it is an exactly feasible weighted dual point) and ``w = U sum_i v_i z_i``
+    exactly, the gap ``P(w) - D(a)`` equals
+    ``U sum_i [s_i max(0, 1 - m_i) - v_i (1 - m_i)]`` (``m_i = <z_i, w>``), a
+    sum of non-negative terms computed without cancellation. Rounding is paid
+    for: each term whose margin could sit across the hinge (or whose ``a_i``
+    is fractional or on the wrong side) may move by twice the margin error
+    times ``s_i <= 1``, and the returned point differs from the exact ``w(a)``
+    by at most ``w_error``. A row of weight 0 adds exactly 0.
 
     Returns
     -------
@@ -186,14 +209,17 @@ def _hinge_gap(Z, U, a, C, kappa):
     w_error : float
         Bound on ``||w - w(a)||``.
     """
-    w = U * Z.rmatvec(a)
+    v = Z.weigh(a)
+    w = U * Z.rmatvec(v)
     m = Z @ w
     w_error, dot_error = _rounding(Z, C, kappa, w)
     m_error = dot_error + kappa * w_error
     u = 1.0 - m
-    gap = U * float(np.sum(np.maximum(u, 0.0) - a * u))
+    gap = U * float(np.sum(Z.weigh(np.maximum(u, 0.0)) - v * u))
     exposed = (np.abs(u) <= m_error) | ((a > 0.0) & (a < 1.0)) | ((a == 1.0) & (u < 0.0)) \
         | ((a == 0.0) & (u > 0.0))
+    if Z.s is not None:
+        exposed &= Z.s > 0.0
     gap += 2.0 * U * m_error * np.count_nonzero(exposed)
     return w, max(gap, 0.0), w_error
 
@@ -229,23 +255,30 @@ def _polish(Z, U, m, width):
     get ``a = 0``. When ``width`` bounds the distance of ``m`` to the exact
     solution's margins, these are the exact solution's values, and the rest
     is a small box-constrained quadratic program in the free rows,
-    ``max U 1'a - ||w(a)||^2 / 2`` over ``a_free`` in ``[0, 1]``.
+    ``max U s'a - ||w(a)||^2 / 2`` over ``a_free`` in ``[0, 1]``. Rows of
+    weight 0 do not enter ``w(a)`` and are left out.
     """
     a = (m < 1.0 - width).astype(float)
-    free = np.flatnonzero(np.abs(1.0 - m) <= width)
+    near = np.abs(1.0 - m) <= width
+    if Z.s is not None:
+        near &= Z.s > 0.0
+    free = np.flatnonzero(near)
     if free.size == 0 or free.size > _POLISH_ROWS:
         return a
     B = Z.rows(free)
-    # With w(a) = w_fixed + U B' a_free the dual is, up to a constant,
-    # -(a'Ga/2 - r'a) with G = U BB' and r = 1 - B w_fixed.
-    G = U * (B @ B.T)
-    r = 1.0 - B @ (U * Z.rmatvec(a))
+    # With w(a) = w_fixed + U B' S a_free (S = diag(s_free)) the dual is, up to a
+    # constant, -(a'Ga/2 - r'a) with G = U S BB' S and r = S (1 - B w_fixed).
+    # (Without weights S = I: multiplying by 1.0 is exact.)
+    s_free = np.ones(free.size) if Z.s is None else Z.s[free]
+    G = U * (s_free[:, None] * (B @ B.T) * s_free)
+    r = s_free * (1.0 - B @ (U * Z.rmatvec(Z.weigh(a))))
     a[free] = _box_qp(G, r, (m[free] < 1.0).astype(float))
     return a
 
 
-def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=200):
-    """Minimize ``1/2 ||w||^2 + (C/n) sum_i loss(y_i <w, x_i>)`` with a certified distance.
+def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=200,
+                        sample_weight=None):
+    """Minimize ``1/2 ||w||^2 + (C/n) sum_i s_i loss(y_i <w, x_i>)`` with a certified distance.
 
     Parameters
     ----------
@@ -264,6 +297,10 @@ def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=
         Required certified bound on ``||w - w*||``; data-independent.
     max_iter : int, default=200
         Total Newton steps allowed.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights ``s_i`` in ``[0, 1]`` (already validated and clipped);
+        ``None`` means every row weighs 1. The loss is still divided by all
+        ``n`` rows, zero-weight ones included.
 
     Returns
     -------
@@ -274,7 +311,7 @@ def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=
     CertificationError
         If no point with a certified distance ``<= radius`` was found.
     """
-    Z = _Signed(X, np.asarray(y, dtype=float))
+    Z = _Signed(X, np.asarray(y, dtype=float), sample_weight)
     if X.shape[0] * X.shape[1] < 100_000:
         return _solve(Z, C, loss, huber_h, radius, max_iter)
     # Small dense factorizations dominate; multi-threaded BLAS only adds
@@ -297,12 +334,12 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
     n_samples = Z.shape[0]
     U = C / n_samples
     # The all-ones dual point: the exact solution when no margin can reach 1.
-    w = U * Z.rmatvec(np.ones(n_samples))
+    w = U * Z.rmatvec(Z.weigh(np.ones(n_samples)))
     kappa = float(np.max(row_norms_l2(Z.X)))
     if loss == "huber":
         w, gnorm, steps = _newton_huber(Z, U, huber_h, w, 0.5 * radius, max_iter)
         # Rounding: of the gradient's sum, and of the margins through the
-        # derivative (Lipschitz 1/(2h)) over all n rows.
+        # derivative (Lipschitz 1/(2h), times s_i <= 1) over all n rows.
         sum_error, m_error = _rounding(Z, C, kappa, w)
         distance = gnorm + sum_error + C * kappa * m_error / (2.0 * huber_h)
         if distance <= radius:
@@ -324,8 +361,9 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
         total += steps
         m = Z @ w
         w_cand, gap, w_error = _hinge_gap(Z, U, -_huber_parts(m, h)[1], C, kappa)
-        # ||w_h - w*||^2 <= C h / 2 (smoothing moves P by at most C h / 4), so the
-        # exact margins lie within `widest` of m; narrower widths are tried first.
+        # ||w_h - w*||^2 <= C h / 2 (smoothing moves P by at most (C/n) sum_i s_i h / 4
+        # <= C h / 4), so the exact margins lie within `widest` of m; narrower widths
+        # are tried first.
         widest = h + kappa * (np.sqrt(C * h / 2.0) + gnorm)
         for width in (h, 10.0 * h, 100.0 * h, widest):
             if np.sqrt(2.0 * gap) + w_error <= radius or width > widest:

@@ -1,5 +1,6 @@
 """Private SVMs (seed 001) and the random Fourier feature map."""
 
+from common_instances.amp import WEIGHT_CHECKS
 from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
 
@@ -9,4 +10,23 @@ INSTANCES = [
     PrivateLinearSVM(random_state=0),
 ]
 
-EXPECTED_FAILED_CHECKS = {}
+# The weight-equivalence and all-zero-weight checks fail for the reasons of the other
+# weighted classifiers; check_class_weight_classifiers for reasons of the SVMs' own.
+EXPECTED_FAILED_CHECKS = {
+    "PrivateLinearSVM": {
+        **WEIGHT_CHECKS,
+        "check_class_weight_classifiers": (
+            "rows are clipped to data_norm=1 with the intercept as a regularized feature (DP), "
+            "so on the check's unscaled blobs (std 20) no class weight moves 87% of the "
+            "predictions to one class (it passes with data_norm=100 and no noise); "
+            "tests/test_svm_sample_weight.py checks class_weight"),
+    },
+    "PrivateSVMRFF": {
+        **WEIGHT_CHECKS,
+        "check_class_weight_classifiers": (
+            "the kernel width gamma=1 is a public parameter (SVC's gamma='scale' reads the "
+            "private feature variance), too narrow for the check's std-20 blobs, and at "
+            "epsilon=1 the noise calibrated to its 50 rows dominates (it passes with "
+            "gamma=1e-3 and no noise); tests/test_svm_sample_weight.py checks class_weight"),
+    },
+}
