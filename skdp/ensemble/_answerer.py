@@ -16,7 +16,12 @@ from skdp.ensemble._stability import (
     release_calibration,
     unanimous_vote_teachers,
 )
-from skdp.ensemble._teachers import assign_teachers, fit_teachers, vote_counts
+from skdp.ensemble._teachers import (
+    assign_teachers,
+    check_teacher_weights,
+    fit_teachers,
+    vote_counts,
+)
 from skdp.utils import check_option, check_positive_int, fill_doc, resolve_classes
 
 __all__ = ["PrivateQueryAnswerer"]
@@ -71,7 +76,8 @@ def draw_seeds(estimator, n, rng):
     return rng.integers(0, 2**31 - 1, size=n)
 
 
-def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, n_jobs=None, verbose=0):
+def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, sample_weight=None,
+                   n_jobs=None, verbose=0):
     """Train the teachers and open their vote release (seed 004, Alg. 10, set-up).
 
     Draws from ``rng`` in a fixed order: the teachers' secret key, their
@@ -94,6 +100,9 @@ def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, n_jobs=N
     release_params : dict
         Keyword arguments of :class:`~skdp.ensemble._stability.StableVoteRelease`
         except ``random_state``.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights, each teacher fitted with its own rows' weights
+        (:func:`~skdp.ensemble._teachers.check_teacher_weights`).
     n_jobs : int or None, default=None
         joblib parallelism of the teachers' training.
     verbose : int, default=0
@@ -109,7 +118,7 @@ def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, n_jobs=N
     key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
     seeds = draw_seeds(estimator, n_teachers, rng)
     teachers = fit_teachers(estimator, X, y, assign_teachers(X, n_teachers, key), n_teachers,
-                            seeds, n_jobs=n_jobs, verbose=verbose)
+                            seeds, sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose)
     return teachers, StableVoteRelease(random_state=rng, **release_params)
 
 
@@ -245,7 +254,9 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     Privacy
     -------
     Neighbouring relation: add/remove one record (seed 004, Sec. 5.1).
-    Protected: each private training record, features and label. The whole
+    Protected: each private training record, features and label (and its
+    ``sample_weight``, which only its own teacher sees, so it needs no
+    bound). The whole
     stream of answers (labels, abstentions and refusals) to up to
     ``max_queries`` adaptively chosen queries is ``(epsilon, delta)``-DP
     (seed 004, Thm. 7 and 9). One record changes the training set of exactly
@@ -347,7 +358,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Assign the records to teachers and train the teachers.
 
         Parameters
@@ -356,6 +367,11 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
             Private training data (dense, numeric).
         y : array-like of shape (n_samples,)
             Private labels (among ``classes`` when it is given).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights, passed to the ``fit`` of each teacher with its own
+            rows (``estimator`` must take ``sample_weight``). A record's
+            weight is protected with it and is not bounded: however it is
+            weighted, a record changes one teacher.
 
         Returns
         -------
@@ -365,6 +381,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         X, y = validate_data(self, X, y)
         classes, _ = resolve_classes(self.classes, y, type(self).__name__)
         check_classifier_like(self.estimator, "estimator")
+        sample_weight = check_teacher_weights(self.estimator, sample_weight, X.shape[0])
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
         max_unstable = check_positive_int(self.max_unstable, "max_unstable")
         max_queries = check_positive_int(self.max_queries, "max_queries")
@@ -378,7 +395,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
             self.estimator, X, y, n_teachers, rng,
             dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
                  max_queries=max_queries, calibration=calibration),
-            n_jobs=self.n_jobs, verbose=self.verbose)
+            sample_weight=sample_weight, n_jobs=self.n_jobs, verbose=self.verbose)
         self.classes_ = classes
         self.n_teachers_ = n_teachers
         self.threshold_ = self._release.threshold

@@ -19,7 +19,7 @@ from skdp.ensemble._answerer import (
     train_teachers,
 )
 from skdp.ensemble._stability import ABSTAINED, ANSWERED, CALIBRATIONS, REFUSED
-from skdp.ensemble._teachers import keyed_row_hash, vote_counts
+from skdp.ensemble._teachers import check_teacher_weights, keyed_row_hash, vote_counts
 from skdp.exceptions import FallbackModelWarning
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils import check_option, check_positive_int, check_real, fill_doc, resolve_classes
@@ -55,7 +55,7 @@ class LabelPrivateBudget(PrivacyBudget):
 
 
 def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, release_params,
-                   n_jobs, verbose):
+                   sample_weight, n_jobs, verbose):
     """Train the teachers on ``(X, y)`` and release their stable votes on ``X_public``.
 
     The steps of :class:`PrivateQueryAnswerer` (``fit``, then one ``answer``
@@ -71,7 +71,7 @@ def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, relea
 
     Parameters
     ----------
-    estimator, X, y, n_teachers, rng, n_jobs, verbose
+    estimator, X, y, n_teachers, rng, sample_weight, n_jobs, verbose
         See :func:`~skdp.ensemble._answerer.train_teachers`.
     classes : ndarray of shape (n_classes,)
         Sorted label set the votes are counted over (``classes``, or the
@@ -95,7 +95,7 @@ def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, relea
     teachers, release = train_teachers(
         estimator, X, y, n_teachers, rng,
         dict(release_params, max_queries=max(X_public.shape[0], 1)),
-        n_jobs=n_jobs, verbose=verbose)
+        sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose)
     if X_public.shape[0] == 0:  # possible in the label-private setting on tiny data
         top, status = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=int)
     else:
@@ -227,7 +227,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     Privacy
     -------
     Neighbouring relation: add/remove one private record (seed 004, Sec. 5.1).
-    Protected: each private training record, features and label. The
+    Protected: each private training record, features and label (and its
+    ``sample_weight``, which only its own teacher sees, so it needs no
+    bound). The
     labels of the public points are ``(epsilon, delta)``-DP
     (:class:`PrivateQueryAnswerer`, seed 004 Thm. 9 with the corrected
     distance to instability), and the student is a post-processing of them
@@ -364,7 +366,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         self.accountant = accountant
         self.verbose = verbose
 
-    def fit(self, X, y, X_public=None):
+    def fit(self, X, y, X_public=None, sample_weight=None):
         """Train the teachers, label the public points privately, train the student.
 
         Parameters
@@ -379,6 +381,13 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             :class:`~sklearn.pipeline.Pipeline` the earlier steps do not
             transform it: pass it transformed, or put the preprocessing in
             ``estimator`` and ``student``.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights, passed to the ``fit`` of each teacher with its own
+            rows (``estimator`` must take ``sample_weight``; the student
+            learns from the public points and gets none). A record's weight
+            is protected with it and is not bounded: however it is weighted,
+            a record changes one teacher. Without ``X_public`` the weights of
+            the rows drawn as unlabeled queries are not used.
 
         Returns
         -------
@@ -403,6 +412,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         check_classifier_like(self.estimator, "estimator")
         student = self.estimator if self.student is None else self.student
         check_classifier_like(student, "student")
+        sample_weight = check_teacher_weights(self.estimator, sample_weight, X.shape[0])
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
         max_unstable = check_positive_int(self.max_unstable, "max_unstable")
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
@@ -432,6 +442,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
             is_query = (keyed_row_hash(X, key) >> np.uint64(11)) * 2.0**-53 < fraction
             X, y, X_public = X[~is_query], y[~is_query], X[is_query]
+            if sample_weight is not None:
+                sample_weight = sample_weight[~is_query]
             budget = LabelPrivateBudget(budget.epsilon, budget.delta,
                                         n_query_rows=int(is_query.sum()))
             # From the query rows only (as the threshold), never from the private row count.
@@ -441,7 +453,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         # The budget was charged above: nothing from here on may fail because of the split.
         labels, status, threshold = _teacher_votes(
             self.estimator, X, y, classes, X_public, n_teachers=n_teachers, rng=rng,
-            release_params=release_params, n_jobs=self.n_jobs, verbose=self.verbose)
+            release_params=release_params, sample_weight=sample_weight, n_jobs=self.n_jobs,
+            verbose=self.verbose)
         answered = status == ANSWERED
         # Everything below is post-processing of the released labels and the public points.
         X_released, labels_released = X_public[answered], labels[answered]

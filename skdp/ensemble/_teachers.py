@@ -6,9 +6,13 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
+from sklearn.utils.validation import has_fit_parameter
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["assign_teachers", "fit_teachers", "keyed_row_hash", "vote_counts"]
+from skdp.utils._validation import check_sample_weight
+
+__all__ = ["assign_teachers", "check_teacher_weights", "fit_teachers", "keyed_row_hash",
+           "vote_counts"]
 
 _SIGN_BIT = np.uint64(1 << 63)
 _MUL_1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -77,7 +81,7 @@ def _threadpools():
     return ThreadpoolController()
 
 
-def _fit_teacher(estimator, X, y, seed):
+def _fit_teacher(estimator, X, y, seed, sample_weight=None):
     if len(y) == 0:
         return None  # a teacher without data does not vote
     if np.unique(y).size == 1:
@@ -90,14 +94,39 @@ def _fit_teacher(estimator, X, y, seed):
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
     with _threadpools().limit(limits=1):
         try:
-            return estimator.fit(X, y)
+            if sample_weight is None:
+                return estimator.fit(X, y)
+            return estimator.fit(X, y, sample_weight=sample_weight)
         except Exception:
             # Whether a fit fails depends on this teacher's private rows (e.g. fewer rows
             # than neighbours): raising would reveal it, abstaining changes one vote only.
             return None
 
 
-def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, n_jobs=None, verbose=0):
+def check_teacher_weights(estimator, sample_weight, n_samples):
+    """Validate row weights for the teachers (before any budget is charged).
+
+    Subsample-and-aggregate needs no bound on a weight: a record, weight
+    included, changes one teacher's training set whatever that teacher does
+    with it (seed 004, Sec. 5.1), so the weights are only checked to be
+    finite and non-negative, and ``estimator`` to accept them.
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,) or None
+        ``None`` when every weight is 1 (the unweighted fit, bit for bit).
+    """
+    sample_weight = check_sample_weight(sample_weight, n_samples)
+    if sample_weight is not None and not has_fit_parameter(estimator, "sample_weight"):
+        raise TypeError(
+            f"sample_weight was given, but the teachers' estimator "
+            f"{type(estimator).__name__} does not take sample_weight in fit. Nothing was "
+            f"spent.")
+    return sample_weight
+
+
+def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=None,
+                 n_jobs=None, verbose=0):
     """Train one clone of ``estimator`` per teacher on its own records (joblib).
 
     Parameters
@@ -114,6 +143,9 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, n_jobs=None, ve
         Number of teachers.
     seeds : ndarray of shape (n_teachers,) or None
         ``random_state`` of each teacher's clone, or ``None`` to leave it.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights, passed to each teacher's ``fit`` with its own rows (a
+        teacher whose rows are all of one class is constant and ignores them).
     n_jobs : int or None, default=None
         joblib parallelism; any joblib backend (e.g. ``"dask"``) applies.
     verbose : int, default=0
@@ -129,7 +161,8 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, n_jobs=None, ve
     bounds = np.searchsorted(teacher[order], np.arange(n_teachers + 1))
     chunks = (order[bounds[j]:bounds[j + 1]] for j in range(n_teachers))
     return Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_fit_teacher)(estimator, X[idx], y[idx], None if seeds is None else int(seeds[j]))
+        delayed(_fit_teacher)(estimator, X[idx], y[idx], None if seeds is None else int(seeds[j]),
+                              None if sample_weight is None else sample_weight[idx])
         for j, idx in enumerate(chunks)
     )
 

@@ -11,12 +11,13 @@ import numpy as np
 
 __all__ = [
     "check_bounded_sample_weight",
-    "check_feature_bounds",
     "check_epsilon_delta",
+    "check_feature_bounds",
     "check_n_jobs",
     "check_option",
     "check_positive_int",
     "check_real",
+    "check_sample_weight",
 ]
 
 
@@ -185,6 +186,50 @@ def check_epsilon_delta(epsilon, delta, *, allow_zero_delta=True):
     return epsilon, delta
 
 
+def check_sample_weight(sample_weight, n_samples):
+    """Validate per-row weights (finite, non-negative, one per row), without bounding them.
+
+    For mechanisms whose guarantee does not depend on what a record's weight
+    does to its own part of the computation (subsample-and-aggregate: a
+    record, weight included, changes one teacher however it is weighted).
+    Mechanisms that bound one row's influence use
+    :func:`check_bounded_sample_weight`.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,), float or None
+        Weights; ``None`` means every row weighs 1; a number weighs every row
+        alike.
+    n_samples : int
+        Number of rows of the data they weight.
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,) or None
+        The weights as floats, or ``None`` when every weight is 1 (so that
+        unit weights give exactly the unweighted computation).
+
+    Raises
+    ------
+    ValueError
+        If the weights have the wrong shape, are not finite or are negative.
+        All-zero weights are accepted: the weights are protected, and an
+        error for them alone would tell that data set from its neighbours.
+    """
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
+        sample_weight = np.full(n_samples, float(sample_weight))
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight must be finite (no NaN or infinity).")
+    if np.any(w < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    return None if np.all(w == 1.0) else w
+
+
 def check_bounded_sample_weight(sample_weight, n_samples):
     """Validate per-row weights and clip them to ``[0, 1]``.
 
@@ -210,21 +255,11 @@ def check_bounded_sample_weight(sample_weight, n_samples):
     Raises
     ------
     ValueError
-        If the weights have the wrong shape, are not finite or are negative.
-        All-zero weights are accepted: the weights are protected, and an
-        error for them alone would tell that data set from its neighbours.
+        As :func:`check_sample_weight`.
     """
-    if sample_weight is None:
+    w = check_sample_weight(sample_weight, n_samples)
+    if w is None:
         return None
-    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
-        sample_weight = np.full(n_samples, float(sample_weight))
-    w = np.asarray(sample_weight, dtype=np.float64)
-    if w.ndim != 1 or w.shape[0] != n_samples:
-        raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
-    if not np.all(np.isfinite(w)):
-        raise ValueError("sample_weight must be finite (no NaN or infinity).")
-    if np.any(w < 0):
-        raise ValueError("sample_weight must be non-negative.")
     if np.any(w > 1):
         warnings.warn(
             "Sample weights above 1 were clipped to 1: the privacy guarantee bounds one "

@@ -22,18 +22,35 @@ _NO_LABEL_RELEASED = (
     "constant fallback then needs fallback_label (None here), as any label read from the "
     "private data would be an unprotected release, so fit raises"
 )
+# Row weights reach the teachers; a teacher that cannot fit (all its weights zero) abstains.
+ALL_ZERO_WEIGHTS = {
+    "check_all_zero_sample_weights_error": (
+        "weights are protected like the rows: an error only for all-zero weights would tell "
+        "that data set from its neighbours, so the teachers that cannot fit abstain and the "
+        "fit goes on"),
+}
 EXPECTED_FAILED_CHECKS = {
-    "ModelAgnosticPrivateClassifier": dict.fromkeys([
-        "check_estimators_dtypes",
-        "check_estimators_nan_inf",
-        "check_f_contiguous_array_estimator",
-        "check_fit2d_1feature",
-        "check_fit_score_takes_y",
-        "check_supervised_y_2d",
-    ], _NO_LABEL_RELEASED),
-    "PrivateQueryAnswerer": dict.fromkeys([
-        "check_estimators_pickle",
-    ], "a fitted answerer holds the non-private teachers and the sparse vector's state, so "
-       "it refuses to be pickled unless allow_pickle=True (tests/test_ensemble.py checks "
-       "the opt-in)"),
+    "ModelAgnosticPrivateClassifier": {
+        **dict.fromkeys([
+            "check_estimators_dtypes",
+            "check_estimators_nan_inf",
+            "check_f_contiguous_array_estimator",
+            "check_fit2d_1feature",
+            "check_fit_score_takes_y",
+            "check_supervised_y_2d",
+            "check_sample_weights_list",
+            "check_sample_weights_not_an_array",
+            "check_sample_weights_not_overwritten",
+            "check_sample_weights_pandas_series",
+            "check_sample_weights_shape",
+        ], _NO_LABEL_RELEASED),
+        **ALL_ZERO_WEIGHTS,
+    },
+    "PrivateQueryAnswerer": {
+        "check_estimators_pickle": (
+            "a fitted answerer holds the non-private teachers and the sparse vector's state, "
+            "so it refuses to be pickled unless allow_pickle=True (tests/test_ensemble.py "
+            "checks the opt-in)"),
+        **ALL_ZERO_WEIGHTS,
+    },
 }
