@@ -102,6 +102,13 @@ def test_the_steps_accountant_is_charged_when_the_selector_has_none(data):
     (FunctionTransformer(lambda Z: Z - Z.mean(axis=0)), r"'functiontransformer'.*may mix rows"),
     (FunctionTransformer(np.log1p, kw_args={"where": True}), "kw_args"),
     (FunctionTransformer(np.log1p, inverse_func=np.expm1), "check_inverse=False"),
+    # A ufunc made by np.frompyfunc runs any Python function (with state, it mixes rows).
+    (FunctionTransformer(np.frompyfunc(lambda v: v, 1, 1)), r"'functiontransformer'.*mix rows"),
+    # NaN or infinity for some finite inputs: the private step would refuse the transformed
+    # rows after the selector has charged its total (an error that depends on the data).
+    (FunctionTransformer(np.sqrt), r"sqrt.*NaN or infinity"),
+    (FunctionTransformer(np.log1p), r"log1p.*NaN or infinity"),
+    (FunctionTransformer(np.exp), r"exp.*NaN or infinity"),
     (NoisyCentroidClassifier(), r"is an skdp private estimator, but before the last step"),
 ])
 def test_a_step_that_is_not_provably_public_is_refused_before_any_spend(data, monkeypatch,
@@ -259,3 +266,26 @@ def test_a_candidate_private_only_for_add_remove_neighbours_is_refused(data):
             sel.fit(X, y)
         assert "Nothing was spent" in str(err.value)
     assert acc.spends == []
+
+
+def test_a_candidate_that_spends_more_than_its_parameters_say_is_refused(data):
+    # A PrivateParameterSelector is itself a private classifier with an 'epsilon', but it spends
+    # max(epsilon, its candidates' epsilons): counted by its 'epsilon' alone, an outer selector
+    # charged 0.6 while the inner one spent 4.0. Checked on public input, before any spend.
+    X, y = data
+    acc = BudgetAccountant(epsilon=100.0)
+    inner = PrivateParameterSelector(NoisyCentroidClassifier(1.0), {"epsilon": [1.0, 4.0]},
+                                     epsilon=0.5, classes=[0, 1])
+    for est, key in ((inner, "epsilon"),
+                     (make_pipeline(PublicBoundsScaler(BOUNDS), inner),
+                      "privateparameterselector__epsilon")):
+        sel = PrivateParameterSelector(est, {key: [0.5, 0.6]}, epsilon=0.5, classes=[0, 1],
+                                       accountant=acc, random_state=0)
+        with pytest.raises(ValueError, match=r"spent epsilon=4.0.*Nothing was spent"):
+            sel.fit(X, y)
+    assert acc.spends == []
+    # An inner selector that spends exactly its epsilon is counted right and accepted.
+    inner.set_params(epsilon=5.0)
+    sel = PrivateParameterSelector(inner, {"epsilon": [5.0]}, epsilon=0.5, classes=[0, 1],
+                                   accountant=acc, random_state=0).fit(X, y)
+    assert acc.spent == PrivacyBudget(5.0, 0.0) == sel.best_estimator_.privacy_spent_

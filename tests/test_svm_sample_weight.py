@@ -242,3 +242,45 @@ def test_weighted_audit_clipped_below_epsilon_unclipped_caught(monkeypatch):
                         else np.asarray(sample_weight, dtype=float))
     cheat = _weighted_audit()
     assert cheat.epsilon_lower_bound > 1.0, cheat
+
+
+@pytest.mark.parametrize("loss", ["hinge", "huber"])
+@pytest.mark.parametrize("fmt", FORMATS, ids=["dense", "csr"])
+def test_multiclass_string_labels_class_times_sample_weight_against_a_reference(fmt, loss):
+    """Every one-vs-rest problem of a fit with string labels (one label without rows) uses
+    the row weights sample_weight * class_weight[label of the row]: the noise-free
+    coefficients are the precise weighted minimizers, within the certified distance."""
+    rng = np.random.default_rng(1)
+    n, C = 240, 50.0
+    X = rng.normal(size=(n, 4))
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)  # no clipping
+    labels = np.array(["b", "a", "c"])
+    y = labels[np.argmax(X[:, :3] + 0.3 * rng.normal(size=(n, 3)), axis=1)]
+    s = rng.uniform(size=n)
+    s[:20], s[20:30] = 0.0, -0.0
+    class_weight = {"a": 0.5, "c": 0.8}
+    est = PrivateLinearSVM(1.0, C=C, loss=loss, huber_h=0.2, fit_intercept=False,
+                           classes=["a", "b", "c", "d"], class_weight=class_weight, tol=1e-3,
+                           max_iter=500, random_state=0)
+    est._noise_multiplier = 0.0  # the certified minimizers themselves
+    est.fit(fmt(X), y, sample_weight=s)
+    w = s * np.array([class_weight.get(label, 1.0) for label in y])
+    assert est.coef_.shape == (4, 4)
+    for k, label in enumerate(est.classes_[:3]):  # liblinear needs rows of both signs
+        t = np.where(y == label, 1.0, -1.0)
+        slack = 1e-8  # liblinear's own precision
+        if loss == "hinge":
+            ref = LinearSVC(loss="hinge", C=C / n, fit_intercept=False, tol=1e-11,
+                            random_state=0, max_iter=10**7).fit(X, t, sample_weight=w)
+            ref = ref.coef_.ravel()
+        else:
+            def objective(v):
+                u = 1.0 - t * (X @ v)
+                return (0.5 * v @ v + C / n * np.sum(w * _huber_loss(u, 0.2)),
+                        v + C / n * X.T @ (w * _huber_derivative(u, 0.2) * t))
+
+            ref = optimize.minimize(objective, np.zeros(4), jac=True, method="BFGS",
+                                    options={"gtol": 1e-13, "maxiter": 10_000}).x
+            # 1-strong convexity: the reference is within its gradient norm of the minimizer.
+            slack = np.linalg.norm(objective(ref)[1]) + 1e-12
+        assert np.linalg.norm(est.coef_[k] - ref) <= est.certified_distance_ + slack, label

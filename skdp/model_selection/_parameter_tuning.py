@@ -58,19 +58,38 @@ def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, r
 
     This runs the estimator's own validation of its parameters (and of
     anything that depends only on the public shape), through every step of a
-    pipeline, before any budget is spent; the fitted copy is discarded.
+    pipeline, before any budget is spent; the fitted copy is discarded. It
+    also checks that no private step spends more than the ``epsilon`` and
+    ``delta`` parameters the selector counts it by (a nested
+    ``PrivateParameterSelector`` spends ``max(epsilon, its candidates')``).
     """
     X_dry = _zero_rows(n_rows, n_features, sparse)
     y_dry = np.resize(classes, n_rows)  # every class present
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # warnings about the stand-in data are noise
-            _seed(clone(model), rng).fit(X_dry, y_dry)
+            dry = _seed(clone(model), rng).fit(X_dry, y_dry)
     except Exception as exc:
         raise ValueError(
             f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
             f"checked on data-independent input before any budget was spent; nothing was spent."
         ) from exc
+    for name, step in candidate_steps(dry):
+        spent = getattr(step, "privacy_spent_", None)
+        declared = step.get_params(deep=False)
+        epsilon, delta = declared["epsilon"], declared.get("delta", 0.0)
+        # Relative slack for rounding in a step's own bookkeeping only.
+        if spent is not None and (spent.epsilon > epsilon * (1.0 + 1e-9) or (
+                delta is not None and spent.delta > delta * (1.0 + 1e-9))):
+            where = (type(step).__name__ if name is None
+                     else f"step {name!r} ({type(step).__name__})")
+            raise ValueError(
+                f"candidate {params!r}: {where} spent epsilon={spent.epsilon}, "
+                f"delta={spent.delta} when fitted on data-independent input, more than its "
+                f"parameters epsilon={epsilon}, delta={delta} by which the selector counts it "
+                f"(a PrivateParameterSelector spends the largest of its own and its "
+                f"candidates' epsilons); the selector's total would be too small. Select its "
+                f"parameters directly. Nothing was spent.")
 
 
 def _spent(model):
@@ -104,7 +123,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         :class:`~sklearn.preprocessing.Binarizer`,
         :class:`~sklearn.preprocessing.PolynomialFeatures`, or
         :class:`~sklearn.preprocessing.FunctionTransformer` with ``func``
-        None or a one-argument NumPy ufunc (``np.log1p``...), no
+        None or one of NumPy's own one-argument ufuncs that is finite on
+        finite input (``np.tanh``, ``np.arctan``...: not ``np.log1p`` or
+        ``np.sqrt``, whose NaN would be refused only after the charge), no
         ``kw_args`` and no inverse check. Any other step (a
         ``StandardScaler``, a ``PCA``, a user function) is refused with a
         ``TypeError`` or ``ValueError`` naming it, before anything is spent

@@ -21,22 +21,46 @@ from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 __all__ = ["candidate_steps", "seeded_steps"]
 
 
+# Finite doubles from every range a (validated, finite) entry may hold, and each side of the
+# domain edges of NumPy's one-argument ufuncs (0, +-1): a ufunc that returns NaN or infinity on
+# one of them is refused, because the private step after it would reject such transformed rows
+# only after the selector has charged its total (an error that depends on the data).
+_PROBE = np.array([-np.finfo(np.float64).max, -1e300, -1e10, -2.0, -1.0, -0.5, -5e-324, -0.0,
+                   0.0, 5e-324, 0.5, 1.0, 2.0, 1e10, 1e300, np.finfo(np.float64).max])
+
+
 def _function_transformer_issue(step):
-    """Why a FunctionTransformer may read more than one row at a time, or None."""
+    """Why a FunctionTransformer may read more than one row at a time, or fail on some row."""
     func = step.func
-    if func is not None and not (isinstance(func, np.ufunc) and func.nin == func.nout == 1):
-        return (f"its func={func!r} is neither None nor a NumPy ufunc of one argument and "
-                "one result (np.log1p, np.abs, np.tanh, ...), the functions known to act on "
-                "each entry alone; a general function may mix rows (X - X.mean(axis=0)), and "
-                "then one private row changes every transformed row and every holdout "
-                "prediction. If your function maps each row on its own, apply it to X "
-                "before the selector (and before predicting)")
+    # NumPy's own ufuncs only: np.frompyfunc makes a ufunc out of any Python function,
+    # which may keep state from one entry to the next.
+    if func is not None and not (isinstance(func, np.ufunc) and func.nin == func.nout == 1
+                                 and getattr(np, func.__name__, None) is func):
+        return (f"its func={func!r} is neither None nor one of NumPy's own ufuncs of one "
+                "argument and one result (np.tanh, np.abs, np.arctan, ...), the functions "
+                "known to act on each entry alone; a general function (or np.frompyfunc of "
+                "one) may mix rows (X - X.mean(axis=0)), and then one private row changes "
+                "every transformed row and every holdout prediction. If your function maps "
+                "each row on its own, apply it to X before the selector (and before "
+                "predicting)")
     if step.kw_args:
         return f"it has kw_args={step.kw_args!r}, which may change what the ufunc does"
     if func is not None and step.inverse_func is not None and step.check_inverse:
         return ("with inverse_func and check_inverse=True its fit evaluates both functions "
                 "on the private rows and warns depending on the result; pass "
                 "check_inverse=False")
+    if func is not None:
+        with np.errstate(all="ignore"):
+            try:
+                finite = bool(np.all(np.isfinite(func(_PROBE))))
+            except TypeError:
+                finite = False
+        if not finite:
+            return (f"np.{func.__name__} gives NaN or infinity (or fails) for some finite "
+                    "inputs, and the private step after it would refuse such rows only after "
+                    "the budget is charged, an error that depends on the private data. Use a "
+                    "ufunc finite everywhere (np.tanh, np.arctan, np.abs, ...), or apply the "
+                    "function to X before the selector (and before predicting)")
     return None
 
 
@@ -53,7 +77,8 @@ def _always_public(step):
 # - Normalizer, Binarizer: fit only validates X (stateless); per-row norm, per-entry threshold.
 # - PolynomialFeatures: fit derives the output powers from n_features; products within a row.
 # - FunctionTransformer: fit only validates X unless it checks an inverse; the transform is
-#   per entry only for a one-argument ufunc (or None, the identity).
+#   per entry only for one of NumPy's one-argument ufuncs (or None, the identity), and it
+#   must be finite on finite input (see _PROBE).
 # The value says why one instance's settings break that (or None).
 PUBLIC_TRANSFORMERS = {
     Binarizer: _always_public,
