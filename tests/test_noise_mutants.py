@@ -19,6 +19,9 @@ import math
 import numpy as np
 import pytest
 
+from skdp.linear_model._amp import _amp_minimize, amp_calibration
+from skdp.linear_model._losses import LogisticLoss
+from skdp.linear_model._objective import GLMObjective
 from skdp.mechanisms import SparseVector, sparse_vector_scales
 from skdp.svm import PrivateLinearSVM
 
@@ -91,3 +94,31 @@ def test_svm_gaussian_release_has_its_scale():
     n_eff = deviations.size - coefs.shape[1]
     std = math.sqrt(np.sum(deviations**2) / n_eff)
     assert _within(std / scale, 2 * n_eff)
+
+
+# --- AMP ----------------------------------------------------------------------------------
+
+def test_amp_noise_draws_have_their_scales():
+    # Seed 004, Alg. 1 lines 3 and 6: b1 ~ N(0, sigma1^2 I) enters the objective and
+    # b2 ~ N(0, sigma2^2 I) is added to the certified point. The objective factory sees
+    # b1 as drawn; the released point minus the certified one is b2.
+    m, d = 200, 30
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(m, d))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    loss = LogisticLoss()
+    cal = amp_calibration(1.0, 1e-6, n_samples=m, n_features=d, lipschitz=loss.lipschitz(1.0),
+                          smoothness=loss.smoothness(1.0), row_rank=1)
+    b1s, b2s = [], []
+
+    def factory(reg, b1):
+        b1s.append(b1.copy())
+        return GLMObjective(X, y, loss, reg, b1)
+
+    for seed in range(40):
+        theta, result = _amp_minimize(factory, d, cal, "newton", 100, m,
+                                      np.random.default_rng([seed, 99]))
+        b2s.append(theta - result.x)
+    for draws, sigma in ((np.array(b1s), cal.sigma1), (np.array(b2s), cal.sigma2)):
+        assert _within(np.sqrt(np.mean(draws**2)) / sigma, 2 * draws.size)
