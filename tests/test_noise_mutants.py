@@ -18,11 +18,15 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 
+from _dummy import NoisyCentroidClassifier
+from skdp.kernel_methods import PrivateHistogram
 from skdp.linear_model._amp import _amp_minimize, amp_calibration
 from skdp.linear_model._losses import LogisticLoss
 from skdp.linear_model._objective import GLMObjective
-from skdp.mechanisms import SparseVector, sparse_vector_scales
+from skdp.mechanisms import SparseVector, exponential_mechanism, sparse_vector_scales
+from skdp.model_selection import PrivateParameterSelector
 from skdp.svm import PrivateLinearSVM
 
 
@@ -122,3 +126,42 @@ def test_amp_noise_draws_have_their_scales():
         b2s.append(theta - result.x)
     for draws, sigma in ((np.array(b1s), cal.sigma1), (np.array(b2s), cal.sigma2)):
         assert _within(np.sqrt(np.mean(draws**2)) / sigma, 2 * draws.size)
+
+
+# --- functional perturbation --------------------------------------------------------------
+
+def test_histogram_noise_has_its_scale():
+    # Seed 003, Sec. 3.3: frequencies counts / n + sigma N(0, 1) per bin, released as
+    # hist_ = frequencies / bin volume. 4000 bins of [0, 1).
+    X = np.random.default_rng(8).uniform(0.0, 1.0, size=(300, 1))
+    bins = 4000
+    hist = PrivateHistogram(bins=bins, bounds=(0.0, 1.0), epsilon=1.0, delta=1e-5,
+                            random_state=np.random.default_rng(9)).fit(X)
+    counts, _ = np.histogram(X[:, 0], bins=bins, range=(0.0, 1.0))
+    noise = hist.hist_ / bins - counts / len(X)
+    assert _within(np.std(noise) / hist.noise_scale_, 2 * bins)
+
+
+# --- model selection ----------------------------------------------------------------------
+
+def test_parameter_selection_draws_with_exp_epsilon_count_over_2(monkeypatch):
+    # Seed 002, Alg. 3 step 3: candidate i is picked with probability proportional to
+    # exp(epsilon q_i / 2), q_i its count of correct holdout predictions (sensitivity 1).
+    # The selector must hand exactly that to the exponential mechanism, which
+    # test_mechanisms checks samples exp(epsilon u / (2 sensitivity)) exactly.
+    from skdp.model_selection import _parameter_tuning
+
+    calls = []
+
+    def spy(utilities, **kwargs):
+        calls.append((np.asarray(utilities), kwargs))
+        return exponential_mechanism(utilities, **kwargs)
+
+    monkeypatch.setattr(_parameter_tuning, "exponential_mechanism", spy)
+    X, y = make_classification(300, 4, random_state=0)
+    PrivateParameterSelector(NoisyCentroidClassifier(), {"epsilon": [0.5, 2.0]}, epsilon=0.7,
+                             classes=[0, 1], random_state=0).fit(X, y)
+    (utilities, kwargs), = calls
+    assert kwargs["epsilon"] / (2.0 * kwargs["sensitivity"]) == pytest.approx(0.7 / 2)
+    assert not kwargs.get("monotonic", False)
+    assert np.all(utilities == np.round(utilities)) and np.all(utilities <= 300 / 3 + 1)
