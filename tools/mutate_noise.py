@@ -47,6 +47,11 @@ QUICK = {
     "tests/test_amp.py": "calibration or constant or loss or defaults or regularization or sigma1 "
                          "or splits",
     "tests/test_convex.py": "formulas or thesis_scale or zcdp or noise or splits or reaches",
+    "tests/test_kernel_methods.py": "sensitivity or scale or hall or covariance or noise",
+    "tests/test_matrix_completion.py": "sensitivity or sigma or symmetric or calibration",
+    "tests/test_ensemble.py": "calibration or hand or teachers or sensitivity",
+    "tests/test_preprocessing.py": "scales or spread or sensitivity",
+    "tests/test_model_selection.py": "budget",
 }
 
 MECH, ACC, LM = "skdp/mechanisms/", "skdp/accounting/", "skdp/linear_model/"
@@ -404,7 +409,7 @@ def _pytest(tests, timeout, keyword=None):
         return "timeout", ""
 
 
-def run_mutant(name, path, old, new, tests, timeout):
+def run_mutant(name, path, old, new, tests, timeout, quick_only=False):
     dirty = subprocess.run(["git", "status", "--porcelain", "--", path], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout
     assert not dirty, f"{path} has local changes; refusing to mutate it"
@@ -415,12 +420,15 @@ def run_mutant(name, path, old, new, tests, timeout):
         rc = None
         if quick:
             rc, out = _pytest(quick, timeout, " or ".join(f"({QUICK[f]})" for f in quick))
-        if rc != 1:
+        if rc != 1 and not quick_only:
             rc, out = _pytest(tests, timeout)
+        elif rc != 1:
+            rc = "quick-pass-only"
     finally:
         restore(path)
     failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", out, flags=re.M)
-    status = {0: "survived", 1: "killed"}.get(rc, f"error({rc})")
+    status = {0: "survived", 1: "killed", "quick-pass-only": "not killed by the quick pass"}.get(
+        rc, f"error({rc})")
     return {"name": name, "file": path, "status": status, "killed_by": failed[:1],
             "tests": tests, "seconds": round(time.time() - start, 1),
             "tail": out.strip().splitlines()[-1:] if out else []}
@@ -433,6 +441,8 @@ def main(argv=None):
     parser.add_argument("--tests", nargs="*", help="override the covering test files")
     parser.add_argument("--out", default="/tmp/noise_mutants.jsonl")
     parser.add_argument("--timeout", type=float, default=1200.0)
+    parser.add_argument("--quick-only", action="store_true",
+                        help="run only the fast -k pass (a mutant it misses is not a verdict)")
     args = parser.parse_args(argv)
     names = [m[0] for m in MUTANTS]
     assert len(set(names)) == len(names), "duplicate mutant names"
@@ -443,7 +453,8 @@ def main(argv=None):
         return 0
     with open(args.out, "a") as out:
         for name, path, old, new in selected:
-            result = run_mutant(name, path, old, new, args.tests or coverage(path), args.timeout)
+            result = run_mutant(name, path, old, new, args.tests or coverage(path), args.timeout,
+                                args.quick_only)
             print(json.dumps(result), flush=True)
             out.write(json.dumps(result) + "\n")
     return 0
