@@ -22,6 +22,7 @@ from sklearn.datasets import make_classification
 
 from _dummy import NoisyCentroidClassifier
 from skdp.kernel_methods import PrivateHistogram
+from skdp.linear_model import PermutationSGDClassifier, PrivateFrankWolfeClassifier
 from skdp.linear_model._amp import _amp_minimize, amp_calibration
 from skdp.linear_model._losses import LogisticLoss
 from skdp.linear_model._objective import GLMObjective
@@ -165,3 +166,48 @@ def test_parameter_selection_draws_with_exp_epsilon_count_over_2(monkeypatch):
     assert kwargs["epsilon"] / (2.0 * kwargs["sensitivity"]) == pytest.approx(0.7 / 2)
     assert not kwargs.get("monotonic", False)
     assert np.all(utilities == np.round(utilities)) and np.all(utilities <= 300 / 3 + 1)
+
+
+# --- permutation SGD and private Frank-Wolfe ------------------------------------------------
+
+def test_permutation_sgd_output_noise_has_its_scale():
+    # Seed 004, Alg. 2 line 7: w + N(0, sigma^2 I). With one minibatch holding every
+    # row the noiseless path does not depend on the permutation, so the released
+    # weights of many fits differ only by their noise. 60 fits x 30 weights.
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-0.15, 0.15, size=(60, 30))
+    y = (X[:, 0] > 0).astype(int)
+    seeds = np.random.default_rng(12)
+    fits = [PermutationSGDClassifier(epsilon=1.0, delta=1e-5, batch_size=60, epochs=2,
+                                     fit_intercept=False, classes=[0, 1],
+                                     random_state=seeds).fit(X, y) for _ in range(60)]
+    coefs = np.array([f.coef_.ravel() for f in fits])
+    deviations = coefs - coefs.mean(axis=0)
+    n_eff = deviations.size - coefs.shape[1]
+    std = math.sqrt(np.sum(deviations**2) / n_eff)
+    assert _within(std / fits[0].noise_std_, 2 * n_eff)
+
+
+@pytest.mark.parametrize("accounting", ["thesis", "advanced"])
+def test_frank_wolfe_selection_has_its_noise(accounting):
+    # One step (T = 1, delta = 0: epsilon_0 = epsilon) on one feature: the vertex scores
+    # are C g and -C g with g = -(1/2) sum_i y_i x_i / n (logistic l'(0) = -1/2), the score
+    # sensitivity is s = 2 C R / n (seed 004, Alg. 5) and the noise scale b = 2 s / epsilon.
+    # Here n = 10, R = C = epsilon = 1: s = 0.2, b = 0.4, g = -0.2, so the vertex +C e_1
+    # (released coefficient +C / 2) wins the noisy argmin with probability
+    # - Laplace (thesis): P[Lap - Lap' < 0.4] = 1 - e^-1 (1 + 1/2) / 2 = 0.7241;
+    # - Gumbel (advanced, exponential mechanism): 1 / (1 + e^-1) = 0.7311.
+    # With half the noise these would be 0.8647 and 0.8808.
+    X = np.r_[np.ones(4), np.zeros(6)][:, None]
+    y = np.r_[np.ones(4), np.zeros(6)].astype(int)
+    p = {"thesis": 1 - 0.75 * math.exp(-1), "advanced": 1 / (1 + math.exp(-1))}[accounting]
+    seeds = np.random.default_rng(13)
+    n = 1000
+    wins = 0
+    for _ in range(n):
+        est = PrivateFrankWolfeClassifier(epsilon=1.0, delta=0.0, max_iter=1,
+                                          accounting=accounting, fit_intercept=False,
+                                          classes=[0, 1], random_state=seeds).fit(X, y)
+        assert est.noise_scale_ == pytest.approx(0.4)
+        wins += est.coef_[0, 0] > 0
+    assert abs(wins / n - p) <= 5.5 * math.sqrt(p * (1 - p) / n)
