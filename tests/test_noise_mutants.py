@@ -21,7 +21,9 @@ import pytest
 from sklearn.datasets import make_classification
 
 from _dummy import NoisyCentroidClassifier
-from skdp.kernel_methods import PrivateHistogram
+from skdp.kernel_methods import InteractiveKernelPredictor, PrivateHistogram
+from skdp.kernel_methods._classifiers import tddl_laplace_scale
+from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity
 from skdp.linear_model import PermutationSGDClassifier, PrivateFrankWolfeClassifier
 from skdp.linear_model._amp import _amp_minimize, amp_calibration
 from skdp.linear_model._losses import LogisticLoss
@@ -211,3 +213,45 @@ def test_frank_wolfe_selection_has_its_noise(accounting):
         assert est.noise_scale_ == pytest.approx(0.4)
         wins += est.coef_[0, 0] > 0
     assert abs(wins / n - p) <= 5.5 * math.sqrt(p * (1 - p) / n)
+
+
+# --- Jain-Thakurta interactive predictor ----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def interactive():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 2))
+    y = (X[:, 0] > 0).astype(int)
+    est = InteractiveKernelPredictor(gamma=1.0, alpha=0.1, max_updates=500, epsilon=50.0,
+                                     delta=1e-6, threshold=1e-6, classes=[0, 1],
+                                     random_state=np.random.default_rng(1)).fit(X, y)
+    return est, rng.normal(size=(1200, 2))
+
+
+def test_interactive_predictor_scales_hand_computed(interactive):
+    # Seed 000, Alg. 1: half the budget for the sparse vector, half for the paid answers
+    # <w*, phi(z)> + Lap(nu), composed over max_updates answers; one answer moves by
+    # R_phi ||w*(D) - w*(D')|| <= kappa * erm_sensitivity (kappa = 1 for the RBF kernel).
+    est, _ = interactive
+    sensitivity = 1.0 * erm_sensitivity(1.0, 0.1, 500, certificate_tolerance(1.0, 500))
+    assert est.sensitivity_ == pytest.approx(sensitivity, rel=1e-12)
+    assert est.noise_scale_ == pytest.approx(
+        tddl_laplace_scale(sensitivity, 500, 25.0, 0.5e-6), rel=1e-12)
+    sv = est._sparse_vector
+    assert (sv.epsilon, sv.delta, sv.sensitivity) == (pytest.approx(25.0), pytest.approx(5e-7),
+                                                      pytest.approx(sensitivity))
+
+
+def test_interactive_predictor_paid_answers_have_their_noise(interactive):
+    # A paid answer (one that adds an update) is <w*, phi(z)> + Lap(noise_scale_), clipped
+    # to +-kappa (kappa + tol) / alpha = +-10, far beyond the noise here.
+    est, Q = interactive
+    private = est._get_kernel(2)(Q, est._X) @ est._beta
+    noise = []
+    for t in range(len(Q)):
+        before = est.n_updates_
+        value = est.decision_function(Q[t:t + 1])[0]
+        if est.n_updates_ > before:
+            noise.append(value - private[t])
+    assert len(noise) >= 400
+    assert _within(np.mean(np.abs(noise)) / est.noise_scale_, len(noise))
