@@ -44,9 +44,10 @@ COVERAGE = [
 # A fast first pass (a -k expression) per test file: formula and scale tests. A mutant
 # that survives it is run again on the whole covering files, so the verdict is the same.
 QUICK = {
-    "tests/test_amp.py": "calibration or constant or loss or defaults or regularization or sigma1 "
-                         "or splits",
-    "tests/test_convex.py": "formulas or thesis_scale or zcdp or noise or splits or reaches",
+    "tests/test_amp.py": "calibration_matches or constants_enter or loss_constant or defaults_are "
+                         "or regularization_is or splits_the_budget or hand_computed",
+    "tests/test_convex.py": "formulas or thesis_scale or zcdp_halves or noise_reaches or l2_laplace "
+                            "or noise_is_calibrated or splits_the_budget_by or reviewers_case",
     "tests/test_kernel_methods.py": "sensitivity or scale or hall or covariance or noise",
     "tests/test_matrix_completion.py": "sensitivity or sigma or symmetric or calibration",
     "tests/test_ensemble.py": "calibration or hand or teachers or sensitivity",
