@@ -21,7 +21,11 @@ import pytest
 from sklearn.datasets import make_classification
 
 from _dummy import NoisyCentroidClassifier
-from skdp.kernel_methods import InteractiveKernelPredictor, PrivateHistogram
+from skdp.kernel_methods import (
+    InteractiveKernelPredictor,
+    PrivateHistogram,
+    PrivateKernelNetClassifier,
+)
 from skdp.kernel_methods._classifiers import tddl_laplace_scale
 from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity
 from skdp.linear_model import PermutationSGDClassifier, PrivateFrankWolfeClassifier
@@ -255,3 +259,50 @@ def test_interactive_predictor_paid_answers_have_their_noise(interactive):
             noise.append(value - private[t])
     assert len(noise) >= 400
     assert _within(np.mean(np.abs(noise)) / est.noise_scale_, len(noise))
+
+
+# --- Jain-Thakurta net classifier (TDIL, seed 000 Alg. 3) ----------------------------------
+
+def _far_net_classifier(**params):
+    # One public support point in [-1, 1] and training rows near 20: the RBF values at
+    # the support point are below e^-300, so w*(u) = 0 to double precision.
+    X = np.random.default_rng(0).uniform(20.0, 21.0, size=(40, 1))
+    y = (X[:, 0] > 20.5).astype(int)
+    est = PrivateKernelNetClassifier(gamma=1.0, bounds=(-1.0, 1.0), n_public=1, n_rounds=1,
+                                     epsilon=1.0, delta=1e-6, classes=[0, 1], **params)
+    return est, X, y
+
+
+def test_net_classifier_exponential_mechanism_epsilon(monkeypatch):
+    # Alg. 3 lines 5-6: the exponential mechanism and the Laplace answer of a round are
+    # each epsilon_0-DP with epsilon_0 = (prediction sensitivity) / (Laplace scale).
+    from skdp.kernel_methods import _idc
+
+    calls = []
+
+    def spy(utilities, **kwargs):
+        calls.append(kwargs)
+        return exponential_mechanism(utilities, **kwargs)
+
+    monkeypatch.setattr(_idc, "exponential_mechanism", spy)
+    est, X, y = _far_net_classifier(random_state=0)
+    est.fit(X, y)
+    (kwargs,) = calls
+    prediction_sensitivity = est.kappa_ * est.sensitivity_
+    assert kwargs["sensitivity"] == pytest.approx(prediction_sensitivity, rel=1e-12)
+    assert kwargs["epsilon"] == pytest.approx(prediction_sensitivity / est.noise_scale_, rel=1e-12)
+    assert not kwargs.get("monotonic", False)
+
+
+def test_net_classifier_laplace_answer_has_its_scale():
+    # With w*(u) = 0 the round moves w_t exactly when |Lap(b)| > threshold; threshold = b
+    # gives probability e^-1 = 0.368 (e^-2 = 0.135 with half the noise). The clipping
+    # range (1 + tol) / alpha = 10 is far beyond b = 1.
+    est, X, y = _far_net_classifier(random_state=0)
+    b = est.fit(X, y).noise_scale_
+    seeds = np.random.default_rng(14)
+    n = 500
+    moved = sum(_far_net_classifier(threshold=b, random_state=seeds)[0].fit(X, y).dual_coef_[0, 0]
+                != 0 for _ in range(n))
+    p = math.exp(-1.0)
+    assert abs(moved / n - p) <= 5.5 * math.sqrt(p * (1 - p) / n)
