@@ -28,8 +28,12 @@ from skdp.kernel_methods import (
 )
 from skdp.kernel_methods._classifiers import tddl_laplace_scale
 from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity
-from skdp.linear_model import PermutationSGDClassifier, PrivateFrankWolfeClassifier
-from skdp.linear_model._amp import _amp_minimize, amp_calibration
+from skdp.linear_model import (
+    DPLogisticRegressionAMP,
+    PermutationSGDClassifier,
+    PrivateFrankWolfeClassifier,
+)
+from skdp.linear_model._amp import _amp_minimize, amp_calibration, objective_noise_sigma
 from skdp.linear_model._losses import LogisticLoss
 from skdp.linear_model._objective import GLMObjective
 from skdp.mechanisms import SparseVector, exponential_mechanism, sparse_vector_scales
@@ -306,3 +310,25 @@ def test_net_classifier_laplace_answer_has_its_scale():
                 != 0 for _ in range(n))
     p = math.exp(-1.0)
     assert abs(moved / n - p) <= 5.5 * math.sqrt(p * (1 - p) / n)
+
+
+@pytest.mark.parametrize("loss, params, lipschitz, smoothness", [
+    ("logistic", {}, 2.0, 2.0**2 / 4),  # |l'| <= 1, l'' <= 1/4 (DESIGN.md, seed 004 Sec. 4.3)
+    ("huber", {"huber_h": 0.5}, 2.0, 2.0**2 / (2 * 0.5)),  # |l'| <= 1, l'' <= 1/(2h)
+    ("multinomial", {}, math.sqrt(2) * 2.0, 2.0**2 / 2),  # ||p - e_y|| <= sqrt(2), Hessian <= 1/2
+])
+def test_amp_fit_uses_the_loss_constants_at_data_norm(loss, params, lipschitz, smoothness):
+    # The fitted calibration carries the Lipschitz constant (hence sigma1's sensitivity
+    # 2 L / m) and the smoothness beta of the loss on rows of norm data_norm = 2.
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int) + (loss == "multinomial") * (X[:, 1] > 0)
+    classes = [0, 1, 2] if loss == "multinomial" else [0, 1]
+    est = DPLogisticRegressionAMP(epsilon=1.0, loss="logistic" if loss == "multinomial" else loss,
+                                  multi_class="multinomial" if loss == "multinomial" else "auto",
+                                  data_norm=2.0, classes=classes, random_state=0, **params)
+    cal = est.fit(X, y).calibration_
+    assert cal.lipschitz == pytest.approx(lipschitz, rel=1e-12)
+    assert cal.smoothness == pytest.approx(smoothness, rel=1e-12)
+    sigma1 = objective_noise_sigma(2 * lipschitz / 300, cal.eps3, cal.delta1, cal.row_rank)
+    assert cal.sigma1 == pytest.approx(sigma1, rel=1e-12)
