@@ -36,6 +36,7 @@ from skdp.linear_model import (
 from skdp.linear_model._amp import _amp_minimize, amp_calibration, objective_noise_sigma
 from skdp.linear_model._losses import LogisticLoss
 from skdp.linear_model._objective import GLMObjective
+from skdp.matrix_completion._solvers import eigenvalue_release, oja_release
 from skdp.mechanisms import SparseVector, exponential_mechanism, sparse_vector_scales
 from skdp.model_selection import PrivateParameterSelector
 from skdp.svm import PrivateLinearSVM
@@ -332,3 +333,19 @@ def test_amp_fit_uses_the_loss_constants_at_data_norm(loss, params, lipschitz, s
     assert cal.smoothness == pytest.approx(smoothness, rel=1e-12)
     sigma1 = objective_noise_sigma(2 * lipschitz / 300, cal.eps3, cal.delta1, cal.row_rank)
     assert cal.sigma1 == pytest.approx(sigma1, rel=1e-12)
+
+
+# --- matrix completion ----------------------------------------------------------------------
+
+def test_oja_and_eigenvalue_releases_have_their_noise():
+    # Seed 004, Alg. 14: each Oja step releases A^T A V + G and the last line releases
+    # ||A v||^2 + N(0, sigma^2), G with i.i.d. N(0, sigma^2) entries.
+    rng = np.random.default_rng(15)
+    A = rng.normal(size=(30, 20))
+    V = np.linalg.qr(rng.normal(size=(20, 3)))[0]
+    sigma = 0.7
+    oja = np.array([oja_release(A, V, sigma, rng) - A.T @ (A @ V) for _ in range(40)])
+    assert _within(np.sqrt(np.mean(oja**2)) / sigma, 2 * oja.size)
+    v = V[:, 0]
+    values = np.array([eigenvalue_release(A, v, sigma, rng) for _ in range(3000)])
+    assert _within(np.sqrt(np.mean((values - (A @ v) @ (A @ v))**2)) / sigma, 2 * 3000)
