@@ -21,6 +21,7 @@ import pytest
 from sklearn.datasets import make_classification
 
 from _dummy import NoisyCentroidClassifier
+from skdp.ensemble._stability import StableVoteRelease, distance_to_instability
 from skdp.kernel_methods import (
     InteractiveKernelPredictor,
     PrivateHistogram,
@@ -349,3 +350,33 @@ def test_oja_and_eigenvalue_releases_have_their_noise():
     v = V[:, 0]
     values = np.array([eigenvalue_release(A, v, sigma, rng) for _ in range(3000)])
     assert _within(np.sqrt(np.mean((values - (A @ v) @ (A @ v))**2)) / sigma, 2 * 3000)
+
+
+# --- stable-vote release (seed 004, Alg. 8) -------------------------------------------------
+
+@pytest.mark.parametrize("calibration", ["lyu", "thesis"])
+def test_stable_vote_release_feeds_the_sparse_vector_its_budget_and_distances(
+        calibration, monkeypatch):
+    # The sparse vector gets the whole epsilon (and the thesis' delta / 2) and, as each
+    # query value, the distance to instability (sensitivity 1), never a rescaled one.
+    seen = {}
+
+    class Recording(SparseVector):
+        def __init__(self, **kwargs):
+            seen["init"] = kwargs
+            seen["values"] = []
+            super().__init__(**kwargs)
+
+        def query(self, value):
+            seen["values"].append(value)
+            return super().query(value)
+
+    monkeypatch.setattr(StableVoteRelease, "_sparse_vector_class", Recording)
+    release = StableVoteRelease(epsilon=2.0, delta=1e-6, max_unstable=10, max_queries=50,
+                                calibration=calibration, random_state=np.random.default_rng(0))
+    assert seen["init"]["epsilon"] == 2.0
+    assert seen["init"].get("sensitivity", 1.0) == 1.0
+    assert seen["init"]["delta"] == (5e-7 if calibration == "thesis" else 0.0)
+    counts = np.array([[9, 1, 0], [5, 5, 0], [7, 2, 1], [4, 3, 3]])
+    release.release(counts)
+    np.testing.assert_array_equal(seen["values"], distance_to_instability(counts))
