@@ -36,6 +36,7 @@ from skdp.linear_model import (
     PrivateFrankWolfeClassifier,
 )
 from skdp.linear_model._amp import _amp_minimize, amp_calibration, objective_noise_sigma
+from skdp.linear_model._dpsgd import _clipped_gradient_sum
 from skdp.linear_model._losses import LogisticLoss
 from skdp.linear_model._objective import GLMObjective
 from skdp.matrix_completion._solvers import eigenvalue_release, oja_release
@@ -403,3 +404,19 @@ def test_objective_perturbation_split_and_certification_scale_hand_computed():
     assert epsilon_prime == pytest.approx(1.450615, abs=1e-6)
     assert est.noise_scale_ == pytest.approx(2.0 / epsilon_prime, rel=1e-12)
     assert est.output_noise_scale_ == pytest.approx(2 * tol / 0.05 / 0.5, rel=1e-12)
+
+
+# --- DP-SGD ---------------------------------------------------------------------------------
+
+def test_dpsgd_clips_each_gradient_to_the_clip_norm():
+    # Seed 004, Alg. 4 with per-example clipping: the noise N(0, (z C)^2) is calibrated
+    # to contributions of norm <= C. A row x of norm 10 at w = 0 has logistic gradient
+    # -x / 2 (norm 5): clipped, it contributes exactly norm C = 1; a row of norm 1
+    # (gradient norm 1/2) is left alone.
+    x = np.array([[6.0, 8.0], [0.6, 0.8]])
+    y = np.array([1.0, -1.0])
+    norms = np.linalg.norm(x, axis=1)
+    for i, expected in ((0, 1.0), (1, 0.5)):
+        g = _clipped_gradient_sum(x[i:i + 1], y[i:i + 1], norms[i:i + 1], np.zeros(2),
+                                  LogisticLoss(), 1.0, True, None)
+        assert np.linalg.norm(g) == pytest.approx(expected, rel=1e-12)
