@@ -39,6 +39,7 @@ COVERAGE = [
                         "tests/test_rounding.py"]),
     ("skdp/preprocessing/", ["tests/test_preprocessing.py"]),
     ("skdp/model_selection/", ["tests/test_model_selection.py"]),
+    ("skdp/utils/", ["tests/test_utils.py", "tests/test_convex.py"]),
 ]
 
 # A fast first pass (a -k expression) per test file: formula and scale tests. A mutant
@@ -368,6 +369,15 @@ MUTANTS = [
      "Z.sum(axis=0) + draw(0.0, sum_scale,", "Z.sum(axis=0) + draw(0.0, 0.5 * sum_scale,"),
     ("scaler_sq_draw", "skdp/preprocessing/_dp_scaler.py",
      "draw(0.0, square_sum_scale,", "draw(0.0, 0.5 * square_sum_scale,"),
+    # --- clipping (the bound every sensitivity above rests on, doubled) ----------------------
+    ("clip_rows_l2", "skdp/utils/_clipping.py",
+     "scale[big] = max_norm / norms[big]", "scale[big] = 2.0 * max_norm / norms[big]"),
+    ("clip_entries", "skdp/utils/_clipping.py",
+     "return np.clip(X, -bound, bound)", "return np.clip(X, -2.0 * bound, 2.0 * bound)"),
+    ("amp_clip", LM + "_amp.py",
+     "scale = np.divide(data_norm, norms,", "scale = np.divide(2.0 * data_norm, norms,"),
+    ("mc_clip_scale", MC + "_ratings.py",
+     "scale[big] = bound / norms[big]", "scale[big] = 2.0 * bound / norms[big]"),
     # --- model selection ---------------------------------------------------------------------
     ("select_epsilon", "skdp/model_selection/_parameter_tuning.py",
      "exponential_mechanism(correct, epsilon=selection.epsilon,",
