@@ -10,6 +10,10 @@ mutant: run it on a clean tree only.
 
     python tools/mutate_noise.py --list
     python tools/mutate_noise.py [--only NAME ...] [--tests FILE ...] [--out results.jsonl]
+
+``tests/test_noise_mutants.py`` (the tests written against this audit's
+survivors) runs first for every mutant; ``--original`` leaves it out, to see
+what the rest of the suite catches on its own.
 """
 
 import argparse
@@ -389,10 +393,13 @@ MUTANTS = [
 ]
 
 
-def coverage(path):
+NEW_TESTS = "tests/test_noise_mutants.py"
+
+
+def coverage(path, original=False):
     for prefix, files in COVERAGE:
         if path.startswith(prefix):
-            return files
+            return files if original else [NEW_TESTS, *files]
     raise KeyError(path)
 
 
@@ -452,6 +459,8 @@ def main(argv=None):
     parser.add_argument("--tests", nargs="*", help="override the covering test files")
     parser.add_argument("--out", default="/tmp/noise_mutants.jsonl")
     parser.add_argument("--timeout", type=float, default=1200.0)
+    parser.add_argument("--original", action="store_true",
+                        help=f"leave {NEW_TESTS} out of the covering files")
     parser.add_argument("--quick-only", action="store_true",
                         help="run only the fast -k pass (a mutant it misses is not a verdict)")
     args = parser.parse_args(argv)
@@ -464,8 +473,8 @@ def main(argv=None):
         return 0
     with open(args.out, "a") as out:
         for name, path, old, new in selected:
-            result = run_mutant(name, path, old, new, args.tests or coverage(path), args.timeout,
-                                args.quick_only)
+            tests = args.tests or coverage(path, args.original)
+            result = run_mutant(name, path, old, new, tests, args.timeout, args.quick_only)
             print(json.dumps(result), flush=True)
             out.write(json.dumps(result) + "\n")
     return 0
