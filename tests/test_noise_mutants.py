@@ -2,7 +2,8 @@
 
 Each test here was written against a mutant of ``tools/mutate_noise.py`` (noise,
 scale or sensitivity times 0.5, or a budget part's epsilon doubled) that
-survived the module's own test files. A test either checks a scale against a
+survived the module's own test files, or that they caught only indirectly (by
+a statistical audit or an accuracy check). A test either checks a scale against a
 hand-computed value of the seed's formula, or measures the spread of the noise
 actually released, with a tolerance that the honest code passes with
 probability > 1 - 1e-6 and the half-noise mutant fails.
@@ -35,10 +36,9 @@ from skdp.linear_model import (
     PermutationSGDClassifier,
     PrivateFrankWolfeClassifier,
 )
-from skdp.linear_model._amp import _amp_minimize, amp_calibration, objective_noise_sigma
+from skdp.linear_model._amp import objective_noise_sigma
 from skdp.linear_model._dpsgd import _clipped_gradient_sum
 from skdp.linear_model._losses import LogisticLoss
-from skdp.linear_model._objective import GLMObjective
 from skdp.matrix_completion._solvers import eigenvalue_release, oja_release
 from skdp.mechanisms import SparseVector, exponential_mechanism, sparse_vector_scales
 from skdp.model_selection import PrivateParameterSelector
@@ -113,34 +113,6 @@ def test_svm_gaussian_release_has_its_scale():
     n_eff = deviations.size - coefs.shape[1]
     std = math.sqrt(np.sum(deviations**2) / n_eff)
     assert _within(std / scale, 2 * n_eff)
-
-
-# --- AMP ----------------------------------------------------------------------------------
-
-def test_amp_noise_draws_have_their_scales():
-    # Seed 004, Alg. 1 lines 3 and 6: b1 ~ N(0, sigma1^2 I) enters the objective and
-    # b2 ~ N(0, sigma2^2 I) is added to the certified point. The objective factory sees
-    # b1 as drawn; the released point minus the certified one is b2.
-    m, d = 200, 30
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(m, d))
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
-    loss = LogisticLoss()
-    cal = amp_calibration(1.0, 1e-6, n_samples=m, n_features=d, lipschitz=loss.lipschitz(1.0),
-                          smoothness=loss.smoothness(1.0), row_rank=1)
-    b1s, b2s = [], []
-
-    def factory(reg, b1):
-        b1s.append(b1.copy())
-        return GLMObjective(X, y, loss, reg, b1)
-
-    for seed in range(40):
-        theta, result = _amp_minimize(factory, d, cal, "newton", 100, m,
-                                      np.random.default_rng([seed, 99]))
-        b2s.append(theta - result.x)
-    for draws, sigma in ((np.array(b1s), cal.sigma1), (np.array(b2s), cal.sigma2)):
-        assert _within(np.sqrt(np.mean(draws**2)) / sigma, 2 * draws.size)
 
 
 # --- functional perturbation --------------------------------------------------------------
@@ -315,6 +287,8 @@ def test_net_classifier_laplace_answer_has_its_scale():
     p = math.exp(-1.0)
     assert abs(moved / n - p) <= 5.5 * math.sqrt(p * (1 - p) / n)
 
+
+# --- AMP: loss constants (the Huber Lipschitz mutant was caught only by the audit) ----------
 
 @pytest.mark.parametrize("loss, params, lipschitz, smoothness", [
     ("logistic", {}, 2.0, 2.0**2 / 4),  # |l'| <= 1, l'' <= 1/4 (DESIGN.md, seed 004 Sec. 4.3)
