@@ -394,3 +394,19 @@ def test_dpsgd_clips_each_gradient_to_the_clip_norm():
         g = _clipped_gradient_sum(x[i:i + 1], y[i:i + 1], norms[i:i + 1], np.zeros(2),
                                   LogisticLoss(), 1.0, True, None)
         assert np.linalg.norm(g) == pytest.approx(expected, rel=1e-12)
+
+
+def test_every_mutant_of_the_audit_still_applies_to_the_code():
+    # tools/mutate_noise.py patches each calibration site by exact text; a site that moved or
+    # changed would silently drop out of the audit. Keep the list in step with the code.
+    import importlib.util
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("mutate_noise", root / "tools/mutate_noise.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert len(tool.MUTANTS) >= 100
+    stale = [name for name, path, old, new in tool.MUTANTS
+             if (root / path).read_text().count(old) != 1 or old == new]
+    assert stale == []
