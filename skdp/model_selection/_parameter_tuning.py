@@ -4,10 +4,13 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.pipeline import Pipeline
+from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
@@ -17,6 +20,7 @@ from skdp.utils._class_columns import expand_class_columns, expand_decision_func
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._random import check_random_state, spawn_random_states
+from skdp.utils._validation import check_bounded_sample_weight
 
 __all__ = ["PrivateParameterSelector"]
 
@@ -45,6 +49,27 @@ def _with_public_rows(X_part, y_part, classes):
     return X_aug, np.concatenate([y_part, classes])
 
 
+def _weight_params(model, sample_weight):
+    """``fit`` keyword arguments that give ``sample_weight`` to the candidate's classifier.
+
+    The classifier is the candidate itself or a pipeline's last step; the steps before it
+    take no weights. Raises a ``TypeError`` (before any spend) if it does not take them.
+    """
+    if sample_weight is None:
+        return {}
+    name, last = model.steps[-1] if isinstance(model, Pipeline) else (None, model)
+    if not has_fit_parameter(last, "sample_weight"):
+        raise TypeError(
+            f"sample_weight was given, but the candidates' classifier {type(last).__name__} "
+            f"does not take sample_weight in fit. Nothing was spent.")
+    if name is None:
+        return {"sample_weight": sample_weight}
+    if get_config().get("enable_metadata_routing", False):
+        last.set_fit_request(sample_weight=True)  # routed by the pipeline
+        return {"sample_weight": sample_weight}
+    return {f"{name}__sample_weight": sample_weight}
+
+
 def _seed(model, rng):
     """Give every seeded part of ``model`` its own generator spawned from ``rng``."""
     steps = seeded_steps(model)
@@ -53,7 +78,8 @@ def _seed(model, rng):
     return model
 
 
-def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, rng):
+def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, rng,
+                           weighted=False):
     """Fit a copy of a candidate on data-independent input of its training shape.
 
     This runs the estimator's own validation of its parameters (and of
@@ -62,13 +88,16 @@ def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, r
     also checks that no private step spends more than the ``epsilon`` and
     ``delta`` parameters the selector counts it by (a nested
     ``PrivateParameterSelector`` spends ``max(epsilon, its candidates')``).
+    With ``weighted``, the classifier also gets a public constant weight.
     """
     X_dry = _zero_rows(n_rows, n_features, sparse)
     y_dry = np.resize(classes, n_rows)  # every class present
+    model = clone(model)
+    fit_params = _weight_params(model, np.full(n_rows, 0.5) if weighted else None)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # warnings about the stand-in data are noise
-            dry = _seed(clone(model), rng).fit(X_dry, y_dry)
+            dry = _seed(model, rng).fit(X_dry, y_dry, **fit_params)
     except Exception as exc:
         raise ValueError(
             f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
@@ -222,6 +251,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     ship exact statistics of that part's rows inside ``best_estimator_``,
     and a function that mixes rows would give one record influence over
     every transformed row and every holdout count, so they are refused.
+    With ``sample_weight`` (clipped to ``[0, 1]``), a record is ``(x, y, w)``:
+    in a training part its weight goes to one candidate, whose own
+    guarantee covers weights in ``[0, 1]``; in the holdout it adds at most
+    ``w <= 1`` to each weighted count, so the sensitivity stays 1.
     Candidates that are DP only for add/remove neighbours
     (:class:`~skdp.ensemble.ModelAgnosticPrivateClassifier`, which fitted on
     a part without ``X_public`` also protects the labels only) are refused:
@@ -380,7 +413,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                 overrides["n_jobs"] = self.n_jobs
             step.set_params(**overrides)
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train every candidate on its own part and privately select one.
 
         Parameters
@@ -389,6 +422,13 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             Training data.
         y : array-like of shape (n_samples,)
             Labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights, protected like the rows. Weights above 1 are clipped
+            to 1 (with a warning). Each candidate's classifier (a pipeline's
+            last step) is fitted with its part's weights (it must take
+            ``sample_weight``; the public all-zero rows weigh 1), and the
+            holdout counts are weighted: a weight in ``[0, 1]`` keeps their
+            sensitivity at 1.
 
         Returns
         -------
@@ -397,6 +437,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         """
         X, y = validate_data(self, X, y, accept_sparse="csr")
         classes, _ = resolve_classes(self.classes, y, type(self).__name__)
+        sample_weight = check_bounded_sample_weight(sample_weight, X.shape[0])
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid has no candidate.")
@@ -409,6 +450,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         models = [self._make_candidate(params) for params in candidates]
         # Refuses any part of a candidate that is neither private nor provably public.
         private_steps = [candidate_steps(model) for model in models]
+        for model in models:
+            _weight_params(model, sample_weight)  # refuses classifiers that take no weights
         accountant = self._resolve_accountant(candidates, private_steps)
         budgets = [self._candidate_budget(params, steps, accountant)
                    for params, steps in zip(candidates, private_steps)]
@@ -427,15 +470,21 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             accountant.check(total)  # refuse an overrun before any work
         for model, params, part, child in zip(models, candidates, parts, children[k:]):
             _check_on_public_input(model, params, len(part) + len(classes), X.shape[1],
-                                   sp.issparse(X), classes, child)
+                                   sp.issparse(X), classes, child,
+                                   weighted=sample_weight is not None)
         if accountant is not None:
             accountant.spend(total, by=type(self).__name__)
         for model, part in zip(models, parts):
-            model.fit(*_with_public_rows(X[part], y[part], classes))
+            part_weight = (None if sample_weight is None else
+                           np.concatenate([sample_weight[part], np.ones(len(classes))]))
+            model.fit(*_with_public_rows(X[part], y[part], classes),
+                      **_weight_params(model, part_weight))
         # Seed 002, Alg. 3 step 3: counts of correct holdout predictions,
-        # selected with probability proportional to exp(epsilon * count / 2).
-        correct = np.array([np.sum(m.predict(X[holdout]) == y[holdout]) for m in models],
-                           dtype=float)
+        # selected with probability proportional to exp(epsilon * count / 2). Weighted
+        # counts: one record adds at most its weight, at most 1, so the sensitivity stays 1.
+        holdout_weight = np.ones(len(holdout)) if sample_weight is None else sample_weight[holdout]
+        correct = np.array([np.sum(holdout_weight * (m.predict(X[holdout]) == y[holdout]))
+                            for m in models], dtype=float)
         self.best_index_ = exponential_mechanism(correct, epsilon=selection.epsilon,
                                                  sensitivity=1.0, random_state=rng)
         self.best_estimator_ = models[self.best_index_]
@@ -452,6 +501,12 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.privacy_spent_ = PrivacyBudget(
             total.epsilon, max([total.delta] + [b.delta for b in spent if b is not None]))
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Sparse input works exactly when the candidates take it (fit checks nothing else).
+        tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
