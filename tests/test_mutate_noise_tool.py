@@ -1,0 +1,51 @@
+"""tools/mutate_noise.py never leaves a mutant in the tree, even when it is stopped."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools",
+                    "mutate_noise.py")
+
+CHILD = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("mutate_noise", sys.argv[1])
+tool = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tool)
+tool.ROOT = sys.argv[2]
+tool.run_mutant("m", "mod.py", "x = 1.0", "x = 0.5", ["t_slow.py"], timeout=120.0)
+"""
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                   check=True, capture_output=True)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_stopped_run_restores_the_mutated_file(tmp_path, sig):
+    repo = tmp_path
+    (repo / "mod.py").write_text("x = 1.0\n")
+    (repo / "t_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(60)\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "mod.py", "t_slow.py")
+    _git(repo, "commit", "-qm", "init")
+    child = subprocess.Popen([sys.executable, "-c", CHILD, TOOL, str(repo)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while "0.5" not in (repo / "mod.py").read_text():
+            assert child.poll() is None and time.time() < deadline, "the mutant was not applied"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the covering tests are running
+        child.send_signal(getattr(signal, sig))
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert (repo / "mod.py").read_text() == "x = 1.0\n"
