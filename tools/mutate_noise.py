@@ -5,8 +5,9 @@ noise scale multiplied by 0.5, a sensitivity multiplied by 0.5, or the
 per-part epsilon of a budget split doubled. The driver applies one mutant at a
 time to the working tree, runs the test files that cover the module
 (``-x -q -n 0``), records whether the run failed ("killed") or passed
-("survived"), and restores the file with ``git checkout``. Never commit a
-mutant: run it on a clean tree only.
+("survived"), and restores the file with ``git checkout`` (also on Ctrl-C,
+SIGTERM or SIGHUP; after a SIGKILL run ``git status`` and ``git checkout`` the
+mutated file yourself). Never commit a mutant: run it on a clean tree only.
 
     python tools/mutate_noise.py --list
     python tools/mutate_noise.py [--only NAME ...] [--tests FILE ...] [--out results.jsonl]
@@ -20,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -427,13 +429,22 @@ def _pytest(tests, timeout, keyword=None):
         return "timeout", ""
 
 
+def _exit(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def run_mutant(name, path, old, new, tests, timeout, quick_only=False):
     dirty = subprocess.run(["git", "status", "--porcelain", "--", path], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout
     assert not dirty, f"{path} has local changes; refusing to mutate it"
-    apply(path, old, new)
+    # SIGTERM and SIGHUP would end the process without running the finally below (Ctrl-C
+    # raises KeyboardInterrupt, which does): make them raise too, so the file is restored.
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, _exit)
     start = time.time()
     try:
+        apply(path, old, new)
         quick = [f for f in tests if f in QUICK]
         rc = None
         if quick:
