@@ -49,3 +49,34 @@ def test_a_stopped_run_restores_the_mutated_file(tmp_path, sig):
         if child.poll() is None:
             child.kill()
     assert (repo / "mod.py").read_text() == "x = 1.0\n"
+
+
+def _load_tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mutate_noise", TOOL)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool
+
+
+def test_a_mutant_run_leaves_out_the_check_that_every_mutant_applies(monkeypatch):
+    # test_every_mutant_of_the_audit_still_applies_to_the_code fails whenever a mutant is
+    # applied (its old text is gone from the tree), so in a mutant run it would "kill"
+    # every mutant that the real tests miss, and the audit would report no survivor.
+    tool = _load_tool()
+    commands = []
+
+    class Done:
+        returncode, stdout, stderr = 0, "", ""
+
+    def run(command, **kwargs):
+        commands.append(command)
+        return Done()
+
+    monkeypatch.setattr(tool.subprocess, "run", run)
+    tool._pytest([tool.NEW_TESTS, "tests/test_kernel_methods.py"], 10.0)
+    tool._pytest([tool.NEW_TESTS], 10.0, keyword="scale")
+    check = f"{tool.NEW_TESTS}::test_every_mutant_of_the_audit_still_applies_to_the_code"
+    for command in commands:
+        assert command[command.index("--deselect") + 1] == check
