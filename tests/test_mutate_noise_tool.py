@@ -80,3 +80,25 @@ def test_a_mutant_run_leaves_out_the_check_that_every_mutant_applies(monkeypatch
     check = f"{tool.NEW_TESTS}::test_every_mutant_of_the_audit_still_applies_to_the_code"
     for command in commands:
         assert command[command.index("--deselect") + 1] == check
+
+
+def test_the_quick_pass_runs_the_mutant_tests_too(tmp_path, monkeypatch):
+    # tests/test_noise_mutants.py "runs first for every mutant": --quick-only too, or a
+    # mutant only it kills is reported "not killed by the quick pass".
+    repo = tmp_path
+    (repo / "tests").mkdir()
+    (repo / "mod.py").write_text("x = 1.0\n")
+    (repo / "tests" / "test_noise_mutants.py").write_text(
+        "import mod\n\n\ndef test_x():\n    assert mod.x == 1.0\n")
+    (repo / "t_cov.py").write_text("def test_quick():\n    pass\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "init")
+    tool = _load_tool()
+    monkeypatch.setattr(tool, "ROOT", str(repo))
+    monkeypatch.setattr(tool, "QUICK", {"t_cov.py": "quick"})
+    monkeypatch.setenv("PYTHONPATH", str(repo))
+    result = tool.run_mutant("m", "mod.py", "x = 1.0", "x = 0.5",
+                             [tool.NEW_TESTS, "t_cov.py"], 120.0, quick_only=True)
+    assert result["status"] == "killed"
+    assert (repo / "mod.py").read_text() == "x = 1.0\n"
