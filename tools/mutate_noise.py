@@ -449,11 +449,15 @@ def run_mutant(name, path, old, new, tests, timeout, quick_only=False):
     try:
         apply(path, old, new)
         quick = [f for f in tests if f in QUICK]
-        rc = None
-        if quick:
+        rest = [f for f in tests if f != NEW_TESTS]
+        rc, out = None, ""
+        if NEW_TESTS in tests:  # fast, and written against these mutants: always first
+            rc, out = _pytest([NEW_TESTS], timeout)
+        if rc != 1 and quick:
             rc, out = _pytest(quick, timeout, " or ".join(f"({QUICK[f]})" for f in quick))
         if rc != 1 and not quick_only:
-            rc, out = _pytest(tests, timeout)
+            if rest:
+                rc, out = _pytest(rest, timeout)
         elif rc != 1:
             rc = "quick-pass-only"
     finally:
@@ -476,7 +480,7 @@ def main(argv=None):
     parser.add_argument("--original", action="store_true",
                         help=f"leave {NEW_TESTS} out of the covering files")
     parser.add_argument("--quick-only", action="store_true",
-                        help="run only the fast -k pass (a mutant it misses is not a verdict)")
+                        help=f"run only {NEW_TESTS} and the fast -k pass (a mutant they miss is not a verdict)")
     args = parser.parse_args(argv)
     names = [m[0] for m in MUTANTS]
     assert len(set(names)) == len(names), "duplicate mutant names"
