@@ -480,7 +480,8 @@ def main(argv=None):
     parser.add_argument("--original", action="store_true",
                         help=f"leave {NEW_TESTS} out of the covering files")
     parser.add_argument("--quick-only", action="store_true",
-                        help=f"run only {NEW_TESTS} and the fast -k pass (a mutant they miss is not a verdict)")
+                        help=f"run only {NEW_TESTS} and the fast -k pass (a mutant they "
+                             "miss is not a verdict)")
     args = parser.parse_args(argv)
     names = [m[0] for m in MUTANTS]
     assert len(set(names)) == len(names), "duplicate mutant names"
