@@ -112,11 +112,35 @@ def test_bad_weights_and_unweightable_teachers_are_refused_before_any_spend(cls)
         with pytest.raises(ValueError, match=match):
             cls(LogisticRegression(), n_teachers=10, epsilon=5.0, accountant=acc).fit(
                 X, y, sample_weight=w, **extra)
-    with pytest.raises(TypeError, match="KNeighborsClassifier.*sample_weight"):
-        cls(KNeighborsClassifier(), n_teachers=10, epsilon=5.0, accountant=acc).fit(
-            X, y, sample_weight=np.ones(len(y)) * 0.5, **extra)
+    # Refused whatever the weights: they are protected, so whether they are all 1 must not
+    # decide whether fit raises.
+    for w in [np.ones(len(y)) * 0.5, np.ones(len(y)), 1.0]:
+        with pytest.raises(TypeError, match="KNeighborsClassifier.*sample_weight"):
+            cls(KNeighborsClassifier(), n_teachers=10, epsilon=5.0, accountant=acc).fit(
+                X, y, sample_weight=w, **extra)
     assert acc.spent is None
     # Without weights such a teacher is fine.
     cls(KNeighborsClassifier(), n_teachers=10, epsilon=5.0, accountant=acc,
         **({} if cls is PrivateQueryAnswerer else {"fallback_label": 0})).fit(X, y, **extra)
     assert acc.spent is not None
+
+
+def _teacher_calls(X, y, w):
+    WeightSpy.fits = []
+    PrivateQueryAnswerer(WeightSpy(), n_teachers=6, max_queries=5, epsilon=5.0,
+                         classes=[0, 1], random_state=0).fit(_with_ids(X), y, sample_weight=w)
+    return [(ids.tolist(), None if weights is None else weights.tolist())
+            for ids, weights in WeightSpy.fits]
+
+
+def test_one_weighted_record_changes_how_one_teacher_is_fitted_only():
+    # Neighbours: D (unit weights) and D plus one record of weight 2. Whether a teacher is
+    # fitted with or without sample_weight may depend on its own rows only: an estimator
+    # may treat fit(X, y) and fit(X, y, sample_weight=ones) differently (a user's
+    # estimator, or floating point), so a global switch would change every teacher.
+    rng = np.random.default_rng(6)
+    X, y = _blobs(601, rng)
+    calls = _teacher_calls(X[:-1], y[:-1], np.ones(len(y) - 1))
+    calls_neighbour = _teacher_calls(X, y, np.r_[np.ones(len(y) - 1), 2.0])
+    assert len(calls) == len(calls_neighbour) == 6
+    assert sum(a != b for a, b in zip(calls, calls_neighbour)) == 1

@@ -5,8 +5,9 @@ noise scale multiplied by 0.5, a sensitivity multiplied by 0.5, or the
 per-part epsilon of a budget split doubled. The driver applies one mutant at a
 time to the working tree, runs the test files that cover the module
 (``-x -q -n 0``), records whether the run failed ("killed") or passed
-("survived"), and restores the file with ``git checkout``. Never commit a
-mutant: run it on a clean tree only.
+("survived"), and restores the file with ``git checkout`` (also on Ctrl-C,
+SIGTERM or SIGHUP; after a SIGKILL run ``git status`` and ``git checkout`` the
+mutated file yourself). Never commit a mutant: run it on a clean tree only.
 
     python tools/mutate_noise.py --list
     python tools/mutate_noise.py [--only NAME ...] [--tests FILE ...] [--out results.jsonl]
@@ -20,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -394,6 +396,9 @@ MUTANTS = [
 
 
 NEW_TESTS = "tests/test_noise_mutants.py"
+# Fails whenever a mutant is applied (the mutant's old text is gone from the tree): left out
+# of mutant runs, or it would "kill" every mutant the real tests miss.
+APPLIES_CHECK = f"{NEW_TESTS}::test_every_mutant_of_the_audit_still_applies_to_the_code"
 
 
 def coverage(path, original=False):
@@ -419,7 +424,7 @@ def restore(path):
 
 def _pytest(tests, timeout, keyword=None):
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
-               *tests] + (["-k", keyword] if keyword else [])
+               "--deselect", APPLIES_CHECK, *tests] + (["-k", keyword] if keyword else [])
     try:
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
         return proc.returncode, proc.stdout + proc.stderr
@@ -427,19 +432,32 @@ def _pytest(tests, timeout, keyword=None):
         return "timeout", ""
 
 
+def _exit(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def run_mutant(name, path, old, new, tests, timeout, quick_only=False):
     dirty = subprocess.run(["git", "status", "--porcelain", "--", path], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout
     assert not dirty, f"{path} has local changes; refusing to mutate it"
-    apply(path, old, new)
+    # SIGTERM and SIGHUP would end the process without running the finally below (Ctrl-C
+    # raises KeyboardInterrupt, which does): make them raise too, so the file is restored.
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, _exit)
     start = time.time()
     try:
+        apply(path, old, new)
         quick = [f for f in tests if f in QUICK]
-        rc = None
-        if quick:
+        rest = [f for f in tests if f != NEW_TESTS]
+        rc, out = None, ""
+        if NEW_TESTS in tests:  # fast, and written against these mutants: always first
+            rc, out = _pytest([NEW_TESTS], timeout)
+        if rc != 1 and quick:
             rc, out = _pytest(quick, timeout, " or ".join(f"({QUICK[f]})" for f in quick))
         if rc != 1 and not quick_only:
-            rc, out = _pytest(tests, timeout)
+            if rest:
+                rc, out = _pytest(rest, timeout)
         elif rc != 1:
             rc = "quick-pass-only"
     finally:
@@ -462,7 +480,8 @@ def main(argv=None):
     parser.add_argument("--original", action="store_true",
                         help=f"leave {NEW_TESTS} out of the covering files")
     parser.add_argument("--quick-only", action="store_true",
-                        help="run only the fast -k pass (a mutant it misses is not a verdict)")
+                        help=f"run only {NEW_TESTS} and the fast -k pass (a mutant they "
+                             "miss is not a verdict)")
     args = parser.parse_args(argv)
     names = [m[0] for m in MUTANTS]
     assert len(set(names)) == len(names), "duplicate mutant names"

@@ -116,13 +116,14 @@ def check_teacher_weights(estimator, sample_weight, n_samples):
     sample_weight : ndarray of shape (n_samples,) or None
         ``None`` when every weight is 1 (the unweighted fit, bit for bit).
     """
-    sample_weight = check_sample_weight(sample_weight, n_samples)
+    # Refused whatever the weights are (unit weights included): they are protected, so
+    # whether they are all 1 must not decide whether fit raises.
     if sample_weight is not None and not has_fit_parameter(estimator, "sample_weight"):
         raise TypeError(
             f"sample_weight was given, but the teachers' estimator "
             f"{type(estimator).__name__} does not take sample_weight in fit. Nothing was "
             f"spent.")
-    return sample_weight
+    return check_sample_weight(sample_weight, n_samples)
 
 
 def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=None,
@@ -144,8 +145,9 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
     seeds : ndarray of shape (n_teachers,) or None
         ``random_state`` of each teacher's clone, or ``None`` to leave it.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Row weights, passed to each teacher's ``fit`` with its own rows (a
-        teacher whose rows are all of one class is constant and ignores them).
+        Row weights, passed to each teacher's ``fit`` with its own rows (not
+        passed to a teacher whose own rows all weigh 1; a teacher whose rows
+        are all of one class is constant and ignores them).
     n_jobs : int or None, default=None
         joblib parallelism; any joblib backend (e.g. ``"dask"``) applies.
     verbose : int, default=0
@@ -162,9 +164,18 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
     chunks = (order[bounds[j]:bounds[j + 1]] for j in range(n_teachers))
     return Parallel(n_jobs=n_jobs, verbose=verbose)(
         delayed(_fit_teacher)(estimator, X[idx], y[idx], None if seeds is None else int(seeds[j]),
-                              None if sample_weight is None else sample_weight[idx])
+                              _own_weights(sample_weight, idx))
         for j, idx in enumerate(chunks)
     )
+
+
+def _own_weights(sample_weight, idx):
+    # Decided per teacher, from its own rows' weights: a global "all weights are 1" switch
+    # would let one record's weight change how every teacher is fitted (an estimator may
+    # treat fit(X, y) and fit(X, y, sample_weight=ones) differently).
+    if sample_weight is None or np.all(sample_weight[idx] == 1.0):
+        return None
+    return sample_weight[idx]
 
 
 def vote_counts(teachers, X, classes):
