@@ -106,10 +106,29 @@ def test_bad_weights_and_unweighted_candidates_are_refused_before_any_spend(data
             PrivateParameterSelector(_pipe(), GRID, classes=[0, 1], accountant=acc).fit(
                 X, y, sample_weight=w)
     # NoisyCentroidClassifier's fit takes no sample_weight.
+    # Refused whatever the (protected) weights are, unit weights included: whether they are
+    # all 1 must not decide whether fit raises.
     for est, grid in [(NoisyCentroidClassifier(), {"epsilon": [1.0]}),
                       (make_pipeline(PublicBoundsScaler(BOUNDS), NoisyCentroidClassifier()),
                        {"noisycentroidclassifier__epsilon": [1.0]})]:
-        with pytest.raises(TypeError, match="NoisyCentroidClassifier.*sample_weight"):
-            PrivateParameterSelector(est, grid, classes=[0, 1], accountant=acc).fit(
-                X, y, sample_weight=np.full(len(y), 0.5))
+        for w in (np.full(len(y), 0.5), np.ones(len(y)), 1.0):
+            with pytest.raises(TypeError, match="NoisyCentroidClassifier.*sample_weight"):
+                PrivateParameterSelector(est, grid, classes=[0, 1], accountant=acc).fit(
+                    X, y, sample_weight=w)
     assert acc.spends == []
+
+
+def test_one_records_weight_changes_how_one_candidate_is_fitted_only(data, monkeypatch):
+    # Unit weights everywhere but one holdout or training row: the other candidates must be
+    # fitted exactly as with no weights (a global "all ones" switch would change them all).
+    X, y = data
+    grid = {"loss": ["logistic", "huber"], "epsilon": [1.0, 2.0]}  # 4 candidates, 5 parts
+    fits = _spy(monkeypatch, DPLogisticRegressionAMP)
+    parts = np.array_split(np.random.default_rng(0).permutation(len(y)), 5)
+    w = np.ones(len(y))
+    w[parts[1][0]] = 0.25
+    PrivateParameterSelector(DPLogisticRegressionAMP(1.0, 1e-6), grid, classes=[0, 1],
+                             random_state=0).fit(X, y, sample_weight=w)
+    real = [sw for n, sw in fits if sw is None or not np.all(sw == 0.5)]
+    assert len(real) == 4
+    assert [sw is None for sw in real] == [True, False, True, True]

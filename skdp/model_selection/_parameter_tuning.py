@@ -437,6 +437,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         """
         X, y = validate_data(self, X, y, accept_sparse="csr")
         classes, _ = resolve_classes(self.classes, y, type(self).__name__)
+        # Whether weights were passed (never whether they are all 1, which is protected)
+        # decides the refusals and the dry runs below.
+        weighted = sample_weight is not None
         sample_weight = check_bounded_sample_weight(sample_weight, X.shape[0])
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
@@ -450,8 +453,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         models = [self._make_candidate(params) for params in candidates]
         # Refuses any part of a candidate that is neither private nor provably public.
         private_steps = [candidate_steps(model) for model in models]
-        for model in models:
-            _weight_params(model, sample_weight)  # refuses classifiers that take no weights
+        if weighted:
+            for model in models:
+                _weight_params(model, np.ones(1))  # refuses classifiers that take no weights
         accountant = self._resolve_accountant(candidates, private_steps)
         budgets = [self._candidate_budget(params, steps, accountant)
                    for params, steps in zip(candidates, private_steps)]
@@ -471,12 +475,14 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         for model, params, part, child in zip(models, candidates, parts, children[k:]):
             _check_on_public_input(model, params, len(part) + len(classes), X.shape[1],
                                    sp.issparse(X), classes, child,
-                                   weighted=sample_weight is not None)
+                                   weighted=weighted)
         if accountant is not None:
             accountant.spend(total, by=type(self).__name__)
         for model, part in zip(models, parts):
-            part_weight = (None if sample_weight is None else
-                           np.concatenate([sample_weight[part], np.ones(len(classes))]))
+            # Decided per part, from its own rows: a global "all weights are 1" switch would
+            # let one record's weight change how every candidate is fitted.
+            part_weight = (None if sample_weight is None or np.all(sample_weight[part] == 1.0)
+                           else np.concatenate([sample_weight[part], np.ones(len(classes))]))
             model.fit(*_with_public_rows(X[part], y[part], classes),
                       **_weight_params(model, part_weight))
         # Seed 002, Alg. 3 step 3: counts of correct holdout predictions,
