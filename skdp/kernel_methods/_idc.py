@@ -19,7 +19,6 @@ from sklearn.utils.validation import check_array, check_X_y
 from skdp.base import DPEstimatorMixin, refuse_unsafe_pickle
 from skdp.kernel_methods._classifiers import _KernelERMClassifier, tddl_laplace_scale
 from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
-from skdp.kernel_methods._functional import default_delta
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
 from skdp.mechanisms import SparseVector, exponential_mechanism
