@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy import optimize, stats
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -15,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 from skdp import BudgetAccountant, PrivacyBudget
 from skdp.linear_model import DPLogisticRegressionAMP
 from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
-from skdp.preprocessing._dp_scaler import moment_noise_scales
+from skdp.preprocessing._dp_scaler import moment_noise_scales, moment_sums
 from skdp.testing import audit_epsilon
 
 
@@ -119,16 +120,17 @@ def test_normalized_values_stay_in_the_unit_interval(monkeypatch):
     import skdp.preprocessing._dp_scaler as module
     seen = []
 
-    def spy(Z, *args):
+    def spy(values, lower, upper):
+        Z = normalized(values, lower, upper)
         seen.append(np.abs(Z).max())
-        return private_standardization(Z, *args)
+        return Z
 
-    private_standardization = module.private_standardization
-    monkeypatch.setattr(module, "private_standardization", spy)
+    normalized = module._normalized
+    monkeypatch.setattr(module, "_normalized", spy)
     lower, upper = 1.0, 1.0 + 3 * 2.0**-52  # three floats apart
     X = np.array([[lower], [upper], [1.0 + 2.0**-52]])
     DPStandardScaler(bounds=(lower, upper), delta=1e-3, random_state=0).fit(X)
-    assert seen and seen[0] <= 1.0, seen
+    assert seen and max(seen) <= 1.0, seen
 
 
 @pytest.mark.parametrize("feature_range", [(1.0, 1.0), (0.0,), (0.0, np.nan), "ab"])
@@ -327,6 +329,93 @@ def test_bad_input_refused_before_any_spend(X, params, error, match):
         est.fit(X)
     assert acc.spent is None
     assert not hasattr(est, "mean_")
+
+
+# --- DPStandardScaler: with_mean, with_std, sparse input ---------------------------------------
+
+def _sparse_data(seed=0, n=3000, d=4):
+    rng = np.random.default_rng(seed)
+    return rng.normal(2.0, 3.0, size=(n, d)) * (rng.random((n, d)) < 0.3)
+
+
+def test_moment_sums_of_sparse_input_count_the_unstored_zeros():
+    # Hand computation: bounds (-2, 6) map x to z = (clip(x) - 2) / 4, so z(0) = -0.5.
+    X = sp.csc_matrix(np.array([[0.0, 8.0], [4.0, 0.0], [0.0, -6.0]]))
+    sums, squares = moment_sums(X, np.array([-2.0, -2.0]), np.array([6.0, 6.0]))
+    np.testing.assert_allclose(sums, [-0.5 + 0.5 - 0.5, 1.0 - 0.5 - 1.0])
+    np.testing.assert_allclose(squares, [0.25 + 0.25 + 0.25, 1.0 + 0.25 + 1.0])
+
+
+@pytest.mark.parametrize("fmt", [sp.csr_matrix, sp.csc_matrix, sp.coo_matrix])
+def test_sparse_fit_is_the_dense_release(fmt):
+    X = _sparse_data()
+    Xs = fmt(X)
+    if fmt is sp.coo_matrix:  # a duplicate entry (summed, as toarray does) and a stored zero
+        Xs = sp.coo_matrix((np.r_[Xs.data, 1.5, -1.5, 0.0], (np.r_[Xs.row, 0, 0, 1],
+                                                            np.r_[Xs.col, 0, 0, 1])),
+                           shape=X.shape)
+    params = dict(epsilon=0.5, bounds=(-10.0, 10.0), with_mean=False, random_state=3)
+    dense = DPStandardScaler(**params).fit(Xs.toarray())
+    sparse = DPStandardScaler(**params).fit(Xs)
+    np.testing.assert_allclose(sparse.mean_, dense.mean_, rtol=1e-12)
+    np.testing.assert_allclose(sparse.var_, dense.var_, rtol=1e-12)
+    Xt = sparse.transform(Xs)
+    assert sp.issparse(Xt) and Xt.nnz <= Xs.nnz
+    np.testing.assert_allclose(Xt.toarray(), dense.transform(Xs.toarray()), rtol=1e-12)
+    np.testing.assert_allclose(sparse.inverse_transform(Xt).toarray(),
+                               np.clip(Xs.toarray(), -10.0, 10.0), atol=1e-12)
+
+
+def test_sparse_transform_clips_stored_entries_and_leaves_input_alone():
+    est = DPStandardScaler(bounds=(-1.0, 1.0), with_mean=False, random_state=0).fit(
+        np.random.default_rng(0).uniform(-1, 1, size=(2000, 1)))
+    X = sp.csr_matrix(np.array([[5.0], [0.0], [-0.5]]))
+    before = X.data.copy()
+    out = est.transform(X).toarray().ravel()
+    np.testing.assert_allclose(out, np.array([1.0, 0.0, -0.5]) / est.scale_[0])
+    np.testing.assert_array_equal(X.data, before)
+
+
+@pytest.mark.parametrize("params, X, match", [
+    (dict(bounds=(-5.0, 5.0)), sp.csr_matrix(np.eye(4)), "with_mean=False"),
+    (dict(bounds=(1.0, 5.0), with_mean=False), sp.csr_matrix(np.eye(4)), "contain 0"),
+    (dict(bounds=(-5.0, 5.0), with_std="no"), np.eye(4), "with_std"),
+    (dict(bounds=(-5.0, 5.0), with_mean=1), np.eye(4), "with_mean"),
+])
+def test_bad_sparse_or_flag_input_refused_before_any_spend(params, X, match):
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises((TypeError, ValueError), match=match):
+        DPStandardScaler(accountant=acc, **params).fit(X)
+    assert acc.spent is None
+
+
+def test_sparse_transform_needs_zero_inside_the_bounds_when_clipping():
+    est = DPStandardScaler(bounds=(1.0, 5.0), with_mean=False, random_state=0).fit(
+        np.full((50, 1), 3.0))
+    with pytest.raises(ValueError, match="contain 0"):
+        est.transform(sp.csr_matrix(np.ones((2, 1))))
+    assert sp.issparse(est.set_params(clip=False).transform(sp.csr_matrix(np.ones((2, 1)))))
+
+
+@pytest.mark.parametrize("with_mean, with_std", [(True, False), (False, True), (False, False)])
+def test_with_mean_and_with_std_follow_standard_scaler(with_mean, with_std):
+    X = np.random.default_rng(1).normal([40.0, -2.0], [8.0, 0.5], size=(20_000, 2))
+    bounds = [(0.0, 100.0), (-5.0, 5.0)]
+    params = dict(epsilon=2.0, bounds=bounds, random_state=0)
+    full = DPStandardScaler(**params).fit(X)
+    est = DPStandardScaler(with_mean=with_mean, with_std=with_std, **params).fit(X)
+    reference = StandardScaler(with_mean=with_mean, with_std=with_std).fit(X)
+    for name in ("mean_", "var_", "scale_"):
+        assert (getattr(est, name) is None) == (getattr(reference, name) is None), name
+    # The same release whatever the options: only what transform uses changes.
+    assert est.privacy_spent_ == full.privacy_spent_
+    if est.mean_ is not None:
+        np.testing.assert_array_equal(est.mean_, full.mean_)
+    expected = X - (full.mean_ if with_mean else 0.0)
+    expected = expected / (full.scale_ if with_std else 1.0)
+    np.testing.assert_allclose(est.transform(X), expected)
+    np.testing.assert_allclose(est.transform(X), reference.transform(X), rtol=0.05, atol=0.05)
+    np.testing.assert_allclose(est.inverse_transform(est.transform(X)), X, atol=1e-9)
 
 
 # --- pipelines ---------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -14,35 +15,66 @@ __all__ = ["PublicBoundsScaler"]
 class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
     """A per-feature affine map of values clipped (if ``clip``) to public ``bounds``.
 
-    Subclasses set ``lower_``, ``upper_`` and ``scale_`` in ``fit`` and define
-    ``_forward`` and ``_backward`` (the affine map and its inverse).
+    Subclasses set ``lower_`` and ``upper_`` in ``fit`` and define ``_forward``
+    and ``_backward`` (the affine map and its inverse). A subclass whose map
+    sends 0 to 0 may accept sparse input by returning the formats from
+    ``_sparse_formats``; its ``_forward`` and ``_backward`` then also receive
+    the stored entries of a sparse matrix, one feature index per entry in
+    ``columns``.
     """
+
+    def _sparse_formats(self):
+        """Sparse formats accepted (``None``: dense input only)."""
+        return None
+
+    def _validate_input(self, X, reset):
+        return validate_data(self, X, dtype=np.float64, reset=reset,
+                             accept_sparse=self._sparse_formats() or False)
 
     def _validate_for_fit(self, X):
         """Validate ``X``, ``clip`` and ``bounds``; return ``X, lower, upper``."""
-        X = validate_data(self, X, dtype=np.float64)
+        X = self._validate_input(X, reset=True)
         if not isinstance(self.clip, (bool, np.bool_)):
             raise TypeError(f"clip must be a bool, got {self.clip!r}.")
         lower, upper = check_feature_bounds(self.bounds, X.shape[1], type(self).__name__)
+        if sp.issparse(X):
+            _check_zero_inside(lower, upper, type(self).__name__)
         return X, lower, upper
+
+    def _map(self, X, forward):
+        """Apply ``_forward`` (after clipping, if ``clip``) or ``_backward`` to dense or sparse ``X``."""
+        if not sp.issparse(X):
+            if forward and self.clip:
+                X = np.clip(X, self.lower_, self.upper_)
+            return self._forward(X) if forward else self._backward(X)
+        if forward and self.clip:
+            _check_zero_inside(self.lower_, self.upper_, type(self).__name__)
+        X = X.copy()
+        X.sum_duplicates()
+        columns = X.indices if X.format == "csr" else np.repeat(np.arange(X.shape[1]),
+                                                                 np.diff(X.indptr))
+        values = X.data
+        if forward and self.clip:
+            values = np.clip(values, self.lower_[columns], self.upper_[columns])
+        X.data = (self._forward(values, columns) if forward
+                  else self._backward(values, columns))
+        return X
 
     def transform(self, X):
         """Clip (if ``clip``) to the bounds, then scale.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples (sparse only where the scaler accepts it).
 
         Returns
         -------
-        X_out : ndarray of shape (n_samples, n_features)
+        X_out : {ndarray, sparse matrix} of shape (n_samples, n_features)
+            Sparse input gives a sparse output of the same format.
         """
-        check_is_fitted(self, "scale_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        if self.clip:
-            X = np.clip(X, self.lower_, self.upper_)
-        return self._forward(X)
+        check_is_fitted(self, "lower_")
+        return self._map(self._validate_input(X, reset=False), forward=True)
 
     def inverse_transform(self, X):
         """Map scaled values back to the original units.
@@ -51,15 +83,26 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Scaled samples.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Scaled samples (sparse only where the scaler accepts it).
 
         Returns
         -------
-        X_original : ndarray of shape (n_samples, n_features)
+        X_original : {ndarray, sparse matrix} of shape (n_samples, n_features)
         """
-        check_is_fitted(self, "scale_")
-        return self._backward(validate_data(self, X, dtype=np.float64, reset=False))
+        check_is_fitted(self, "lower_")
+        return self._map(self._validate_input(X, reset=False), forward=False)
+
+
+def _check_zero_inside(lower, upper, owner):
+    """Sparse input stores only nonzero entries: clipping must leave the zeros at 0."""
+    outside = np.flatnonzero(~((lower <= 0.0) & (0.0 <= upper)))
+    if outside.size:
+        j = outside[0]
+        raise ValueError(
+            f"{owner}: sparse input needs bounds that contain 0 (its unstored entries are "
+            f"zeros, and clipping them would fill the matrix); feature {j} has bounds "
+            f"({lower[j]:g}, {upper[j]:g}). Pass a dense array or widen the bounds.")
 
 
 class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from skdp.base import DPEstimatorMixin
@@ -10,7 +11,7 @@ from skdp.mechanisms import gaussian_sigma_analytic, laplace_scale
 from skdp.preprocessing._bounds import _BoundedScalerMixin
 from skdp.utils._docstrings import fill_doc
 
-__all__ = ["DPStandardScaler", "moment_noise_scales", "private_standardization"]
+__all__ = ["DPStandardScaler", "moment_noise_scales", "moment_sums", "private_standardization"]
 
 
 # c = sigma_1^2 / sigma_2^2 = (11 + 5 sqrt(5)) / 8: the largest weight of the sum of squares
@@ -66,11 +67,53 @@ def moment_noise_scales(n_features, epsilon, delta):
     return "gaussian", sigma, sigma / math.sqrt(_SQUARE_WEIGHT)
 
 
-def private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng):
-    """Private mean and variance of the columns of ``Z`` (entries in ``[-1, 1]``).
+def _normalized(values, lower, upper):
+    """Clip ``values`` to ``[lower, upper]`` and map that interval affinely onto ``[-1, 1]``."""
+    centre, half_width = (upper + lower) / 2.0, (upper - lower) / 2.0
+    # Clipped again after normalizing: rounding of centre and half-width can push a value
+    # at a bound out of [-1, 1] (-4/3 for bounds 3 floats apart); the sensitivity needs it.
+    return np.clip((np.clip(values, lower, upper) - centre) / half_width, -1.0, 1.0)
 
-    Adds the noise of :func:`moment_noise_scales` to the column sums of
-    ``Z`` and ``Z**2``, divides by the (public) number of rows, and derives
+
+def moment_sums(X, lower, upper):
+    """Per-feature sums of the normalized values ``z`` and of ``z**2`` (dense or sparse).
+
+    ``z`` is :func:`_normalized` of each entry, in ``[-1, 1]``. For sparse
+    ``X`` the unstored entries are zeros, each contributing ``z(0)``; the sums
+    are computed from the stored entries and the count of the others, in
+    ``O(nnz)``.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    lower, upper : ndarray of shape (n_features,)
+        Public bounds.
+
+    Returns
+    -------
+    sums, square_sums : ndarray of shape (n_features,)
+    """
+    if not sp.issparse(X):
+        Z = _normalized(X, lower, upper)
+        return Z.sum(axis=0), np.einsum("ij,ij->j", Z, Z)
+    X = X.tocsc(copy=True)
+    X.sum_duplicates()
+    n, d = X.shape
+    stored = np.diff(X.indptr)
+    columns = np.repeat(np.arange(d), stored)
+    z = _normalized(X.data, lower[columns], upper[columns])
+    z_zero = _normalized(0.0, lower, upper)
+    sums = np.bincount(columns, weights=z, minlength=d) + (n - stored) * z_zero
+    square_sums = np.bincount(columns, weights=z * z, minlength=d) + (n - stored) * z_zero**2
+    return sums, square_sums
+
+
+def private_standardization(sums, square_sums, n_samples, mechanism, sum_scale,
+                            square_sum_scale, rng):
+    """Private mean and variance from the column sums of ``z`` and ``z**2`` (``z`` in ``[-1, 1]``).
+
+    Adds the noise of :func:`moment_noise_scales` to the sums (from
+    :func:`moment_sums`), divides by the (public) number of rows, and derives
     the variance as post-processing: the noisy mean is clipped to
     ``[-1, 1]``, the noisy second moment to ``[0, 1]``, and the variance
     ``m2 - m1^2`` to ``[floor, 1]`` with
@@ -79,8 +122,10 @@ def private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng):
 
     Parameters
     ----------
-    Z : ndarray of shape (n_samples, n_features)
-        Clipped, normalized data.
+    sums, square_sums : ndarray of shape (n_features,)
+        Exact sums of the clipped, normalized data and of its squares.
+    n_samples : int
+        ``n``, public.
     mechanism : {"gaussian", "laplace"}
     sum_scale, square_sum_scale : float
         Noise scales on the sums (from :func:`moment_noise_scales`).
@@ -94,10 +139,10 @@ def private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng):
     var : ndarray of shape (n_features,)
         In ``[floor, 1]``, so always > 0.
     """
-    n, d = Z.shape
+    n, d = n_samples, len(sums)
     draw = rng.normal if mechanism == "gaussian" else rng.laplace
-    noisy_sum = Z.sum(axis=0) + draw(0.0, sum_scale, size=d)
-    noisy_square_sum = np.einsum("ij,ij->j", Z, Z) + draw(0.0, square_sum_scale, size=d)
+    noisy_sum = sums + draw(0.0, sum_scale, size=d)
+    noisy_square_sum = square_sums + draw(0.0, square_sum_scale, size=d)
     mean = np.clip(noisy_sum / n, -1.0, 1.0)
     second_moment = np.clip(noisy_square_sum / n, 0.0, 1.0)
     floor = min(square_sum_scale / n, 1.0)
@@ -115,7 +160,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     is clipped to public bounds, mapped to ``[-1, 1]``, and its sum and sum
     of squares are released together with noise calibrated to what one row
     can change; the mean and standard deviation are derived from these
-    noisy sums. ``transform`` computes ``(x - mean_) / scale_``.
+    noisy sums. ``transform`` computes ``(x - mean_) / scale_`` (without the
+    centring or the scaling if ``with_mean`` or ``with_std`` is ``False``;
+    sparse input needs ``with_mean=False``).
 
     Parameters
     ----------
@@ -137,6 +184,15 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         noise, in the data's units, is proportional to ``high - low``:
         tight bounds give accurate statistics, bounds that cut off much of
         the data give biased ones.
+    with_mean : bool, default=True
+        Centre the data in ``transform``. ``False`` keeps zeros at zero, so
+        that sparse input stays sparse (it is refused otherwise, as by
+        :class:`~sklearn.preprocessing.StandardScaler`).
+    with_std : bool, default=True
+        Scale the data to unit variance in ``transform``. Neither option
+        changes what ``fit`` releases or spends (both statistics are
+        released together at the price of the mean alone, Notes); they only
+        choose which of them ``transform`` uses and which attributes are set.
     clip : bool, default=True
         Also clip to the bounds in ``transform`` (the statistics describe the
         clipped data). With ``False`` values outside the bounds are
@@ -146,13 +202,15 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
 
     Attributes
     ----------
-    mean_ : ndarray of shape (n_features,)
-        Private mean of each (clipped) feature.
-    var_ : ndarray of shape (n_features,)
+    mean_ : ndarray of shape (n_features,) or None
+        Private mean of each (clipped) feature; ``None`` when ``with_mean``
+        and ``with_std`` are both ``False``.
+    var_ : ndarray of shape (n_features,) or None
         Private variance of each (clipped) feature, never below the floor
-        described in Notes (so always > 0).
-    scale_ : ndarray of shape (n_features,)
-        ``sqrt(var_)``, the private standard deviation.
+        described in Notes (so always > 0); ``None`` when ``with_std=False``.
+    scale_ : ndarray of shape (n_features,) or None
+        ``sqrt(var_)``, the private standard deviation; ``None`` when
+        ``with_std=False``.
     lower_ : ndarray of shape (n_features,)
         Lower bound of each feature (``bounds[0]`` broadcast).
     upper_ : ndarray of shape (n_features,)
@@ -185,7 +243,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     floor are post-processing of that release and of public values. The
     guarantee needs the bounds to be public: bounds read from the data
     leak its extremes. ``transform`` maps each row on its own with the
-    released statistics and costs nothing more.
+    released statistics and costs nothing more. Sparse input is the same
+    data with its zeros unstored: the release and its guarantee are those
+    of the dense array.
 
     In a :class:`~sklearn.pipeline.Pipeline` the scaler and the model after
     it each spend their own budget on the same rows, so the pipeline is
@@ -263,11 +323,13 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     PrivacyBudget(epsilon=1.0, delta=4e-08)
     """
 
-    def __init__(self, epsilon=1.0, delta=None, *, bounds=None, clip=True, random_state=None,
-                 accountant=None):
+    def __init__(self, epsilon=1.0, delta=None, *, bounds=None, with_mean=True, with_std=True,
+                 clip=True, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
+        self.with_mean = with_mean
+        self.with_std = with_std
         self.clip = clip
         self.random_state = random_state
         self.accountant = accountant
@@ -281,8 +343,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite values); clipped to ``bounds``.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (finite values); clipped to ``bounds``. Sparse
+            input needs ``with_mean=False`` and bounds that contain 0.
         y : None
             Ignored.
 
@@ -290,6 +353,12 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         -------
         self : DPStandardScaler
         """
+        for name in ("with_mean", "with_std"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}.")
+        if sp.issparse(X) and self.with_mean:
+            raise ValueError("DPStandardScaler: cannot center sparse data (it would become "
+                             "dense); pass with_mean=False to only scale it.")
         X, lower, upper = self._validate_for_fit(X)
         n, d = X.shape
         with np.errstate(over="ignore", under="ignore"):
@@ -308,24 +377,39 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
 
         budget, rng = self._start_private_fit(n, default_delta=default_delta)
         mechanism, sum_scale, square_sum_scale = self._noise_scales(d, budget)
+        sums, square_sums = moment_sums(X, lower, upper)
+        mean, var = private_standardization(sums, square_sums, n, mechanism, sum_scale,
+                                            square_sum_scale, rng)
+        # Whatever with_mean and with_std say, both statistics are released together (the
+        # variance costs nothing more, Notes); the attributes then follow StandardScaler's.
         centre, half_width = (upper + lower) / 2.0, (upper - lower) / 2.0
-        # Clipped again after normalizing: rounding of centre and half-width can push a value
-        # at a bound out of [-1, 1] (-4/3 for bounds 3 floats apart); the sensitivity needs it.
-        Z = np.clip((np.clip(X, lower, upper) - centre) / half_width, -1.0, 1.0)
-        mean, var = private_standardization(Z, mechanism, sum_scale, square_sum_scale, rng)
-
         self.lower_, self.upper_ = lower, upper
-        self.mean_ = centre + half_width * mean
-        self.var_ = half_width**2 * var
-        self.scale_ = np.sqrt(self.var_)
+        self.mean_ = centre + half_width * mean if self.with_mean or self.with_std else None
+        self.var_ = half_width**2 * var if self.with_std else None
+        self.scale_ = np.sqrt(self.var_) if self.with_std else None
         self.mechanism_ = mechanism
         self.noise_scales_ = (sum_scale, square_sum_scale)
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
         return self
 
-    def _forward(self, X):
-        return (X - self.mean_) / self.scale_
+    def _forward(self, X, columns=None):
+        # columns: the feature of each stored entry of a sparse matrix (never centred).
+        if self.with_mean:
+            X = X - self.mean_
+        if not self.with_std:
+            return X
+        return X / (self.scale_ if columns is None else self.scale_[columns])
 
-    def _backward(self, X):
-        return X * self.scale_ + self.mean_
+    def _backward(self, X, columns=None):
+        if self.with_std:
+            X = X * (self.scale_ if columns is None else self.scale_[columns])
+        return X + self.mean_ if self.with_mean else X
+
+    def _sparse_formats(self):
+        return None if self.with_mean else ("csr", "csc")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = not self.with_mean
+        return tags
