@@ -150,3 +150,60 @@ def test_invalid_teacher_parameter_is_refused_before_the_charge(cls):
     with pytest.raises(ValueError, match="invalid parameter.*before any budget"):
         clf.fit(X, y)
     assert acc.spent is None
+
+
+def _warnings_of(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("kind", ["answerer", "classifier"])
+def test_fit_warnings_do_not_reveal_the_row_count(kind):
+    # The base class warned "delta >= 1 / n_samples = <1/n>" from the private row count n,
+    # which add/remove neighbours keep private: at delta = 0.01 a fit on 99 rows was silent
+    # and one on 100 rows warned, with n in the message.
+    X, y = _blobs(100, 7)
+
+    def fit(n):
+        kw = dict(n_teachers=3, delta=0.01, classes=[0, 1], fallback_label=0, random_state=0)
+        if kind == "answerer":
+            kw.pop("fallback_label")
+            return PrivateQueryAnswerer(DecisionTreeClassifier(max_depth=1), **kw).fit(
+                X[:n], y[:n])
+        return ModelAgnosticPrivateClassifier(DecisionTreeClassifier(max_depth=1), **kw).fit(
+            X[:n], y[:n], X_public=X[:5])
+
+    assert _warnings_of(lambda: fit(99)) == _warnings_of(lambda: fit(100))
+
+
+class _RowCountWarner(DecisionTreeClassifier):
+    # Warns, as many scikit-learn estimators do, with a number read from its own rows
+    # (e.g. StratifiedKFold in LogisticRegressionCV: "The least populated class in y has
+    # only 2 members").
+    def fit(self, X, y, sample_weight=None):
+        warnings.warn(f"fitted on {len(y)} rows", UserWarning)
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def predict(self, X):
+        warnings.warn(f"predicting with {self.tree_.node_count} nodes", UserWarning)
+        return super().predict(X)
+
+
+@pytest.mark.parametrize("kind", ["answerer", "classifier"])
+def test_teacher_warnings_do_not_reach_the_caller(kind):
+    # A teacher's warnings depend on its private rows (here their number, which one added
+    # record changes); errors from a teacher already abstain for that reason.
+    X, y = _blobs(12, 8)
+    kw = dict(n_teachers=1, epsilon=5.0, classes=[0, 1], random_state=0)
+    if kind == "answerer":
+        answerer = PrivateQueryAnswerer(_RowCountWarner(max_depth=1), **kw)
+        caught = _warnings_of(lambda: answerer.fit(X, y).answer(X[:3]))
+    else:
+        clf = ModelAgnosticPrivateClassifier(_RowCountWarner(max_depth=1),
+                                             student=DecisionTreeClassifier(),
+                                             fallback_label=0, **kw)
+        caught = _warnings_of(lambda: clf.fit(X, y, X_public=X[:3]))
+        caught = [w for w in caught if w[0] is not FallbackModelWarning]
+    assert caught == []
