@@ -436,7 +436,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             self.n_teachers, max_queries=1 if X_public is None else X_public.shape[0],
             **release_params)
 
-        budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
+        # No row count: under add/remove neighbours it is private, and the base class would
+        # warn "delta >= 1 / n_samples = <1/n>" from it (a fit at n = 1/delta warned, one
+        # row less did not).
+        budget, rng = self._start_private_fit(None, allow_zero_delta=False)
         if X_public is None:
             # Label-private fallback: each row's role comes from a keyed hash of the row alone.
             key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
