@@ -18,6 +18,7 @@ from skdp.mechanisms import (
     gaussian_sigma_thesis,
     laplace_scale,
     report_noisy_max,
+    sparse_vector_scales,
 )
 from skdp.testing import audit_epsilon, mechanism_audit_cases
 
@@ -157,6 +158,18 @@ def test_sparse_vector_validates():
         SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=0)
     with pytest.raises(ValueError, match="delta"):
         SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=1)
+
+
+def test_sparse_vector_checks_its_sensitivity_on_every_query():
+    # Parameters are re-read on every query (no stale noise scale), so they must be checked
+    # there too: sensitivity = 0 gave noise scale 0, a noiseless comparison with the threshold.
+    with pytest.raises(ValueError, match="sensitivity"):
+        sparse_vector_scales(1.0, 0.0, 1, sensitivity=0.0, calibration="lyu")
+    sv = SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=2, random_state=0)
+    sv.sensitivity = 0.0
+    with pytest.raises(ValueError, match="sensitivity"):
+        sv.query(0.0)
+    assert sv.n_queries_ == 0  # refused before it counts
 
 
 def test_sparse_vector_lyu_scales_and_single_threshold():
