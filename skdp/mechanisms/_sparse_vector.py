@@ -79,6 +79,9 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
     calibration = check_option(calibration, "calibration", CALIBRATIONS)
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=calibration == "lyu")
     cutoff = check_positive_int(cutoff, "cutoff")
+    # Checked here, not only in SparseVector.__init__: the scales are recomputed from the
+    # object's attributes on every query (0 would mean no noise at all).
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     if calibration == "thesis":
         if not _thesis_calibration_is_proved(epsilon, delta, cutoff):
             raise ValueError(
@@ -241,11 +244,12 @@ class SparseVector:
         value = float(value)
         if not math.isfinite(value):
             raise ValueError(f"value must be finite, got {value}.")
+        redraw = self._scales()[2]  # also validates the parameters, before the query counts
         self.n_queries_ += 1
         if value + self._rng.laplace(0.0, self.query_scale) > self._noisy_threshold:
             return True
         self.n_below_ += 1
-        if self._scales()[2]:
+        if redraw:
             # Seed 004, Alg. 6, line 4: re-draw the threshold noise after each "bottom"
             # (Lyu et al.'s Alg. 7 keeps its single threshold draw).
             self._noisy_threshold = self._draw_threshold()
