@@ -128,6 +128,21 @@ def test_exponential_mechanism_samples_the_exact_distribution():
     np.testing.assert_allclose(picks_mono, np.exp(u) / np.exp(u).sum(), atol=0.012)
 
 
+def test_selection_is_exact_for_large_scores():
+    # Only differences of scores matter. Noise added to scores of size 2^53 was rounded to
+    # their spacing (2): ties went to the first index, e.g. 0.52 / 0.27 / 0.21 for
+    # exponential_mechanism([C, C + 2, C], epsilon=1) instead of 0.21 / 0.58 / 0.21.
+    rng = np.random.default_rng(1)
+    big = 2.0**53
+    u = np.array([0.0, 2.0, 0.0])
+    picks = np.bincount([exponential_mechanism(big + u, epsilon=1.0, random_state=rng)
+                         for _ in range(6000)], minlength=3) / 6000
+    np.testing.assert_allclose(picks, np.exp(u / 2) / np.exp(u / 2).sum(), atol=0.03)
+    picks = np.bincount([report_noisy_max([big, big], epsilon=2.0, random_state=rng)
+                         for _ in range(6000)], minlength=2) / 6000
+    np.testing.assert_allclose(picks, [0.5, 0.5], atol=0.03)
+
+
 def test_selection_rejects_bad_scores():
     with pytest.raises(ValueError, match="finite"):
         report_noisy_max([0.0, np.nan], epsilon=1.0)
