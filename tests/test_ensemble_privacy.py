@@ -5,6 +5,8 @@ quantities the Privacy sections do not cover by noise (errors, ``n_teachers_``)
 cannot tell the two apart with certainty.
 """
 
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -15,8 +17,10 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from skdp import BudgetAccountant
 from skdp.ensemble import ModelAgnosticPrivateClassifier, PrivateQueryAnswerer
+from skdp.ensemble._stability import StableVoteRelease
 from skdp.ensemble._teachers import vote_counts
-from skdp.exceptions import FallbackModelWarning
+from skdp.exceptions import FallbackModelWarning, SparseVectorExhaustedError
+from skdp.mechanisms import SparseVector
 
 
 def _blobs(n, seed):
@@ -207,3 +211,50 @@ def test_teacher_warnings_do_not_reach_the_caller(kind):
         caught = _warnings_of(lambda: clf.fit(X, y, X_public=X[:3]))
         caught = [w for w in caught if w[0] is not FallbackModelWarning]
     assert caught == []
+
+
+class _SlowSparseVector(SparseVector):
+    # Widens the window between the allowance check and the count (a busy server thread).
+    def _scales(self):
+        time.sleep(0.02)
+        return super()._scales()
+
+
+def _concurrently(call, n_threads=3):
+    errors = []
+
+    def run():
+        try:
+            call()
+        except SparseVectorExhaustedError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_sparse_vector_allowance_holds_under_concurrent_queries():
+    # The answerer is an online service: concurrent queries all passed the "exhausted?" check
+    # before any of them counted its "bottom", so cutoff = 1 gave 3 bottoms (3 times the
+    # per-bottom budget).
+    sv = _SlowSparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=1, calibration="lyu",
+                           random_state=0)
+    _concurrently(lambda: sv.query(-1e9))
+    assert sv.n_below_ == 1
+
+
+def test_answerer_release_limits_hold_under_concurrent_queries(monkeypatch):
+    monkeypatch.setattr(StableVoteRelease, "_sparse_vector_class", _SlowSparseVector)
+    unstable = np.array([[0, 0]])  # distance 0: "bottom" with probability 1 - delta / m~
+    release = StableVoteRelease(epsilon=1.0, delta=1e-6, max_unstable=1, max_queries=10,
+                                calibration="lyu", random_state=np.random.default_rng(0))
+    _concurrently(lambda: release.release(unstable))
+    assert release.sparse_vector.n_below_ == 1
+    release = StableVoteRelease(epsilon=1.0, delta=1e-6, max_unstable=5, max_queries=1,
+                                calibration="lyu", random_state=np.random.default_rng(0))
+    _concurrently(lambda: release.release(unstable))
+    assert release.n_queries == release.sparse_vector.n_queries_ == 1
