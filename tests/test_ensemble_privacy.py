@@ -5,6 +5,7 @@ quantities the Privacy sections do not cover by noise (errors, ``n_teachers_``)
 cannot tell the two apart with certainty.
 """
 
+import pickle
 import threading
 import time
 import warnings
@@ -245,6 +246,8 @@ def test_sparse_vector_allowance_holds_under_concurrent_queries():
                            random_state=0)
     _concurrently(lambda: sv.query(-1e9))
     assert sv.n_below_ == 1
+    with pytest.raises(SparseVectorExhaustedError):  # a copy keeps the state, with its own lock
+        pickle.loads(pickle.dumps(sv)).query(1e9)
 
 
 def test_answerer_release_limits_hold_under_concurrent_queries(monkeypatch):

@@ -8,6 +8,7 @@ release of a stream of votes through the sparse vector technique.
 
 import functools
 import math
+import threading
 
 import numpy as np
 from scipy.optimize import brentq
@@ -240,6 +241,16 @@ class StableVoteRelease:
             epsilon=epsilon, delta=sv_delta, threshold=self.threshold, cutoff=max_unstable,
             calibration=calibration, random_state=random_state)
         self.n_queries = 0
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_lock", None)  # a lock does not pickle; each copy gets its own
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @property
     def exhausted(self):
@@ -262,17 +273,21 @@ class StableVoteRelease:
         status : ndarray of shape (n_queries,)
             1 answered, 0 abstained (charged to the sparse vector), -1 refused.
         """
-        if self.exhausted:
-            raise SparseVectorExhaustedError(
-                "the answerer has used its declared max_queries queries or its max_unstable "
-                "abstentions and refuses every further query."
-            )
         top = np.argmax(counts, axis=1)
         dist = distance_to_instability(counts)
         status = np.full(len(counts), REFUSED)
-        for i, d in enumerate(dist):
+        # One batch at a time: concurrent batches (an online service) each passed the
+        # max_queries check before the others counted, overrunning m~ (and the union bound
+        # over m~ queries that the threshold w rests on).
+        with self._lock:
             if self.exhausted:
-                break
-            self.n_queries += 1
-            status[i] = ANSWERED if self.sparse_vector.query(float(d)) else ABSTAINED
+                raise SparseVectorExhaustedError(
+                    "the answerer has used its declared max_queries queries or its "
+                    "max_unstable abstentions and refuses every further query."
+                )
+            for i, d in enumerate(dist):
+                if self.exhausted:
+                    break
+                self.n_queries += 1
+                status[i] = ANSWERED if self.sparse_vector.query(float(d)) else ABSTAINED
         return top, status

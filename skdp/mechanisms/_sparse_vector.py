@@ -2,6 +2,7 @@
 
 import functools
 import math
+import threading
 
 from skdp.accounting import PrivacyBudget, advanced_composition
 from skdp.exceptions import SparseVectorExhaustedError
@@ -195,6 +196,16 @@ class SparseVector:
         self.n_queries_ = 0
         self.n_below_ = 0
         self._noisy_threshold = self._draw_threshold()
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_lock", None)  # a lock does not pickle; each copy gets its own
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def _scales(self):
         return sparse_vector_scales(self.epsilon, self.delta, self.cutoff, self.sensitivity,
@@ -236,14 +247,20 @@ class SparseVector:
         above : bool
             ``True`` for "top" (free), ``False`` for "bottom" (spends budget).
         """
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"value must be finite, got {value}.")
+        # The allowance check and the count are one step: concurrent queries (an online
+        # service) all passed the check before any counted, giving more than cutoff bottoms.
+        with self._lock:
+            return self._query(value)
+
+    def _query(self, value):
         if self.exhausted:
             raise SparseVectorExhaustedError(
                 f"the sparse vector has given its {self.cutoff} below-threshold answers "
                 "and refuses further queries."
             )
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"value must be finite, got {value}.")
         redraw = self._scales()[2]  # also validates the parameters, before the query counts
         self.n_queries_ += 1
         if value + self._rng.laplace(0.0, self.query_scale) > self._noisy_threshold:
