@@ -301,7 +301,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     neighbours, say), or that predicts something other than a label of
     ``classes_``, abstains instead of raising an error that would reveal
     its rows. A misconfigured ``estimator`` therefore shows up as
-    abstentions, not as an error.
+    abstentions, not as an error. For the same reason the teachers'
+    warnings are silenced, and no warning states the number of rows.
+    Concurrent calls to :meth:`answer` are served one batch at a time, so
+    ``max_queries`` and ``max_unstable`` hold for an online service too.
 
     References
     ----------

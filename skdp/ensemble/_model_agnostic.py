@@ -319,7 +319,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     neighbours), abstains: it never votes, which only lowers the distances
     to instability, while an error would reveal that teacher's rows. A
     misconfigured ``estimator`` therefore shows up as unanswered public
-    points, not as an error. After the charge ``fit`` raises only when no
+    points, not as an error; the teachers' warnings are silenced for the
+    same reason. After the charge ``fit`` raises only when no
     label is released without a ``fallback_label`` (with a message that
     states no count from the data).
 
