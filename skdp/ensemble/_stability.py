@@ -8,13 +8,13 @@ release of a stream of votes through the sparse vector technique.
 
 import functools
 import math
-import threading
 
 import numpy as np
 from scipy.optimize import brentq
 
 from skdp.exceptions import SparseVectorExhaustedError
 from skdp.mechanisms import SparseVector, sparse_vector_scales
+from skdp.mechanisms._base import _LockedState
 from skdp.mechanisms._sparse_vector import CALIBRATIONS
 from skdp.utils._validation import (
     check_epsilon_delta,
@@ -215,7 +215,7 @@ def unanimous_vote_teachers(epsilon, delta, max_unstable, max_queries, calibrati
     return 2 * max(dist, 0) + 1
 
 
-class StableVoteRelease:
+class StableVoteRelease(_LockedState):
     """Online release of majority votes (seed 004, Alg. 8 with Alg. 9's distance).
 
     Each vote is released exactly when the noisy distance to instability
@@ -241,16 +241,7 @@ class StableVoteRelease:
             epsilon=epsilon, delta=sv_delta, threshold=self.threshold, cutoff=max_unstable,
             calibration=calibration, random_state=random_state)
         self.n_queries = 0
-        self._lock = threading.Lock()
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state.pop("_lock", None)  # a lock does not pickle; each copy gets its own
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._init_lock()
 
     @property
     def exhausted(self):

@@ -2,10 +2,10 @@
 
 import functools
 import math
-import threading
 
 from skdp.accounting import PrivacyBudget, advanced_composition
 from skdp.exceptions import SparseVectorExhaustedError
+from skdp.mechanisms._base import _LockedState
 from skdp.utils._random import check_random_state
 from skdp.utils._validation import (
     check_epsilon_delta,
@@ -104,7 +104,7 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
     return sensitivity / eps1, 2.0 * cutoff * sensitivity / eps2, False
 
 
-class SparseVector:
+class SparseVector(_LockedState):
     """Online sparse vector technique: pay only for below-threshold answers.
 
     Each call to :meth:`query` compares a noisy query value with a noisy
@@ -196,16 +196,7 @@ class SparseVector:
         self.n_queries_ = 0
         self.n_below_ = 0
         self._noisy_threshold = self._draw_threshold()
-        self._lock = threading.Lock()
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state.pop("_lock", None)  # a lock does not pickle; each copy gets its own
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._init_lock()
 
     def _scales(self):
         return sparse_vector_scales(self.epsilon, self.delta, self.cutoff, self.sensitivity,
