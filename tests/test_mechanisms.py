@@ -130,7 +130,7 @@ def test_exponential_mechanism_samples_the_exact_distribution():
 
 def test_selection_is_exact_for_large_scores():
     # Only differences of scores matter. Noise added to scores of size 2^53 was rounded to
-    # their spacing (2): ties went to the first index, e.g. 0.52 / 0.27 / 0.21 for
+    # their spacing (2): ties went to the first index, e.g. 0.31 / 0.55 / 0.14 for
     # exponential_mechanism([C, C + 2, C], epsilon=1) instead of 0.21 / 0.58 / 0.21.
     rng = np.random.default_rng(1)
     big = 2.0**53
