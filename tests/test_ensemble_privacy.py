@@ -5,6 +5,9 @@ quantities the Privacy sections do not cover by noise (errors, ``n_teachers_``)
 cannot tell the two apart with certainty.
 """
 
+import pickle
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -15,8 +18,10 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from skdp import BudgetAccountant
 from skdp.ensemble import ModelAgnosticPrivateClassifier, PrivateQueryAnswerer
+from skdp.ensemble._stability import StableVoteRelease
 from skdp.ensemble._teachers import vote_counts
-from skdp.exceptions import FallbackModelWarning
+from skdp.exceptions import FallbackModelWarning, SparseVectorExhaustedError
+from skdp.mechanisms import SparseVector
 
 
 def _blobs(n, seed):
@@ -150,3 +155,106 @@ def test_invalid_teacher_parameter_is_refused_before_the_charge(cls):
     with pytest.raises(ValueError, match="invalid parameter.*before any budget"):
         clf.fit(X, y)
     assert acc.spent is None
+
+
+def _warnings_of(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("kind", ["answerer", "classifier"])
+def test_fit_warnings_do_not_reveal_the_row_count(kind):
+    # The base class warned "delta >= 1 / n_samples = <1/n>" from the private row count n,
+    # which add/remove neighbours keep private: at delta = 0.01 a fit on 99 rows was silent
+    # and one on 100 rows warned, with n in the message.
+    X, y = _blobs(100, 7)
+
+    def fit(n):
+        kw = dict(n_teachers=3, delta=0.01, classes=[0, 1], fallback_label=0, random_state=0)
+        if kind == "answerer":
+            kw.pop("fallback_label")
+            return PrivateQueryAnswerer(DecisionTreeClassifier(max_depth=1), **kw).fit(
+                X[:n], y[:n])
+        return ModelAgnosticPrivateClassifier(DecisionTreeClassifier(max_depth=1), **kw).fit(
+            X[:n], y[:n], X_public=X[:5])
+
+    assert _warnings_of(lambda: fit(99)) == _warnings_of(lambda: fit(100))
+
+
+class _RowCountWarner(DecisionTreeClassifier):
+    # Warns, as many scikit-learn estimators do, with a number read from its own rows
+    # (e.g. StratifiedKFold in LogisticRegressionCV: "The least populated class in y has
+    # only 2 members").
+    def fit(self, X, y, sample_weight=None):
+        warnings.warn(f"fitted on {len(y)} rows", UserWarning)
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def predict(self, X):
+        warnings.warn(f"predicting with {self.tree_.node_count} nodes", UserWarning)
+        return super().predict(X)
+
+
+@pytest.mark.parametrize("kind", ["answerer", "classifier"])
+def test_teacher_warnings_do_not_reach_the_caller(kind):
+    # A teacher's warnings depend on its private rows (here their number, which one added
+    # record changes); errors from a teacher already abstain for that reason.
+    X, y = _blobs(12, 8)
+    kw = dict(n_teachers=1, epsilon=5.0, classes=[0, 1], random_state=0)
+    if kind == "answerer":
+        answerer = PrivateQueryAnswerer(_RowCountWarner(max_depth=1), **kw)
+        caught = _warnings_of(lambda: answerer.fit(X, y).answer(X[:3]))
+    else:
+        clf = ModelAgnosticPrivateClassifier(_RowCountWarner(max_depth=1),
+                                             student=DecisionTreeClassifier(),
+                                             fallback_label=0, **kw)
+        caught = _warnings_of(lambda: clf.fit(X, y, X_public=X[:3]))
+        caught = [w for w in caught if w[0] is not FallbackModelWarning]
+    assert caught == []
+
+
+class _SlowSparseVector(SparseVector):
+    # Widens the window between the allowance check and the count (a busy server thread).
+    def _scales(self):
+        time.sleep(0.02)
+        return super()._scales()
+
+
+def _concurrently(call, n_threads=3):
+    def run():
+        try:
+            call()
+        except SparseVectorExhaustedError:  # the late ones are refused
+            pass
+
+    threads = [threading.Thread(target=run) for _ in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def test_sparse_vector_allowance_holds_under_concurrent_queries():
+    # The answerer is an online service: concurrent queries all passed the "exhausted?" check
+    # before any of them counted its "bottom", so cutoff = 1 gave 3 bottoms (3 times the
+    # per-bottom budget).
+    sv = _SlowSparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=1, calibration="lyu",
+                           random_state=0)
+    _concurrently(lambda: sv.query(-1e9))
+    assert sv.n_below_ == 1
+    with pytest.raises(SparseVectorExhaustedError):  # a copy keeps the state, with its own lock
+        pickle.loads(pickle.dumps(sv)).query(1e9)
+
+
+def test_answerer_release_limits_hold_under_concurrent_queries(monkeypatch):
+    monkeypatch.setattr(StableVoteRelease, "_sparse_vector_class", _SlowSparseVector)
+    unstable = np.array([[0, 0]])  # distance 0: "bottom" with probability 1 - delta / m~
+    release = StableVoteRelease(epsilon=1.0, delta=1e-6, max_unstable=1, max_queries=10,
+                                calibration="lyu", random_state=np.random.default_rng(0))
+    _concurrently(lambda: release.release(unstable))
+    assert release.sparse_vector.n_below_ == 1
+    release = StableVoteRelease(epsilon=1.0, delta=1e-6, max_unstable=5, max_queries=1,
+                                calibration="lyu", random_state=np.random.default_rng(0))
+    _concurrently(lambda: release.release(unstable))
+    assert release.n_queries == release.sparse_vector.n_queries_ == 1

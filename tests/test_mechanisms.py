@@ -18,6 +18,7 @@ from skdp.mechanisms import (
     gaussian_sigma_thesis,
     laplace_scale,
     report_noisy_max,
+    sparse_vector_scales,
 )
 from skdp.testing import audit_epsilon, mechanism_audit_cases
 
@@ -127,6 +128,21 @@ def test_exponential_mechanism_samples_the_exact_distribution():
     np.testing.assert_allclose(picks_mono, np.exp(u) / np.exp(u).sum(), atol=0.012)
 
 
+def test_selection_is_exact_for_large_scores():
+    # Only differences of scores matter. Noise added to scores of size 2^53 was rounded to
+    # their spacing (2): ties went to the first index, e.g. 0.31 / 0.55 / 0.14 for
+    # exponential_mechanism([C, C + 2, C], epsilon=1) instead of 0.21 / 0.58 / 0.21.
+    rng = np.random.default_rng(1)
+    big = 2.0**53
+    u = np.array([0.0, 2.0, 0.0])
+    picks = np.bincount([exponential_mechanism(big + u, epsilon=1.0, random_state=rng)
+                         for _ in range(6000)], minlength=3) / 6000
+    np.testing.assert_allclose(picks, np.exp(u / 2) / np.exp(u / 2).sum(), atol=0.03)
+    picks = np.bincount([report_noisy_max([big, big], epsilon=2.0, random_state=rng)
+                         for _ in range(6000)], minlength=2) / 6000
+    np.testing.assert_allclose(picks, [0.5, 0.5], atol=0.03)
+
+
 def test_selection_rejects_bad_scores():
     with pytest.raises(ValueError, match="finite"):
         report_noisy_max([0.0, np.nan], epsilon=1.0)
@@ -157,6 +173,18 @@ def test_sparse_vector_validates():
         SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=0)
     with pytest.raises(ValueError, match="delta"):
         SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=1)
+
+
+def test_sparse_vector_checks_its_sensitivity_on_every_query():
+    # Parameters are re-read on every query (no stale noise scale), so they must be checked
+    # there too: sensitivity = 0 gave noise scale 0, a noiseless comparison with the threshold.
+    with pytest.raises(ValueError, match="sensitivity"):
+        sparse_vector_scales(1.0, 0.0, 1, sensitivity=0.0, calibration="lyu")
+    sv = SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=2, random_state=0)
+    sv.sensitivity = 0.0
+    with pytest.raises(ValueError, match="sensitivity"):
+        sv.query(0.0)
+    assert sv.n_queries_ == 0  # refused before it counts
 
 
 def test_sparse_vector_lyu_scales_and_single_threshold():

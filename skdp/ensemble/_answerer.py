@@ -301,7 +301,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     neighbours, say), or that predicts something other than a label of
     ``classes_``, abstains instead of raising an error that would reveal
     its rows. A misconfigured ``estimator`` therefore shows up as
-    abstentions, not as an error.
+    abstentions, not as an error. For the same reason the teachers'
+    warnings are silenced, and no warning states the number of rows.
+    Concurrent calls to :meth:`answer` are served one batch at a time, so
+    ``max_queries`` and ``max_unstable`` hold for an online service too.
 
     References
     ----------
@@ -390,7 +393,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
             self.n_teachers, epsilon=epsilon, delta=delta, max_unstable=max_unstable,
             max_queries=max_queries, calibration=calibration)
 
-        budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
+        # No row count: under add/remove neighbours it is private, and the base class would
+        # warn "delta >= 1 / n_samples = <1/n>" from it (a fit at n = 1/delta warned, one
+        # row less did not).
+        budget, rng = self._start_private_fit(None, allow_zero_delta=False)
         self.teachers_, self._release = train_teachers(
             self.estimator, X, y, n_teachers, rng,
             dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,

@@ -319,7 +319,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     neighbours), abstains: it never votes, which only lowers the distances
     to instability, while an error would reveal that teacher's rows. A
     misconfigured ``estimator`` therefore shows up as unanswered public
-    points, not as an error. After the charge ``fit`` raises only when no
+    points, not as an error; the teachers' warnings are silenced for the
+    same reason. After the charge ``fit`` raises only when no
     label is released without a ``fallback_label`` (with a message that
     states no count from the data).
 
@@ -436,7 +437,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             self.n_teachers, max_queries=1 if X_public is None else X_public.shape[0],
             **release_params)
 
-        budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=False)
+        # No row count: under add/remove neighbours it is private, and the base class would
+        # warn "delta >= 1 / n_samples = <1/n>" from it (a fit at n = 1/delta warned, one
+        # row less did not).
+        budget, rng = self._start_private_fit(None, allow_zero_delta=False)
         if X_public is None:
             # Label-private fallback: each row's role comes from a keyed hash of the row alone.
             key = rng.integers(0, 2**64, size=2, dtype=np.uint64)

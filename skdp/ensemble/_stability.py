@@ -14,6 +14,7 @@ from scipy.optimize import brentq
 
 from skdp.exceptions import SparseVectorExhaustedError
 from skdp.mechanisms import SparseVector, sparse_vector_scales
+from skdp.mechanisms._base import _LockedState
 from skdp.mechanisms._sparse_vector import CALIBRATIONS
 from skdp.utils._validation import (
     check_epsilon_delta,
@@ -214,7 +215,7 @@ def unanimous_vote_teachers(epsilon, delta, max_unstable, max_queries, calibrati
     return 2 * max(dist, 0) + 1
 
 
-class StableVoteRelease:
+class StableVoteRelease(_LockedState):
     """Online release of majority votes (seed 004, Alg. 8 with Alg. 9's distance).
 
     Each vote is released exactly when the noisy distance to instability
@@ -240,6 +241,7 @@ class StableVoteRelease:
             epsilon=epsilon, delta=sv_delta, threshold=self.threshold, cutoff=max_unstable,
             calibration=calibration, random_state=random_state)
         self.n_queries = 0
+        self._init_lock()
 
     @property
     def exhausted(self):
@@ -262,17 +264,21 @@ class StableVoteRelease:
         status : ndarray of shape (n_queries,)
             1 answered, 0 abstained (charged to the sparse vector), -1 refused.
         """
-        if self.exhausted:
-            raise SparseVectorExhaustedError(
-                "the answerer has used its declared max_queries queries or its max_unstable "
-                "abstentions and refuses every further query."
-            )
         top = np.argmax(counts, axis=1)
         dist = distance_to_instability(counts)
         status = np.full(len(counts), REFUSED)
-        for i, d in enumerate(dist):
+        # One batch at a time: concurrent batches (an online service) each passed the
+        # max_queries check before the others counted, overrunning m~ (and the union bound
+        # over m~ queries that the threshold w rests on).
+        with self._lock:
             if self.exhausted:
-                break
-            self.n_queries += 1
-            status[i] = ANSWERED if self.sparse_vector.query(float(d)) else ABSTAINED
+                raise SparseVectorExhaustedError(
+                    "the answerer has used its declared max_queries queries or its "
+                    "max_unstable abstentions and refuses every further query."
+                )
+            for i, d in enumerate(dist):
+                if self.exhausted:
+                    break
+                self.n_queries += 1
+                status[i] = ANSWERED if self.sparse_vector.query(float(d)) else ABSTAINED
         return top, status

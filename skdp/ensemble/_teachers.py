@@ -1,6 +1,8 @@
 """Teachers of subsample-and-aggregate: per-record assignment, parallel training, votes."""
 
 import functools
+import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -81,6 +83,19 @@ def _threadpools():
     return ThreadpoolController()
 
 
+@contextmanager
+def _silenced():
+    # A teacher's warnings depend on its private rows (whether its solver converged, "the
+    # least populated class in y has only 2 members"...): like its errors, they must not
+    # reach the caller. Entered in the calling thread around the whole joblib loop (which
+    # covers the sequential and threading backends, and restores the caller's filters at
+    # the end even if worker threads' own contexts interleave) and again in each teacher's
+    # task (for process workers, whose warnings would print to the shared stderr).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def _fit_teacher(estimator, X, y, seed, sample_weight=None):
     if len(y) == 0:
         return None  # a teacher without data does not vote
@@ -92,7 +107,7 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None):
         estimator.set_params(random_state=seed)
     # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
-    with _threadpools().limit(limits=1):
+    with _threadpools().limit(limits=1), _silenced():
         try:
             if sample_weight is None:
                 return estimator.fit(X, y)
@@ -157,16 +172,19 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
     -------
     teachers : list
         Fitted estimators; ``None`` for a teacher that received no record, or
-        whose ``fit`` raised (it abstains: see :func:`vote_counts`).
+        whose ``fit`` raised (it abstains: see :func:`vote_counts`). Warnings
+        of the teachers' fits are silenced: they depend on the teachers' rows.
     """
     order = np.argsort(teacher, kind="stable")  # keeps the rows' relative order in each chunk
     bounds = np.searchsorted(teacher[order], np.arange(n_teachers + 1))
     chunks = (order[bounds[j]:bounds[j + 1]] for j in range(n_teachers))
-    return Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_fit_teacher)(estimator, X[idx], y[idx], None if seeds is None else int(seeds[j]),
-                              _own_weights(sample_weight, idx))
-        for j, idx in enumerate(chunks)
-    )
+    with _silenced():
+        return Parallel(n_jobs=n_jobs, verbose=verbose)(
+            delayed(_fit_teacher)(estimator, X[idx], y[idx],
+                                  None if seeds is None else int(seeds[j]),
+                                  _own_weights(sample_weight, idx))
+            for j, idx in enumerate(chunks)
+        )
 
 
 def _own_weights(sample_weight, idx):
@@ -187,6 +205,7 @@ def vote_counts(teachers, X, classes):
     teacher with fewer rows than neighbours, a regressor's leaf means), so
     an error would reveal them, while an abstention changes only that
     teacher's vote, which the distance to instability already allows for.
+    The teachers' warnings are silenced for the same reason.
 
     Parameters
     ----------
@@ -203,7 +222,9 @@ def vote_counts(teachers, X, classes):
     """
     counts = np.zeros((X.shape[0], len(classes)), dtype=np.int64)
     rows = np.arange(X.shape[0])
-    with _threadpools().limit(limits=1):  # many small predictions, as in _fit_teacher
+    # Many small predictions, as in _fit_teacher, whose warnings are silenced for the same
+    # reason as its errors (they depend on the teachers' private rows).
+    with _threadpools().limit(limits=1), _silenced():
         for model in teachers:
             if model is None:
                 continue

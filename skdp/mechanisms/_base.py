@@ -1,11 +1,33 @@
 """Shared plumbing of the noise-adding mechanisms."""
 
+import threading
+
 import numpy as np
 
 from skdp.utils._random import check_random_state
 from skdp.utils._validation import check_real
 
-__all__ = ["_AdditiveNoiseMechanism"]
+__all__ = ["_AdditiveNoiseMechanism", "_LockedState"]
+
+
+class _LockedState:
+    """Holds a ``threading.Lock`` in ``_lock``; pickles and copies get a fresh one.
+
+    For stateful mechanisms whose allowance check and count must be one step
+    when several threads query them (an online service).
+    """
+
+    def _init_lock(self):
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_lock", None)  # a lock does not pickle
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._init_lock()
 
 
 class _AdditiveNoiseMechanism:

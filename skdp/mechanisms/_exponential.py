@@ -17,6 +17,14 @@ def _check_scores(scores):
     return scores
 
 
+def _shifted(scores):
+    # The selection depends only on differences of scores. Subtracting the largest first
+    # keeps the noise from being rounded to the spacing of large scores (at 2^53 it is 2:
+    # ties, resolved to the first index, skewed the distribution); the differences of
+    # nearby scores are exact in floating point (Sterbenz).
+    return scores - scores.max()
+
+
 def exponential_mechanism(utilities, *, epsilon, sensitivity=1.0, monotonic=False,
                           random_state=None):
     """Pick an index with probability proportional to ``exp(epsilon u / (2 Delta))``.
@@ -53,7 +61,7 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity=1.0, monotonic=Fals
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     rng = check_random_state(random_state)
     factor = epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
-    return int(np.argmax(factor * utilities + rng.gumbel(size=utilities.shape)))
+    return int(np.argmax(factor * _shifted(utilities) + rng.gumbel(size=utilities.shape)))
 
 
 def report_noisy_max(scores, *, epsilon, sensitivity=1.0, random_state=None):
@@ -88,4 +96,5 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, random_state=None):
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     rng = check_random_state(random_state)
-    return int(np.argmax(scores + rng.laplace(0.0, 2.0 * sensitivity / epsilon, size=scores.shape)))
+    return int(np.argmax(_shifted(scores)
+                         + rng.laplace(0.0, 2.0 * sensitivity / epsilon, size=scores.shape)))

@@ -5,6 +5,7 @@ import math
 
 from skdp.accounting import PrivacyBudget, advanced_composition
 from skdp.exceptions import SparseVectorExhaustedError
+from skdp.mechanisms._base import _LockedState
 from skdp.utils._random import check_random_state
 from skdp.utils._validation import (
     check_epsilon_delta,
@@ -79,6 +80,9 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
     calibration = check_option(calibration, "calibration", CALIBRATIONS)
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=calibration == "lyu")
     cutoff = check_positive_int(cutoff, "cutoff")
+    # Checked here, not only in SparseVector.__init__: the scales are recomputed from the
+    # object's attributes on every query (0 would mean no noise at all).
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     if calibration == "thesis":
         if not _thesis_calibration_is_proved(epsilon, delta, cutoff):
             raise ValueError(
@@ -100,7 +104,7 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
     return sensitivity / eps1, 2.0 * cutoff * sensitivity / eps2, False
 
 
-class SparseVector:
+class SparseVector(_LockedState):
     """Online sparse vector technique: pay only for below-threshold answers.
 
     Each call to :meth:`query` compares a noisy query value with a noisy
@@ -192,6 +196,7 @@ class SparseVector:
         self.n_queries_ = 0
         self.n_below_ = 0
         self._noisy_threshold = self._draw_threshold()
+        self._init_lock()
 
     def _scales(self):
         return sparse_vector_scales(self.epsilon, self.delta, self.cutoff, self.sensitivity,
@@ -233,19 +238,26 @@ class SparseVector:
         above : bool
             ``True`` for "top" (free), ``False`` for "bottom" (spends budget).
         """
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"value must be finite, got {value}.")
+        # The allowance check and the count are one step: concurrent queries (an online
+        # service) all passed the check before any counted, giving more than cutoff bottoms.
+        with self._lock:
+            return self._query(value)
+
+    def _query(self, value):
         if self.exhausted:
             raise SparseVectorExhaustedError(
                 f"the sparse vector has given its {self.cutoff} below-threshold answers "
                 "and refuses further queries."
             )
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"value must be finite, got {value}.")
+        redraw = self._scales()[2]  # also validates the parameters, before the query counts
         self.n_queries_ += 1
         if value + self._rng.laplace(0.0, self.query_scale) > self._noisy_threshold:
             return True
         self.n_below_ += 1
-        if self._scales()[2]:
+        if redraw:
             # Seed 004, Alg. 6, line 4: re-draw the threshold noise after each "bottom"
             # (Lyu et al.'s Alg. 7 keeps its single threshold draw).
             self._noisy_threshold = self._draw_threshold()
