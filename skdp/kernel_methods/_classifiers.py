@@ -195,6 +195,11 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         else:
             support = validate_data(self, X_public, dtype=np.float64, reset=False)
         self._check_release_params()
+        # Deterministic and free of noise, but able to refuse an input (chi2 on a negative
+        # feature, a kernel that overflows): evaluated before the budget is charged.
+        K_xx = kernel(X)
+        K_ux = kernel(support, X)
+        K_uu = kernel(support)
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
         # 2 L kappa / (lambda n) + 2 tol / lambda, with n the number of rows (zero-weight
@@ -211,9 +216,6 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         scale = self._release_scale(budget, kappa, sensitivity, n_functions, support.shape[0])
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=self._allow_zero_delta)
-        K_xx = kernel(X)
-        K_ux = kernel(support, X)
-        K_uu = kernel(support)
         context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius}
 
         def fit_binary(K, y_pm1, child_rng):
