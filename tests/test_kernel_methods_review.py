@@ -110,3 +110,35 @@ def test_interactive_predictor_answers_with_the_kernel_it_was_calibrated_for():
         answers.append(service.decision_function(Q))
     assert np.array_equal(answers[0], answers[1])
     assert np.array_equal(answers[0], answers[2])
+
+
+@pytest.mark.parametrize("Est", [PrivateKernelSVC, PrivateKernelClassifier])
+def test_non_psd_kernel_object_is_refused_before_spending(Est):
+    # kernel="sigmoid" is refused (no RKHS, so neither the sensitivity nor the Gaussian
+    # process exists), but the same kernel wrapped in a scikit-learn kernel object was
+    # accepted: TDDL released with a void guarantee, the SVC failed after the charge.
+    from sklearn.gaussian_process.kernels import RBF, PairwiseKernel
+
+    X, y = _data(low=-1.0)
+    kernel = PairwiseKernel(metric="sigmoid", gamma=1.0, gamma_bounds="fixed") + RBF(1.0)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        Est(kernel=kernel, kernel_bound=2.0, classes=[0, 1], n_public=20, accountant=acc,
+            random_state=0).fit(X, y)
+    assert acc.spends == []
+
+
+def test_kernel_svc_checks_its_support_kernel_before_spending():
+    # The Cholesky factor of the public support's kernel matrix (the Gaussian process's
+    # covariance) can fail for a kernel that is not positive semi-definite; it depends on
+    # public points only and is now computed before the charge.
+    X, y = _data(low=-1.0)
+
+    def not_psd(a, b):  # k(x, x) = 1, but a negative eigenvalue on the support grid
+        return 1.0 if np.sum((a - b) ** 2) < 2.0 else -0.5
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        PrivateKernelSVC(kernel=not_psd, kernel_bound=2.0, classes=[0, 1], n_public=20,
+                         accountant=acc, random_state=0).fit(X[:20], y[:20])
+    assert acc.spends == []
