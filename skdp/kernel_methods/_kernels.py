@@ -18,7 +18,7 @@ import textwrap
 
 import numpy as np
 from scipy.spatial.distance import cdist
-from sklearn.gaussian_process.kernels import Kernel as SklearnGPKernel
+from sklearn.gaussian_process.kernels import Kernel as SklearnGPKernel, PairwiseKernel
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from skdp.utils._docstrings import fill_doc
@@ -68,7 +68,8 @@ kernel_bound : float or None, default=None
     without looking at the private data. Required for ``"linear"``,
     ``"poly"``, callables and non-stationary kernel objects. When given it
     is enforced on every point, training and query alike, by scaling the
-    feature map down (``k(x, x) <= kappa^2``, a per-record clipping). ``None`` uses
+    feature map down (``k(x, x) <= kappa^2``, a per-record clipping; a point
+    whose ``k(x, x)`` overflows is mapped to the origin). ``None`` uses
     the exact bound of bounded kernels (1 for ``"rbf"``, ``"laplacian"``,
     ``"chi2"``, ``"cosine"``; the constant diagonal of stationary kernel
     objects)."""
@@ -237,6 +238,13 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
                              f"for every degree; got coef0={params['coef0']}.")
         natural = 1.0 if kernel in _UNIT_DIAGONAL else None
     elif isinstance(kernel, SklearnGPKernel):
+        parts = [kernel] + [v for v in kernel.get_params(deep=True).values()
+                            if isinstance(v, SklearnGPKernel)]
+        for part in parts:
+            if isinstance(part, PairwiseKernel) and part.metric in _NOT_PSD:
+                raise ValueError(f"kernel {kernel!r} uses metric={part.metric!r}, which is not "
+                                 "positive semi-definite; the privacy proofs need a "
+                                 "reproducing kernel.")
         params, natural = {}, None
         if kernel.is_stationary():
             natural = float(kernel.diag(np.zeros((1, n_features)))[0])
