@@ -460,7 +460,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         K = kernel(X)  # before the charge: it may refuse an input (chi2 on a negative feature)
         half = self._resolve_budget(n, allow_zero_delta=False).split(2)
         try:  # the sparse vector's calibration may refuse these settings: before the charge
-            sparse_vector_scales(half.epsilon, half.delta, max_updates, sensitivity)
+            threshold_scale = sparse_vector_scales(half.epsilon, half.delta, max_updates,
+                                                   sensitivity)[0]
         except ValueError:
             raise ValueError(
                 f"{type(self).__name__}: the sparse vector test, run with half the budget "
@@ -475,9 +476,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
                                     tol, max_iter=max_iter)
         # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
         self.noise_scale_ = tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta)
-        probe = SparseVector(epsilon=half.epsilon, delta=half.delta, threshold=0.0,
-                             cutoff=max_updates, sensitivity=sensitivity)
-        self.threshold_ = 4.0 * probe.noise_scale if threshold is None else threshold
+        self.threshold_ = 4.0 * threshold_scale if threshold is None else threshold
         # "Below threshold" (the paid answer) means -|w*(z) - w_t(z)| <= -sigma.
         self._sparse_vector = SparseVector(epsilon=half.epsilon, delta=half.delta,
                                            threshold=-self.threshold_, cutoff=max_updates,
