@@ -16,6 +16,7 @@ from skdp.kernel_methods._functional import (
     functional_noise_sigma,
     gp_release,
     public_support,
+    support_factor,
 )
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
@@ -139,11 +140,15 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         """Noise scale of the release for ``n_functions`` one-vs-rest functions."""
         raise NotImplementedError
 
+    def _prepare_support(self, K_uu):
+        """Public work on the support's kernel matrix, done before the charge (``None``: none)."""
+
     def _release(self, values, K_uu, scale, context, rng):
         """Coefficients on the public points of one released function.
 
-        ``context`` holds ``kappa``, ``sensitivity`` (of the minimizer) and
-        ``radius`` (a bound on the RKHS norm of every certified minimizer).
+        ``context`` holds ``kappa``, ``sensitivity`` (of the minimizer),
+        ``radius`` (a bound on the RKHS norm of every certified minimizer) and
+        ``support`` (what :meth:`_prepare_support` returned).
         """
         raise NotImplementedError
 
@@ -195,6 +200,12 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         else:
             support = validate_data(self, X_public, dtype=np.float64, reset=False)
         self._check_release_params()
+        # Deterministic and free of noise, but able to refuse an input (chi2 on a negative
+        # feature, a kernel that overflows): evaluated before the budget is charged.
+        K_xx = kernel(X)
+        K_ux = kernel(support, X)
+        K_uu = kernel(support)
+        prepared = self._prepare_support(K_uu)
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
         # 2 L kappa / (lambda n) + 2 tol / lambda, with n the number of rows (zero-weight
@@ -211,10 +222,8 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         scale = self._release_scale(budget, kappa, sensitivity, n_functions, support.shape[0])
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=self._allow_zero_delta)
-        K_xx = kernel(X)
-        K_ux = kernel(support, X)
-        K_uu = kernel(support)
-        context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius}
+        context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius,
+                   "support": prepared}
 
         def fit_binary(K, y_pm1, child_rng):
             beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter,
@@ -577,6 +586,9 @@ class PrivateKernelSVC(_KernelERMClassifier):
         return functional_noise_sigma(math.sqrt(n_functions) * sensitivity,
                                       budget.epsilon, budget.delta, self.calibration)
 
+    def _prepare_support(self, K_uu):
+        return support_factor(K_uu)
+
     def _release(self, values, K_uu, scale, context, rng):
-        coef, _ = gp_release(values, K_uu, scale, rng)
+        coef, _ = gp_release(values, K_uu, scale, rng, factor=context["support"])
         return coef

@@ -17,6 +17,7 @@ from skdp.kernel_methods._functional import (
     functional_noise_sigma,
     gp_release,
     public_support,
+    support_factor,
 )
 from skdp.kernel_methods._kernels import gaussian_kernel
 from skdp.utils._docstrings import fill_doc
@@ -313,6 +314,8 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             if np.any(box[:, 0] >= box[:, 1]):
                 raise ValueError("X_public must span a box of positive volume.")
         gamma = 1.0 / (2.0 * h**2)
+        K_uu = gaussian_kernel(support, support, gamma)
+        factor = support_factor(K_uu)  # public; before the charge
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sensitivity = kde_sensitivity(h, n, d)
         sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
@@ -323,8 +326,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         self.noise_scale_ = sigma
         norm = (2.0 * math.pi * h**2) ** (-d / 2.0)
         values = norm * gaussian_kernel(support, X, gamma).mean(axis=1)
-        self.dual_coef_, _ = gp_release(values, gaussian_kernel(support, support, gamma),
-                                        self.noise_scale_, rng)
+        self.dual_coef_, _ = gp_release(values, K_uu, self.noise_scale_, rng, factor=factor)
         self.support_ = support
         self.bandwidth_ = h
         self.delta_ = budget.delta

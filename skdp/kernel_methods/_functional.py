@@ -51,6 +51,7 @@ __all__ = [
     "functional_noise_sigma",
     "gp_release",
     "public_support",
+    "support_factor",
 ]
 
 CALIBRATIONS = ("analytic", "hall")
@@ -117,7 +118,38 @@ def functional_noise_sigma(sensitivity, epsilon, delta, calibration="analytic"):
     return sigma
 
 
-def gp_release(values, K_uu, sigma, rng):
+def support_factor(K_uu):
+    """Cholesky factor of ``K_uu + tau I``, the noise covariance of :func:`gp_release`.
+
+    ``tau`` starts at ``1e-10 max k(u, u)`` and grows tenfold until the
+    factorization succeeds. It reads the public ``K_uu`` only, so callers
+    compute it before the budget is charged: a kernel that is not positive
+    semi-definite is refused before anything is spent.
+
+    Parameters
+    ----------
+    K_uu : ndarray of shape (m, m)
+        Kernel matrix of the support points (public).
+
+    Returns
+    -------
+    factor : tuple
+        ``scipy.linalg.cho_factor`` output (lower).
+    """
+    m = K_uu.shape[0]
+    scale = max(float(np.max(np.diag(K_uu))), np.finfo(float).tiny)
+    jitter = _JITTER * scale
+    while True:
+        try:
+            return linalg.cho_factor(K_uu + jitter * np.eye(m), lower=True, check_finite=False)
+        except linalg.LinAlgError:
+            if jitter > 1e-3 * scale:
+                raise ValueError("the kernel matrix of the support points is not positive "
+                                 "semi-definite; check the kernel.") from None
+            jitter *= 10.0
+
+
+def gp_release(values, K_uu, sigma, rng, factor=None):
     """Release ``values + sigma g``, ``g ~ N(0, K_uu + tau I)``, as interpolation coefficients.
 
     Parameters
@@ -130,6 +162,9 @@ def gp_release(values, K_uu, sigma, rng):
         Noise multiplier from :func:`functional_noise_sigma`.
     rng : numpy.random.Generator
         Noise source.
+    factor : tuple or None, default=None
+        :func:`support_factor` of ``K_uu``, when the caller computed it
+        (before the charge); ``None`` computes it here.
 
     Returns
     -------
@@ -145,23 +180,13 @@ def gp_release(values, K_uu, sigma, rng):
     ``g = L z`` has covariance ``K_uu + tau I``, which dominates ``K_uu`` (more
     noise, never less), and the interpolation solves with the same matrix,
     so the released noise has variance
-    ``k(x, U) (K_uu + tau I)^{-1} k(U, x) <= k(x, x)`` everywhere. ``tau``
-    starts at ``1e-10 max k(u, u)`` and grows tenfold until the factorization
-    succeeds; it depends on the public ``K_uu`` only.
+    ``k(x, U) (K_uu + tau I)^{-1} k(U, x) <= k(x, x)`` everywhere (``tau``:
+    see :func:`support_factor`).
     """
     values = np.asarray(values, dtype=float)
     m = K_uu.shape[0]
-    scale = max(float(np.max(np.diag(K_uu))), np.finfo(float).tiny)
-    jitter = _JITTER * scale
-    while True:
-        try:
-            factor = linalg.cho_factor(K_uu + jitter * np.eye(m), lower=True, check_finite=False)
-            break
-        except linalg.LinAlgError:
-            if jitter > 1e-3 * scale:
-                raise ValueError("the kernel matrix of the support points is not positive "
-                                 "semi-definite; check the kernel.") from None
-            jitter *= 10.0
+    if factor is None:
+        factor = support_factor(K_uu)
     z = rng.standard_normal(values.shape).reshape(m, -1)
     noisy = values + sigma * (np.tril(factor[0]) @ z).reshape(values.shape)
     coef = linalg.cho_solve(factor, noisy.reshape(m, -1), check_finite=False)

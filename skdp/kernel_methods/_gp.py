@@ -13,6 +13,7 @@ from skdp.kernel_methods._functional import (
     default_delta,
     functional_noise_sigma,
     gp_release,
+    support_factor,
 )
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.utils._validation import check_option, check_real
@@ -223,6 +224,7 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         check_option(self.calibration, "calibration", CALIBRATIONS)
         K = kernel(X)
         sensitivity, factor = gp_mean_sensitivity(K, alpha, hi - lo)
+        noise_factor = support_factor(K)  # public inputs; before the charge
         n = X.shape[0]
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
@@ -243,7 +245,8 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         mean_at_x = K @ linalg.cho_solve(factor, np.clip(y, lo, hi) - offset, check_finite=False)
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
-        self.dual_coef_, _ = gp_release(mean_at_x, K, self.noise_scale_, rng)
+        self.dual_coef_, _ = gp_release(mean_at_x, K, self.noise_scale_, rng,
+                                        factor=noise_factor)
         self.X_train_ = X
         self.y_offset_ = offset
         self.y_bounds_ = (lo, hi)

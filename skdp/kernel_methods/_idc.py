@@ -21,7 +21,7 @@ from skdp.kernel_methods._classifiers import _KernelERMClassifier, tddl_laplace_
 from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
-from skdp.mechanisms import SparseVector, exponential_mechanism
+from skdp.mechanisms import SparseVector, exponential_mechanism, sparse_vector_scales
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._validation import check_positive_int, check_real
 
@@ -457,20 +457,34 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
         sensitivity = kappa * erm_sensitivity(kappa, alpha, n, tol)
+        K = kernel(X)  # before the charge: it may refuse an input (chi2 on a negative feature)
+        half = self._resolve_budget(n, allow_zero_delta=False).split(2)
+        try:  # the sparse vector's calibration may refuse these settings: before the charge
+            threshold_scale = sparse_vector_scales(half.epsilon, half.delta, max_updates,
+                                                   sensitivity)[0]
+        except ValueError:
+            raise ValueError(
+                f"{type(self).__name__}: the sparse vector test, run with half the budget "
+                f"(epsilon={half.epsilon:g}, delta={half.delta:g}) and cutoff "
+                f"max_updates={max_updates}, is not proved private at these settings (seed "
+                "004, Thm. 3 needs max_updates <= 8 ln(1/delta) or a moderate epsilon; see "
+                "skdp.mechanisms.SparseVector). Use a smaller epsilon or max_updates."
+            ) from None
         budget, rng = self._start_private_fit(n, allow_zero_delta=False)
         half = budget.split(2)
-        beta, _, _ = fit_kernel_erm(kernel(X), np.where(y_index == 1, 1.0, -1.0), loss, alpha,
+        beta, _, _ = fit_kernel_erm(K, np.where(y_index == 1, 1.0, -1.0), loss, alpha,
                                     tol, max_iter=max_iter)
         # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
         self.noise_scale_ = tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta)
-        probe = SparseVector(epsilon=half.epsilon, delta=half.delta, threshold=0.0,
-                             cutoff=max_updates, sensitivity=sensitivity)
-        self.threshold_ = 4.0 * probe.noise_scale if threshold is None else threshold
+        self.threshold_ = 4.0 * threshold_scale if threshold is None else threshold
         # "Below threshold" (the paid answer) means -|w*(z) - w_t(z)| <= -sigma.
         self._sparse_vector = SparseVector(epsilon=half.epsilon, delta=half.delta,
                                            threshold=-self.threshold_, cutoff=max_updates,
                                            sensitivity=sensitivity, random_state=rng)
         self._rng = rng
+        # The answers' kernel is fixed with the calibration: a parameter changed after fit
+        # must not change the function the noise was calibrated for.
+        self._kernel = kernel
         self._X = X
         self._beta = beta
         self._points = np.empty((0, d))
@@ -509,7 +523,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features; the predictor was fitted with "
                              f"{self.n_features_in_}.")
-        kernel = self._get_kernel(X.shape[1])
+        # (A session pickled before the kernel was stored rebuilds it from its parameters.)
+        kernel = getattr(self, "_kernel", None) or self._get_kernel(X.shape[1])
         private = kernel(X, self._X) @ self._beta  # <w*, phi(z)>, never released as is
         out = np.empty(X.shape[0])
         for t in range(X.shape[0]):

@@ -18,7 +18,7 @@ import textwrap
 
 import numpy as np
 from scipy.spatial.distance import cdist
-from sklearn.gaussian_process.kernels import Kernel as SklearnGPKernel
+from sklearn.gaussian_process.kernels import Kernel as SklearnGPKernel, PairwiseKernel
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from skdp.utils._docstrings import fill_doc
@@ -68,7 +68,8 @@ kernel_bound : float or None, default=None
     without looking at the private data. Required for ``"linear"``,
     ``"poly"``, callables and non-stationary kernel objects. When given it
     is enforced on every point, training and query alike, by scaling the
-    feature map down (``k(x, x) <= kappa^2``, a per-record clipping). ``None`` uses
+    feature map down (``k(x, x) <= kappa^2``, a per-record clipping; a point
+    whose ``k(x, x)`` overflows is mapped to the origin). ``None`` uses
     the exact bound of bounded kernels (1 for ``"rbf"``, ``"laplacian"``,
     ``"chi2"``, ``"cosine"``; the constant diagonal of stationary kernel
     objects)."""
@@ -142,31 +143,52 @@ class ResolvedKernel:
         return np.array([float(self.kernel(a, a, **self.params)) for a in A])
 
     def scale(self, A):
-        """Feature-space clipping factors ``s(x) = min(1, kappa / sqrt(k(x, x)))``."""
+        """Feature-space clipping factors ``s(x) = min(1, kappa / sqrt(k(x, x)))``.
+
+        A point whose ``k(x, x)`` overflows (a finite but huge record, e.g.
+        ``||x||^2 > 1.8e308`` for the linear kernel) gets ``s(x) = 0``: it is
+        mapped to the origin of the feature space, still a per-record
+        operation with ``k(x, x) <= kappa^2``, instead of ``inf * 0 = NaN``
+        entries that made every fit on such data fail.
+        """
         if not self.clip:
             return np.ones(A.shape[0])
-        diag = self._raw_diag(A)
+        with np.errstate(over="ignore", invalid="ignore"):
+            diag = self._raw_diag(A)
         if np.any(diag < -1e-12 * max(1.0, self.bound)):
             raise ValueError("the kernel has k(x, x) < 0 at some point: it is not positive "
                              "semi-definite.")
         s = np.ones_like(diag)
-        big = diag > self.bound
+        big = ~(diag <= self.bound)  # also inf and NaN
         s[big] = np.sqrt(self.bound / diag[big])
+        s[~np.isfinite(diag)] = 0.0
         return s
 
     def __call__(self, A, B=None):
         """Clipped kernel matrix ``s(a) s(b) k(a, b)`` between the rows of ``A`` and ``B``."""
         B = A if B is None else B
-        K = self._raw(A, B)
-        if self.clip:
-            K *= self.scale(A)[:, None]
-            K *= self.scale(B)[None, :]
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = self._raw(A, B)
+            if self.clip:
+                s_a, s_b = self.scale(A), self.scale(B)
+                K *= s_a[:, None]
+                K *= s_b[None, :]
+                # Points mapped to the origin (s = 0) have k = 0 with everything, not inf * 0.
+                K[s_a == 0.0, :] = 0.0
+                K[:, s_b == 0.0] = 0.0
+        if not np.all(np.isfinite(K)):
+            raise ValueError("the kernel gave non-finite values (overflow, or a kernel that "
+                             "is not defined at some input); check the kernel and its "
+                             "parameters, or pass kernel_bound to clip in feature space.")
         return K
 
     def diag(self, A):
         """Clipped ``k(x, x)`` for every row ``x`` of ``A``."""
-        d = self._raw_diag(A)
-        return np.minimum(d, self.bound) if self.clip else d
+        if not self.clip:
+            return self._raw_diag(A)
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = self._raw_diag(A)
+        return np.where(np.isfinite(d), np.minimum(d, self.bound), 0.0)
 
 
 def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
@@ -216,6 +238,13 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
                              f"for every degree; got coef0={params['coef0']}.")
         natural = 1.0 if kernel in _UNIT_DIAGONAL else None
     elif isinstance(kernel, SklearnGPKernel):
+        parts = [kernel] + [v for v in kernel.get_params(deep=True).values()
+                            if isinstance(v, SklearnGPKernel)]
+        for part in parts:
+            if isinstance(part, PairwiseKernel) and part.metric in _NOT_PSD:
+                raise ValueError(f"kernel {kernel!r} uses metric={part.metric!r}, which is not "
+                                 "positive semi-definite; the privacy proofs need a "
+                                 "reproducing kernel.")
         params, natural = {}, None
         if kernel.is_stationary():
             natural = float(kernel.diag(np.zeros((1, n_features)))[0])
