@@ -36,7 +36,17 @@ def test_bad_label_sets_are_clear_errors(classes, y, match):
 
 def test_continuous_targets_are_refused():
     with pytest.raises(ValueError, match="Unknown label type"):
+        resolve_classes(None, np.array([0.5, 1.5]), "Est")
+    with pytest.raises(ValueError, match="not in classes"):
         resolve_classes([0, 1], np.array([0.5, 1.5]), "Est")
+
+
+@pytest.mark.parametrize("y", [[0.0, 0.0], [0.0, 0.5]])
+def test_declared_continuous_classes_are_refused_whatever_the_rows_hold(y):
+    # The refusal reads the public label set only: it failed before only when a private
+    # row held 0.5, so whether a model came out depended on one record's label.
+    with pytest.raises(ValueError, match="Unknown label type"):
+        resolve_classes([0.0, 0.5], np.array(y), "Est")
 
 
 class _no_warning:

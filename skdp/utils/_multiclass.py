@@ -109,8 +109,8 @@ def resolve_classes(classes, y, estimator_name, *, min_classes=2):
         or ``y`` holds a label outside it; with ``classes=None``, if ``y``
         holds fewer than ``min_classes`` labels.
     """
-    check_classification_targets(y)
     if classes is None:
+        check_classification_targets(y)
         warnings.warn(
             f"classes=None in {estimator_name}: the label set was read from the training "
             "labels, which reveals every label present (e.g. one that a single record has). "
@@ -125,6 +125,9 @@ def resolve_classes(classes, y, estimator_name, *, min_classes=2):
     labels = np.asarray(classes)
     if labels.ndim != 1:
         raise ValueError(f"classes must be a 1-D list of labels; got shape {labels.shape}.")
+    # The declared labels, not y: whether a fit is refused must not depend on which of
+    # them the private rows hold (classes=[0.0, 0.5] failed only when a row had 0.5).
+    check_classification_targets(labels)
     sorted_labels = np.unique(labels)
     if sorted_labels.size != labels.size:
         raise ValueError(f"classes has duplicate labels: {classes!r}.")
