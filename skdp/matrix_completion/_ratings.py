@@ -11,6 +11,8 @@ import scipy.sparse as sp
 
 from skdp.utils import row_norms_l2
 
+# Row norms outside (_TINY, _HUGE) may have over- or underflowed when squared.
+_TINY, _HUGE = 1e-140, 1e140
 __all__ = ["Ratings", "clip_dense_rows", "clip_rows", "clip_scale", "ratings_from_input"]
 
 
@@ -59,11 +61,25 @@ class Ratings:
         """L2 norm of ``data`` (one value per observed entry) within each user's row.
 
         Without over- or underflow for entries above ~1e154 or below ~1e-154
-        (:func:`skdp.utils.row_norms_l2`); inf or NaN for a row holding them,
-        or whose norm exceeds the float64 range.
+        (as :func:`skdp.utils.row_norms_l2`, which is slower on this layout):
+        such rows are recomputed scaled by their largest entry. Inf or NaN for
+        a row holding them, or whose norm exceeds the float64 range.
         """
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            return row_norms_l2(self.matrix(data))
+            norms = np.sqrt(self.matrix(data * data) @ np.ones(self.n_items))
+            counts = self.counts
+            suspect = np.flatnonzero(~((norms > _TINY) & (norms < _HUGE)) & (counts > 0))
+            if suspect.size == 0:
+                return norms
+            lo, sizes = self.indptr[suspect], counts[suspect]
+            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            entries = np.repeat(lo - starts, sizes) + np.arange(sizes.sum())
+            magnitudes = np.abs(data[entries])
+            peak = np.maximum.reduceat(magnitudes, starts)
+            scaled = magnitudes / np.repeat(peak, sizes)
+            rescaled = peak * np.sqrt(np.add.reduceat(scaled * scaled, starts))
+            norms[suspect] = np.where(peak == 0.0, 0.0, rescaled)
+        return norms
 
     def rows(self, start, stop):
         """The users ``start:stop`` as a new :class:`Ratings` (arrays are views or small)."""
