@@ -285,7 +285,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ``O(n_users n (n + r))``.
 
     **Users with no ratings** contribute nothing and are completed with
-    zeros (there is no private estimate of a global mean rating).
+    zeros (there is no private estimate of a global mean rating). A user
+    whose row overflows float64 in her centring or local updates (ratings
+    near ``1e308``) contributes nothing either, and her own completed row is
+    not finite: a per-user rule, so the guarantee holds for every finite
+    input, and ``fit`` emits no floating-point warning that would depend on
+    the data.
 
     References
     ----------
