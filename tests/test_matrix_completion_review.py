@@ -88,3 +88,19 @@ def test_bound_whose_sensitivity_under_or_overflows_is_refused_before_spending(b
     with pytest.raises(ValueError, match="row_norm_bound"):
         model.fit(_ratings(0.5))
     assert accountant.spent is None
+
+
+def test_a_noise_calibration_that_fails_spends_nothing(monkeypatch):
+    # sigma used to be computed after the accountant was charged (e.g. the
+    # analytic calibration fails for epsilon = 1e300: budget spent, no model).
+    from skdp.matrix_completion import _completer
+
+    def failing(*args):
+        raise ValueError("calibration failed")
+
+    monkeypatch.setattr(_completer, "noise_sigma", failing)
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-2)
+    model = DPMatrixCompleter(epsilon=1.0, delta=1e-4, method="svd", accountant=accountant)
+    with pytest.raises(ValueError, match="calibration failed"):
+        model.fit(_ratings(0.5))
+    assert accountant.spent is None

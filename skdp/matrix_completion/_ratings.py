@@ -11,9 +11,10 @@ import scipy.sparse as sp
 
 from skdp.utils import row_norms_l2
 
+__all__ = ["Ratings", "clip_dense_rows", "clip_rows", "clip_scale", "ratings_from_input"]
+
 # Row norms outside (_TINY, _HUGE) may have over- or underflowed when squared.
 _TINY, _HUGE = 1e-140, 1e140
-__all__ = ["Ratings", "clip_dense_rows", "clip_rows", "clip_scale", "ratings_from_input"]
 
 
 @dataclass
