@@ -45,6 +45,7 @@ looser and needs ``epsilon <= 2 ln(1/delta)``.
 """
 
 import math
+import sys
 
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.utils._validation import check_epsilon_delta, check_positive_int, check_real
@@ -87,10 +88,31 @@ def total_sensitivity(row_norm_bound, *, method="frank_wolfe", eigensolver="exac
     sensitivity : float
         ``sqrt(sum_k s_k^2)`` over all Gaussian releases ``k``.
     """
-    delta2 = check_real(row_norm_bound, "row_norm_bound", low=0.0, low_inclusive=False) ** 2
+    bound = check_real(row_norm_bound, "row_norm_bound", low=0.0, low_inclusive=False)
     n_iter = check_positive_int(n_iter, "n_iter")
     oja_iter = check_positive_int(oja_iter, "oja_iter")
     rank = check_positive_int(rank, "rank")
+    delta2 = bound * bound
+    try:
+        sensitivity = _composed_sensitivity(delta2, method, eigensolver, n_iter, oja_iter, rank)
+    except OverflowError:  # delta2**2 beyond the float range
+        sensitivity = math.inf
+    if not (delta2 * delta2 >= sys.float_info.min and sensitivity < math.inf):
+        # Refused here, before any budget is spent: Delta^4 overflowing, or
+        # underflowing to zero or to a subnormal number (which has lost
+        # precision), would fail the calibration after the charge or
+        # understate the sensitivity.
+        raise ValueError(
+            f"row_norm_bound={row_norm_bound!r} is outside the range where the "
+            f"sensitivity (it grows like row_norm_bound^2, composed as "
+            f"row_norm_bound^4) is computed exactly in float64: rescale the ratings so "
+            f"that a bound between about 1e-75 and 1e75 applies."
+        )
+    return sensitivity
+
+
+def _composed_sensitivity(delta2, method, eigensolver, n_iter, oja_iter, rank):
+    """:func:`total_sensitivity` from ``delta2 = row_norm_bound**2``."""
     if method == "svd":
         if eigensolver == "exact":
             return math.sqrt(2.0) * delta2

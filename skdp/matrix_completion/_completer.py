@@ -285,7 +285,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ``O(n_users n (n + r))``.
 
     **Users with no ratings** contribute nothing and are completed with
-    zeros (there is no private estimate of a global mean rating).
+    zeros (there is no private estimate of a global mean rating). A user
+    whose row overflows float64 in her centring or local updates (ratings
+    near ``1e308``) contributes nothing either, and her own completed row is
+    not finite: a per-user rule, so the guarantee holds for every finite
+    input, and ``fit`` emits no floating-point warning that would depend on
+    the data.
 
     References
     ----------
@@ -410,13 +415,18 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         X = self._validate_input(X, reset=True)
         n_users, n_items = X.shape
         p = self._check_params(n_users, n_items)
-        ratings = ratings_from_input(X, center=p["center"])
+        # No floating-point warning from the numerics of fit: whether one is
+        # raised (an overflow in one user's ratings, centring or update) would
+        # depend on the data.
+        with np.errstate(all="ignore"):
+            ratings = ratings_from_input(X, center=p["center"])
         sensitivity = total_sensitivity(p["bound"], method=p["method"],
                                         eigensolver=p["eigensolver"], n_iter=p["n_iter"],
                                         oja_iter=p["oja_iter"], rank=p["rank"])
-        budget, rng = self._start_private_fit(n_users, default_delta=lambda m: 1.0 / m**2,
-                                              allow_zero_delta=False)
-        sigma = noise_sigma(budget.epsilon, budget.delta, sensitivity)
+        budget_args = dict(default_delta=lambda m: 1.0 / m**2, allow_zero_delta=False)
+        # sigma before the charge: a calibration that fails must spend nothing.
+        sigma = noise_sigma(*self._resolve_budget(n_users, **budget_args), sensitivity)
+        budget, rng = self._start_private_fit(n_users, **budget_args)
 
         def release(A, k=1, eigenvalue=False):
             # The only access to all users' data: one noisy eigen-decomposition.
@@ -449,17 +459,19 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                       f"rank {len(factors)}")
             return projections[-1]
 
-        if p["method"] == "frank_wolfe":
-            frank_wolfe_local(ratings, global_direction, nuclear_norm=p["nuclear_norm"],
-                              bound=p["bound"], etas=step_sizes(p["n_iter"], p["step_schedule"]))
-        elif p["method"] == "pgd":
-            components = pgd_local(ratings, global_projection, bound=p["bound"],
-                                   etas=p["etas"], gram=True, coefficients=False)[1]
-        elif p["method"] == "pursuit":
-            pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
-        else:
-            A = ratings.matrix(clipped_values(ratings, ratings.values, p["bound"]))
-            components = list(release(A, k=p["rank"])[0].T)
+        with np.errstate(all="ignore"):
+            if p["method"] == "frank_wolfe":
+                frank_wolfe_local(ratings, global_direction, nuclear_norm=p["nuclear_norm"],
+                                  bound=p["bound"],
+                                  etas=step_sizes(p["n_iter"], p["step_schedule"]))
+            elif p["method"] == "pgd":
+                components = pgd_local(ratings, global_projection, bound=p["bound"],
+                                       etas=p["etas"], gram=True, coefficients=False)[1]
+            elif p["method"] == "pursuit":
+                pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
+            else:
+                A = ratings.matrix(clipped_values(ratings, ratings.values, p["bound"]))
+                components = list(release(A, k=p["rank"])[0].T)
 
         self._local_params = p
         self.components_ = np.array(components)

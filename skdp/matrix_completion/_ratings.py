@@ -9,7 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Ratings", "ratings_from_input"]
+from skdp.utils import row_norms_l2
+
+__all__ = ["Ratings", "clip_dense_rows", "clip_rows", "clip_scale", "ratings_from_input"]
+
+# Row norms outside (_TINY, _HUGE) may have over- or underflowed when squared.
+_TINY, _HUGE = 1e-140, 1e140
 
 
 @dataclass
@@ -54,8 +59,28 @@ class Ratings:
         return np.repeat(per_user, self.counts)
 
     def row_norms(self, data):
-        """L2 norm of ``data`` (one value per observed entry) within each user's row."""
-        return np.sqrt(self.matrix(data * data) @ np.ones(self.n_items))
+        """L2 norm of ``data`` (one value per observed entry) within each user's row.
+
+        Without over- or underflow for entries above ~1e154 or below ~1e-154
+        (as :func:`skdp.utils.row_norms_l2`, which is slower on this layout):
+        such rows are recomputed scaled by their largest entry. Inf or NaN for
+        a row holding them, or whose norm exceeds the float64 range.
+        """
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            norms = np.sqrt(self.matrix(data * data) @ np.ones(self.n_items))
+            counts = self.counts
+            suspect = np.flatnonzero(~((norms > _TINY) & (norms < _HUGE)) & (counts > 0))
+            if suspect.size == 0:
+                return norms
+            lo, sizes = self.indptr[suspect], counts[suspect]
+            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            entries = np.repeat(lo - starts, sizes) + np.arange(sizes.sum())
+            magnitudes = np.abs(data[entries])
+            peak = np.maximum.reduceat(magnitudes, starts)
+            scaled = magnitudes / np.repeat(peak, sizes)
+            rescaled = peak * np.sqrt(np.add.reduceat(scaled * scaled, starts))
+            norms[suspect] = np.where(peak == 0.0, 0.0, rescaled)
+        return norms
 
     def rows(self, start, stop):
         """The users ``start:stop`` as a new :class:`Ratings` (arrays are views or small)."""
@@ -65,10 +90,75 @@ class Ratings:
 
 
 def clip_scale(norms, bound):
-    """Per-row factor ``min(1, bound / norm)`` (1 for zero rows): the projection Pi of Alg. 13."""
+    """Per-row factor ``min(1, bound / norm)``: the projection Pi of Alg. 13.
+
+    1 for zero rows; 0 for rows whose norm is not finite (they hold inf or
+    NaN, or overflow float64), which :func:`clip_rows` sets to zero.
+    """
     scale = np.ones_like(norms)
-    big = norms > bound
-    scale[big] = bound / norms[big]
+    big = ~(norms <= bound)
+    with np.errstate(invalid="ignore"):
+        scale[big] = bound / norms[big]
+    scale[~np.isfinite(norms)] = 0.0
+    return scale
+
+
+def clip_rows(ratings, data, bound):
+    """``data`` with each user's row scaled to L2 norm at most ``bound`` (Pi of Alg. 13).
+
+    The sensitivity of every release rests on this bound holding for any
+    input (seed 004, Alg. 13 ``Pi_Delta``, Alg. 15 ``Pi_Delta``). A row that
+    is not finite (an overflow in a user's centring, local refit or update)
+    becomes zero: a per-user rule, so it costs no privacy, and neither NaN
+    nor inf can reach the aggregate, where one user's values would decide
+    between a release and an error.
+
+    Parameters
+    ----------
+    ratings : Ratings
+    data : ndarray of shape (n_observed,)
+        One value per observed entry.
+    bound : float
+
+    Returns
+    -------
+    clipped : ndarray of shape (n_observed,)
+    scale : ndarray of shape (n_users,)
+        The factor applied to each row (0 for rows set to zero).
+    """
+    norms = ratings.row_norms(data)
+    scale = clip_scale(norms, bound)
+    factor = ratings.per_entry(scale)
+    with np.errstate(over="ignore", invalid="ignore"):
+        clipped = data * factor
+    clipped[factor == 0.0] = 0.0
+    # A subnormal factor bound / norm has lost relative precision (it may round
+    # up): divide by the norm first on those rare rows.
+    for i in np.flatnonzero((scale > 0.0) & (scale < np.finfo(np.float64).tiny)):
+        lo, hi = ratings.indptr[i], ratings.indptr[i + 1]
+        clipped[lo:hi] = data[lo:hi] / norms[i] * bound
+    return clipped, scale
+
+
+def clip_dense_rows(rows, bound):
+    """Scale each row of the dense ``rows`` in place to L2 norm at most ``bound``.
+
+    The same rule as :func:`clip_rows` for whole (dense) rows: non-finite
+    rows become zero, subnormal factors are applied by division.
+
+    Returns
+    -------
+    scale : ndarray of shape (n_rows,)
+        The factor applied to each row (0 for rows set to zero).
+    """
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        norms = row_norms_l2(rows)
+        scale = clip_scale(norms, bound)
+        tiny = (scale > 0.0) & (scale < np.finfo(np.float64).tiny)
+        exact = rows[tiny] / norms[tiny, None] * bound
+        rows *= scale[:, None]
+    rows[scale == 0.0] = 0.0
+    rows[tiny] = exact
     return scale
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from skdp.matrix_completion._ratings import clip_scale
+from skdp.matrix_completion._ratings import clip_dense_rows, clip_rows
 
 __all__ = [
     "clipped_values",
@@ -220,8 +220,11 @@ def step_sizes(n_iter, schedule):
 
 
 def clipped_values(ratings, values, bound):
-    """``values`` with each user's row scaled to L2 norm at most ``bound`` (Pi of Alg. 13)."""
-    return values * ratings.per_entry(clip_scale(ratings.row_norms(values), bound))
+    """``values`` with each user's row scaled to L2 norm at most ``bound`` (Pi of Alg. 13).
+
+    Non-finite rows become zero (see :func:`~skdp.matrix_completion._ratings.clip_rows`).
+    """
+    return clip_rows(ratings, values, bound)[0]
 
 
 def frank_wolfe_local(ratings, directions, *, nuclear_norm, bound, etas, coefficients=False):
@@ -265,12 +268,12 @@ def frank_wolfe_local(ratings, directions, *, nuclear_norm, bound, etas, coeffic
         u = (A @ v) / lam if lam > 0 else np.zeros(ratings.n_users)
         y *= 1.0 - eta
         y -= eta * nuclear_norm * ratings.per_entry(u) * v[ratings.indices]
-        scale = clip_scale(ratings.row_norms(y), bound)
-        y *= ratings.per_entry(scale)
+        y, scale = clip_rows(ratings, y, bound)
         if coefficients:
             coef *= 1.0 - eta
             coef[:, t] = -eta * nuclear_norm * u
             coef *= scale[:, None]
+            coef[scale == 0.0] = 0.0  # an overflowed row was set to zero
     return coef
 
 
@@ -440,9 +443,8 @@ def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
             flat = rows.reshape(-1)
             step[lo:hi] = eta * (ratings.values[lo:hi] - flat[where])
             flat[where] += step[lo:hi]
-            scale[start:stop] = clip_scale(np.sqrt(np.einsum("ij,ij->i", rows, rows)), bound)
+            scale[start:stop] = clip_dense_rows(rows, bound)
             if gram:
-                rows *= scale[start:stop, None]
                 W += rows.T @ rows
         V, factors = release(t, W)
         if t == len(etas) - 1 and not coefficients:
