@@ -331,6 +331,34 @@ def test_bad_input_refused_before_any_spend(X, params, error, match):
     assert not hasattr(est, "mean_")
 
 
+# --- PublicBoundsScaler: sparse input ----------------------------------------------------------
+
+@pytest.mark.parametrize("bounds, feature_range", [((-4.0, 4.0), (-1.0, 1.0)),
+                                                   ([(0.0, 4.0), (0.0, 8.0)], (0.0, 1.0))])
+@pytest.mark.parametrize("fmt", [sp.csr_matrix, sp.csc_matrix, sp.coo_matrix])
+def test_public_bounds_scaler_keeps_sparse_input_sparse(bounds, feature_range, fmt):
+    X = np.array([[0.0, 3.0], [2.0, 0.0], [-5.0, 9.0], [0.0, 0.0]])
+    est = PublicBoundsScaler(bounds=bounds, feature_range=feature_range).fit(fmt(X))
+    np.testing.assert_array_equal(est.min_, 0.0)  # exactly: zeros stay zeros
+    Xt = est.transform(fmt(X))
+    assert sp.issparse(Xt)
+    dense = PublicBoundsScaler(bounds=bounds, feature_range=feature_range).fit(X).transform(X)
+    np.testing.assert_array_equal(Xt.toarray(), dense)
+    np.testing.assert_allclose(est.inverse_transform(Xt).toarray(),
+                               np.clip(X, est.lower_, est.upper_))
+
+
+def test_public_bounds_scaler_refuses_sparse_input_whose_zeros_would_move():
+    X = sp.csr_matrix(np.array([[0.0, 3.0], [2.0, 0.0]]))
+    with pytest.raises(ValueError, match="sends 0 to 0"):
+        PublicBoundsScaler(bounds=(-1.0, 4.0)).fit(X)  # 0 -> -0.6
+    est = PublicBoundsScaler(bounds=(-1.0, 4.0)).fit(X.toarray())
+    with pytest.raises(ValueError, match="sends 0 to 0"):
+        est.transform(X)
+    assert not est.__sklearn_tags__().input_tags.sparse
+    assert PublicBoundsScaler(bounds=(-1.0, 1.0)).__sklearn_tags__().input_tags.sparse
+
+
 # --- DPStandardScaler: with_mean, with_std, sparse input ---------------------------------------
 
 def _sparse_data(seed=0, n=3000, d=4):

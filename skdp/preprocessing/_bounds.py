@@ -27,6 +27,11 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
         """Sparse formats accepted (``None``: dense input only)."""
         return None
 
+    def _check_sparse_map(self, forward):
+        """Refuse sparse input where the map (clipping included) would move the unstored zeros."""
+        if forward and self.clip:
+            _check_zero_inside(self.lower_, self.upper_, type(self).__name__)
+
     def _validate_input(self, X, reset):
         return validate_data(self, X, dtype=np.float64, reset=reset,
                              accept_sparse=self._sparse_formats() or False)
@@ -47,8 +52,7 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
             if forward and self.clip:
                 X = np.clip(X, self.lower_, self.upper_)
             return self._forward(X) if forward else self._backward(X)
-        if forward and self.clip:
-            _check_zero_inside(self.lower_, self.upper_, type(self).__name__)
+        self._check_sparse_map(forward)
         X = X.copy()
         X.sum_duplicates()
         columns = X.indices if X.format == "csr" else np.repeat(np.arange(X.shape[1]),
@@ -94,6 +98,17 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
         return self._map(self._validate_input(X, reset=False), forward=False)
 
 
+def _check_keeps_zero(offset):
+    moved = np.flatnonzero(offset != 0.0)
+    if moved.size:
+        j = moved[0]
+        raise ValueError(
+            f"PublicBoundsScaler: sparse input needs a map that sends 0 to 0 (its unstored "
+            f"entries are zeros); feature {j} is mapped to {offset[j]:g}. Use bounds (-M, M) "
+            f"with feature_range=(-1, 1), or bounds (0, M) with feature_range=(0, 1), or pass "
+            f"a dense array.")
+
+
 def _check_zero_inside(lower, upper, owner):
     """Sparse input stores only nonzero entries: clipping must leave the zeros at 0."""
     outside = np.flatnonzero(~((lower <= 0.0) & (0.0 <= upper)))
@@ -133,6 +148,11 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
         Clip values to ``[lower, upper]`` before scaling, so that every
         output lies in ``feature_range``. With ``False`` values outside the
         bounds map outside ``feature_range``.
+
+    Sparse input (CSR, CSC, COO) is accepted where the map sends 0 to 0, so
+    that zeros stay unstored: bounds ``(-M, M)`` with ``feature_range=(-1,
+    1)`` (a public :class:`~sklearn.preprocessing.MaxAbsScaler`), or bounds
+    ``(0, M)`` with ``feature_range=(0, 1)`` (nonnegative counts).
 
     Attributes
     ----------
@@ -205,7 +225,7 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; only its number of columns (and their names) is
             used.
         y : None
@@ -215,15 +235,44 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
         -------
         self : PublicBoundsScaler
         """
-        _, lower, upper = self._validate_for_fit(X)
+        X, lower, upper = self._validate_for_fit(X)
         low, high = self._check_feature_range()
+        scale = (high - low) / (upper - lower)
+        # Where the map sends 0 to 0 (low * upper == lower * high: e.g. bounds (-M, M) to
+        # (-1, 1), or (0, M) to (0, 1)), the offset is exactly 0, so zeros stay zeros.
+        keeps_zero = low * upper == lower * high
+        offset = np.where(keeps_zero, 0.0, low - lower * scale)
+        if sp.issparse(X):
+            _check_keeps_zero(offset)
         self.lower_, self.upper_ = lower, upper
-        self.scale_ = (high - low) / (self.upper_ - self.lower_)
-        self.min_ = low - self.lower_ * self.scale_
+        self.scale_, self.min_ = scale, offset
         return self
 
-    def _forward(self, X):
+    def _sparse_formats(self):
+        return ("csr", "csc")
+
+    def _check_sparse_map(self, forward):
+        _check_keeps_zero(self.min_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Sparse input is accepted for settings that send 0 to 0 (fit checks it per feature).
+        try:
+            low, high = self._check_feature_range()
+            lower, upper = np.asarray(self.bounds, dtype=np.float64).reshape(-1, 2).T
+        except (TypeError, ValueError):
+            tags.input_tags.sparse = False
+        else:
+            tags.input_tags.sparse = bool(np.all((low * upper == lower * high)
+                                                 & (lower <= 0.0) & (0.0 <= upper)))
+        return tags
+
+    def _forward(self, X, columns=None):
+        if columns is not None:  # stored entries of a sparse matrix; min_ is 0
+            return X * self.scale_[columns]
         return X * self.scale_ + self.min_
 
-    def _backward(self, X):
+    def _backward(self, X, columns=None):
+        if columns is not None:
+            return X / self.scale_[columns]
         return (X - self.min_) / self.scale_
