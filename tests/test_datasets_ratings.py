@@ -1,0 +1,116 @@
+"""Loading ratings files a user already has (MovieLens formats) and splitting them."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skdp import PrivacyLeakWarning
+from skdp.datasets import load_ratings, split_ratings
+from skdp.datasets import _ratings
+from skdp.matrix_completion import DPMatrixCompleter
+
+# user, item, rating: user 2 rates item 30 twice (the later 1.0 counts); item 20 is never rated.
+TRIPLES = [(1, 10, 4.0), (2, 10, 3.0), (2, 30, 5.0), (7, 40, 0.0), (2, 30, 1.0)]
+EXPECTED = np.array([[4.0, 0.0, 0.0, 0.0],   # users 1, 2, 7; items 10, 20, 30, 40
+                     [3.0, 0.0, 1.0, 0.0],
+                     [0.0, 0.0, 0.0, 0.0]])
+FORMATS = {
+    "ml-100k u.data": lambda u, i, r: f"{u}\t{i}\t{r:g}\t881250949",
+    "ml-1m ratings.dat": lambda u, i, r: f"{u}::{i}::{r:g}::978300760",
+    "whitespace": lambda u, i, r: f"{u}  {i} {r:g}",
+    "semicolon": lambda u, i, r: f"{u};{i};{r:g}",
+}
+
+
+def _write(tmp_path, lines, name="ratings.txt"):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS), ids=list(FORMATS))
+def test_movielens_formats_give_the_same_matrix(tmp_path, fmt):
+    path = _write(tmp_path, [FORMATS[fmt](*t) for t in TRIPLES])
+    data = load_ratings(path, items=[10, 20, 30, 40])
+    np.testing.assert_array_equal(data.ratings.toarray(), EXPECTED)
+    # The rating 0 of user 7 is stored (an observed rating), the unrated pairs are not.
+    assert data.ratings.nnz == 4 and data.ratings[2, 3] == 0.0 and data.ratings[2].nnz == 1
+    assert data.user_ids.tolist() == [1, 2, 7] and data.item_ids.tolist() == [10, 20, 30, 40]
+
+
+def test_csv_with_a_header_line(tmp_path):
+    path = _write(tmp_path, ["userId,movieId,rating,timestamp"]
+                  + [f"{u},{i},{r:g},1" for u, i, r in TRIPLES])
+    np.testing.assert_array_equal(
+        load_ratings(path, items=[10, 20, 30, 40]).ratings.toarray(), EXPECTED)
+
+
+def test_plain_parser_matches_pandas(tmp_path):
+    text = "\n".join(FORMATS["ml-100k u.data"](*t) for t in TRIPLES).encode()
+    for sep in ("\t", None):
+        source = text if sep else text.replace(b"\t", b" ")
+        lines = _ratings._data_lines(source, False)
+        a, b = _ratings._parse_pandas(lines, sep), _ratings._parse_plain(lines, sep)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_catalogue_order_gives_the_column_order(tmp_path):
+    path = _write(tmp_path, [FORMATS["ml-100k u.data"](*t) for t in TRIPLES])
+    data = load_ratings(path, items=[40, 30, 20, 10])
+    np.testing.assert_array_equal(data.ratings.toarray(), EXPECTED[:, ::-1])
+    assert data.item_ids.tolist() == [40, 30, 20, 10]
+
+
+def test_items_read_from_the_file_warn_and_leave_out_unrated_items(tmp_path):
+    path = _write(tmp_path, [FORMATS["ml-100k u.data"](*t) for t in TRIPLES])
+    with pytest.warns(PrivacyLeakWarning, match="items=None"):
+        data = load_ratings(path)
+    assert data.item_ids.tolist() == [10, 30, 40]
+    np.testing.assert_array_equal(data.ratings.toarray(), EXPECTED[:, [0, 2, 3]])
+
+
+def test_string_ids(tmp_path):
+    path = _write(tmp_path, ["alice,tt01,4", "bob,tt02,2", "alice,tt02,5"])
+    data = load_ratings(path, items=["tt02", "tt01", "tt03"])
+    assert data.user_ids.tolist() == ["alice", "bob"]
+    np.testing.assert_array_equal(data.ratings.toarray(), [[5.0, 4.0, 0.0], [2.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("lines, items, match", [
+    (["1\t10\t4", "2\t99\t3"], [10, 20], "item '99' .* not in items"),
+    (["1\t10\tnan"], [10], "NaN or infinite"),
+    (["1\t10"], [10], "three fields"),
+    (["user\titem\trating"], [10], "no ratings"),
+    (["1\t10\t4"], [10, 10], "duplicate"),
+    (["1\tx\t4"], [10], "integers"),
+])
+def test_bad_files_and_catalogues_are_clear_errors(tmp_path, lines, items, match):
+    with pytest.raises(ValueError, match=match):
+        load_ratings(_write(tmp_path, lines), items=items)
+
+
+def test_split_partitions_the_stored_ratings():
+    R = sp.random(400, 50, density=0.2, format="csr", random_state=0)
+    train, test = split_ratings(R, 0.25, random_state=1)
+    np.testing.assert_array_equal((train + test).toarray(), R.toarray())
+    assert train.multiply(test).nnz == 0
+    assert abs(test.nnz / R.nnz - 0.25) < 0.03
+    again, _ = split_ratings(R, 0.25, random_state=1)
+    np.testing.assert_array_equal(again.toarray(), train.toarray())
+    with pytest.raises(TypeError, match="sparse"):
+        split_ratings(R.toarray())
+    with pytest.raises(ValueError, match="test_fraction"):
+        split_ratings(R, 1.0)
+
+
+def test_loaded_ratings_fit_the_completer(tmp_path):
+    rng = np.random.default_rng(0)
+    users, items = rng.integers(0, 300, 3000), rng.integers(0, 20, 3000)
+    path = _write(tmp_path, [f"{u}::{i}::{(u % 5) / 4 - (i % 3) / 4:.2f}::0"
+                             for u, i in zip(users, items)], "ratings.dat")
+    data = load_ratings(path, items=np.arange(20))
+    train, test = split_ratings(data.ratings, 0.1, random_state=0)
+    completer = DPMatrixCompleter(epsilon=5.0, method="svd", rank=2, random_state=0).fit(train)
+    completed = completer.transform(train)
+    assert completed.shape == (data.user_ids.size, 20) and np.all(np.isfinite(completed))
