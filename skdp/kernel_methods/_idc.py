@@ -77,6 +77,10 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     %(random_state)s
     %(accountant)s
     %(n_jobs)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints the noise calibration and, per
+        class problem, the certified solver's Newton iterations (``n_iter_``,
+        not private: see Privacy).
 
     Attributes
     ----------
@@ -93,6 +97,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         Certified bound on the RKHS gradient norm of the minimizer.
     n_iter_ : int
         Newton iterations of the certified solver (the most over classes).
+        Not private (see Privacy).
     sensitivity_ : float
         RKHS sensitivity of the certified minimizer.
     noise_scale_ : float
@@ -127,6 +132,8 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     ``[0, 1]`` (clipped per row): the replaced row's weighted loss is still
     ``L``-Lipschitz in the margin and the regularizer's strong convexity does
     not depend on the weights (``n`` counts every row).
+
+    %(non_private_diagnostics)s
 
     See Also
     --------
@@ -166,7 +173,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
                  bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None, classes=None,
                  class_weight=None, epsilon=1.0, delta=None, random_state=None, accountant=None,
-                 n_jobs=None):
+                 n_jobs=None, verbose=0):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -188,6 +195,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         """Run Alg. 3 on the private data.
