@@ -523,10 +523,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.privacy_spent_ = PrivacyBudget(
             total.epsilon, max([total.delta] + [b.delta for b in spent if b is not None]))
         if verbose:
-            print(f"[{name}] selected candidate {self.best_index_ + 1}/{k} by the exponential "
-                  f"mechanism on part {k + 1} ({len(holdout)} rows): {self.best_params_}; "
-                  f"spent epsilon={self.privacy_spent_.epsilon:g}, "
-                  f"delta={self.privacy_spent_.delta:g}")
+            print(f"[{name}] selected candidate {self.best_index_ + 1}/{k} (best_index_="
+                  f"{self.best_index_}) by the exponential mechanism on part {k + 1} "
+                  f"({len(holdout)} rows): {self.best_params_}; spent "
+                  f"epsilon={self.privacy_spent_.epsilon:g}, delta={self.privacy_spent_.delta:g}")
         return self
 
     def __sklearn_tags__(self):
