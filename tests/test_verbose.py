@@ -222,3 +222,11 @@ def test_selector_does_not_pass_its_verbosity_on(capsys):
     assert sel.best_estimator_.get_params()["verbose"] == 0
     out = capsys.readouterr().out
     assert "[DPLogisticRegressionAMP]" not in out
+
+
+def test_interactive_session_pickled_without_verbose_still_answers(capsys):
+    service = _service(allow_pickle=True).fit(X3, Y2)
+    del service.verbose  # as a session pickled before the parameter existed
+    service.predict(X3[:20])
+    assert service.n_queries_ == 20
+    assert capsys.readouterr().out == ""

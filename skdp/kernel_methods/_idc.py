@@ -540,7 +540,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         """
         if not hasattr(self, "privacy_spent_"):
             raise NotFittedError("call fit before asking for predictions.")
-        verbose = check_positive_int(self.verbose, "verbose", low=0)
+        # Read at each call (the session's verbosity may be changed between calls); a
+        # session pickled before it had one is silent.
+        verbose = check_positive_int(getattr(self, "verbose", 0), "verbose", low=0)
         X = check_array(X, dtype=np.float64)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features; the predictor was fitted with "
