@@ -225,7 +225,7 @@ def test_selector_does_not_pass_its_verbosity_on(capsys):
 
 
 def test_interactive_session_pickled_without_verbose_still_answers(capsys):
-    service = _service(allow_pickle=True).fit(X3, Y2)
+    service = _service().fit(X3, Y2)
     del service.verbose  # as a session pickled before the parameter existed
     service.predict(X3[:20])
     assert service.n_queries_ == 20
