@@ -200,6 +200,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         else:
             support = validate_data(self, X_public, dtype=np.float64, reset=False)
         self._check_release_params()
+        verbose = check_positive_int(self.verbose, "verbose", low=0)
         # Deterministic and free of noise, but able to refuse an input (chi2 on a negative
         # feature, a kernel that overflows): evaluated before the budget is charged.
         K_xx = kernel(X)
@@ -224,6 +225,13 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
                                               allow_zero_delta=self._allow_zero_delta)
         context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius,
                    "support": prepared}
+        name = type(self).__name__
+        targets = classes[1:] if n_functions == 1 else classes
+        if verbose:
+            print(f"[{name}] {n_functions} class problem(s) on {n} rows, released on "
+                  f"{support.shape[0]} public points at epsilon={budget.epsilon:g}, "
+                  f"delta={budget.delta:g}: RKHS sensitivity {sensitivity:.4g}, noise scale "
+                  f"{scale:.4g}")
 
         def fit_binary(K, y_pm1, child_rng):
             beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter,
@@ -232,6 +240,10 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
 
         results = fit_one_vs_rest(fit_binary, K_xx, y_index, len(classes), rng,
                                   n_jobs=self.n_jobs)
+        if verbose:  # printed here, not by the (possibly parallel) workers
+            for k, (label, (_, n_iter)) in enumerate(zip(targets, results), start=1):
+                print(f"[{name}] problem {k}/{n_functions} (class {label} vs rest): minimizer "
+                      f"certified in {n_iter} Newton iterations")
         # Fitted attributes only now: a refit that fails leaves the previous model whole.
         self.classes_ = classes
         self.kappa_ = kappa
@@ -312,6 +324,10 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     %(random_state)s
     %(accountant)s
     %(n_jobs)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints the noise calibration and, per
+        class problem, the certified solver's Newton iterations (``n_iter_``,
+        not private: see Privacy).
 
     Attributes
     ----------
@@ -401,7 +417,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
                  bounds=(-3.0, 3.0), n_public=100, classes=None, class_weight=None, epsilon=1.0,
-                 delta=None, random_state=None, accountant=None, n_jobs=None):
+                 delta=None, random_state=None, accountant=None, n_jobs=None, verbose=0):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -421,6 +437,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     @property
     def prediction_sensitivity_(self):
@@ -471,6 +488,10 @@ class PrivateKernelSVC(_KernelERMClassifier):
     %(random_state)s
     %(accountant)s
     %(n_jobs)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints the noise calibration and, per
+        class problem, the certified solver's Newton iterations (``n_iter_``,
+        not private: see Privacy).
 
     Attributes
     ----------
@@ -555,7 +576,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
                  kernel_bound=None, alpha=0.1, loss="huber", huber_h=0.5, max_iter=100,
                  bounds=(-3.0, 3.0), n_public=500, classes=None, class_weight=None, epsilon=1.0,
                  delta=None, calibration="analytic", random_state=None, accountant=None,
-                 n_jobs=None):
+                 n_jobs=None, verbose=0):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -576,6 +597,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _check_release_params(self):
         check_option(self.calibration, "calibration", CALIBRATIONS)

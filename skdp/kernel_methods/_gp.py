@@ -16,7 +16,7 @@ from skdp.kernel_methods._functional import (
     support_factor,
 )
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
-from skdp.utils._validation import check_option, check_real
+from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = ["PrivateGaussianProcessRegressor", "gp_mean_sensitivity"]
 
@@ -101,6 +101,9 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         Noise calibration (see :class:`PrivateKernelDensity`).
     %(random_state)s
     %(accountant)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints its stages and the noise
+        calibration.
 
     Attributes
     ----------
@@ -188,7 +191,7 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  alpha=1.0, y_bounds=(-1.0, 1.0), epsilon=1.0, delta=None,
-                 calibration="analytic", random_state=None, accountant=None):
+                 calibration="analytic", random_state=None, accountant=None, verbose=0):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -201,6 +204,7 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         self.calibration = calibration
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def fit(self, X, y):
         """Release the private posterior mean.
@@ -222,15 +226,24 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         alpha = check_real(self.alpha, "alpha", low=0.0, low_inclusive=False)
         lo, hi = _check_y_bounds(self.y_bounds)
         check_option(self.calibration, "calibration", CALIBRATIONS)
+        verbose = check_positive_int(self.verbose, "verbose", low=0)
+        name = type(self).__name__
+        n = X.shape[0]
+        if verbose:  # the slow part, O(n^3) on the public inputs
+            print(f"[{name}] computing the label sensitivity and the noise factor from the "
+                  f"{n} public inputs")
         K = kernel(X)
         sensitivity, factor = gp_mean_sensitivity(K, alpha, hi - lo)
         noise_factor = support_factor(K)  # public inputs; before the charge
-        n = X.shape[0]
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
                                        self.calibration)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
+        if verbose:
+            print(f"[{name}] releasing the posterior mean at epsilon={budget.epsilon:g}, "
+                  f"delta={budget.delta:g}: RKHS sensitivity {sensitivity:.4g}, noise scale "
+                  f"{sigma:.4g}")
         offset = 0.5 * (lo + hi)
         outside = int(np.count_nonzero((y < lo) | (y > hi)))
         if outside:

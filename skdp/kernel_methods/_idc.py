@@ -77,6 +77,10 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     %(random_state)s
     %(accountant)s
     %(n_jobs)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints the noise calibration and, per
+        class problem, the certified solver's Newton iterations (``n_iter_``,
+        not private: see Privacy).
 
     Attributes
     ----------
@@ -93,6 +97,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         Certified bound on the RKHS gradient norm of the minimizer.
     n_iter_ : int
         Newton iterations of the certified solver (the most over classes).
+        Not private (see Privacy).
     sensitivity_ : float
         RKHS sensitivity of the certified minimizer.
     noise_scale_ : float
@@ -127,6 +132,8 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     ``[0, 1]`` (clipped per row): the replaced row's weighted loss is still
     ``L``-Lipschitz in the margin and the regularizer's strong convexity does
     not depend on the weights (``n`` counts every row).
+
+    %(non_private_diagnostics)s
 
     See Also
     --------
@@ -166,7 +173,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
                  bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None, classes=None,
                  class_weight=None, epsilon=1.0, delta=None, random_state=None, accountant=None,
-                 n_jobs=None):
+                 n_jobs=None, verbose=0):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -188,6 +195,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         """Run Alg. 3 on the private data.
@@ -296,6 +304,10 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         In ``(0, 1)`` (the sparse vector technique needs ``delta > 0``).
     %(random_state)s
     %(accountant)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints the noise calibration, and
+        each paid answer (update) is announced as it happens, with its
+        query's position (as ``n_queries_`` and ``n_updates_`` show).
     allow_pickle : bool, default=False
         Whether a fitted session may be pickled (``pickle``, ``joblib.dump``,
         ``copy.deepcopy``). A pickle holds the raw training data and the
@@ -386,7 +398,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
                  max_updates=50, threshold=None, classes=None, epsilon=1.0, delta=1e-6,
-                 random_state=None, accountant=None, allow_pickle=False):
+                 random_state=None, accountant=None, verbose=0, allow_pickle=False):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -404,6 +416,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         self.delta = delta
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
         self.allow_pickle = allow_pickle
 
     def __repr__(self):
@@ -454,6 +467,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         max_iter = check_positive_int(self.max_iter, "max_iter")
         max_updates = check_positive_int(self.max_updates, "max_updates")
         threshold = _check_threshold(self.threshold)
+        verbose = check_positive_int(self.verbose, "verbose", low=0)
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
         sensitivity = kappa * erm_sensitivity(kappa, alpha, n, tol)
@@ -472,11 +486,18 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
             ) from None
         budget, rng = self._start_private_fit(n, allow_zero_delta=False)
         half = budget.split(2)
+        # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
+        noise_scale = tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta)
+        threshold = 4.0 * threshold_scale if threshold is None else threshold
+        if verbose:
+            print(f"[{type(self).__name__}] kernel ERM on {n} rows, then up to {max_updates} "
+                  f"paid answers at epsilon={budget.epsilon:g}, delta={budget.delta:g}: "
+                  f"sensitivity {sensitivity:.4g}, Laplace scale {noise_scale:.4g}, "
+                  f"threshold {threshold:.4g}")
         beta, _, _ = fit_kernel_erm(K, np.where(y_index == 1, 1.0, -1.0), loss, alpha,
                                     tol, max_iter=max_iter)
-        # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
-        self.noise_scale_ = tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta)
-        self.threshold_ = 4.0 * threshold_scale if threshold is None else threshold
+        self.noise_scale_ = noise_scale
+        self.threshold_ = threshold
         # "Below threshold" (the paid answer) means -|w*(z) - w_t(z)| <= -sigma.
         self._sparse_vector = SparseVector(epsilon=half.epsilon, delta=half.delta,
                                            threshold=-self.threshold_, cutoff=max_updates,
@@ -519,6 +540,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         """
         if not hasattr(self, "privacy_spent_"):
             raise NotFittedError("call fit before asking for predictions.")
+        # Read at each call (the session's verbosity may be changed between calls); a
+        # session pickled before it had one is silent.
+        verbose = check_positive_int(getattr(self, "verbose", 0), "verbose", low=0)
         X = check_array(X, dtype=np.float64)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features; the predictor was fitted with "
@@ -541,6 +565,11 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
             self._points = np.vstack([self._points, z])
             self._coef = np.append(self._coef, math.copysign(self._step, noisy - public))
             self.n_updates_ += 1
+            if verbose:  # n_queries_ and n_updates_ are public (the sparse vector's output)
+                cutoff = self._sparse_vector.cutoff
+                print(f"[{type(self).__name__}] query {self.n_queries_}: paid answer "
+                      f"{self.n_updates_}/{cutoff}"
+                      + ("; the model is now frozen" if self.exhausted else ""))
         return out
 
     def predict(self, X):

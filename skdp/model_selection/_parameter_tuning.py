@@ -20,7 +20,7 @@ from skdp.utils._class_columns import expand_class_columns, expand_decision_func
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._random import check_random_state, spawn_random_states
-from skdp.utils._validation import check_bounded_sample_weight
+from skdp.utils._validation import check_bounded_sample_weight, check_positive_int
 
 __all__ = ["PrivateParameterSelector"]
 
@@ -189,6 +189,11 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         (not None: a data-size default is known only after the fit): set it
         on the step or in ``param_grid``.
     %(n_jobs)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints each candidate's part and
+        parameters as it is fitted, and the selected candidate. It never
+        prints a holdout count. The candidates' own ``verbose`` is left as
+        set in ``estimator`` or ``param_grid``.
 
     Attributes
     ----------
@@ -324,7 +329,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     """
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, classes=None, random_state=None,
-                 accountant=None, n_jobs=None):
+                 accountant=None, n_jobs=None, verbose=0):
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
@@ -332,6 +337,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.random_state = random_state
         self.accountant = accountant
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _resolve_accountant(self, candidates, private_steps):
         """The accountant charged with the total: the selector's, else its private steps'."""
@@ -445,6 +451,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         if not candidates:
             raise ValueError("param_grid has no candidate.")
         k = len(candidates)
+        verbose = check_positive_int(self.verbose, "verbose", low=0)
         if X.shape[0] < 2 * (k + 1):
             raise ValueError(
                 f"{k} candidates need {k + 1} disjoint parts of at least 2 rows; "
@@ -472,13 +479,22 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             _seed(model, child)
         if accountant is not None:
             accountant.check(total)  # refuse an overrun before any work
+        name = type(self).__name__
+        if verbose:
+            print(f"[{name}] {k} candidates on {k + 1} parts of the {X.shape[0]} rows; "
+                  f"checking each candidate on data-independent input first")
         for model, params, part, child in zip(models, candidates, parts, children[k:]):
             _check_on_public_input(model, params, len(part) + len(classes), X.shape[1],
                                    sp.issparse(X), classes, child,
                                    weighted=weighted)
         if accountant is not None:
-            accountant.spend(total, by=type(self).__name__)
-        for model, part in zip(models, parts):
+            accountant.spend(total, by=name)
+        # Only public values: the parts' sizes depend on n_samples and k alone. No holdout
+        # count is ever printed (they are private until the exponential mechanism).
+        for i, (model, params, part) in enumerate(zip(models, candidates, parts), start=1):
+            if verbose:
+                print(f"[{name}] fitting candidate {i}/{k} on part {i} ({len(part)} rows): "
+                      f"{params}")
             # Decided per part, from its own rows: a global "all weights are 1" switch would
             # let one record's weight change how every candidate is fitted.
             part_weight = (None if sample_weight is None or np.all(sample_weight[part] == 1.0)
@@ -506,6 +522,11 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         spent = [_spent(model) for model in models]
         self.privacy_spent_ = PrivacyBudget(
             total.epsilon, max([total.delta] + [b.delta for b in spent if b is not None]))
+        if verbose:
+            print(f"[{name}] selected candidate {self.best_index_ + 1}/{k} (best_index_="
+                  f"{self.best_index_}) by the exponential mechanism on part {k + 1} "
+                  f"({len(holdout)} rows): {self.best_params_}; spent "
+                  f"epsilon={self.privacy_spent_.epsilon:g}, delta={self.privacy_spent_.delta:g}")
         return self
 
     def __sklearn_tags__(self):

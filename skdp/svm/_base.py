@@ -167,6 +167,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             X.shape[0])
         C, huber_h, tol, max_iter = self._check_svm_params()
         self._check_feature_params()
+        verbose = check_positive_int(self.verbose, "verbose", low=0)
         budget, rng = self._start_private_fit(
             X.shape[0], allow_zero_delta=self.mechanism == "laplace")
         # Separate streams: the released feature map must not reveal the noise.
@@ -184,6 +185,12 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         sensitivity = exact + 2.0 * radius
         part = budget.split(1 if n_classes == 2 else n_classes)
         scale = svm_noise_scale(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta)
+        name = type(self).__name__
+        targets = classes[1:] if n_classes == 2 else classes
+        if verbose:
+            print(f"[{name}] {len(targets)} class problem(s) on {n_samples} rows and {n_coef} "
+                  f"coefficients, each at epsilon={part.epsilon:g}, delta={part.delta:g}: "
+                  f"sensitivity {sensitivity:.4g}, {self.mechanism} noise scale {scale:.4g}")
 
         def fit_binary(F, y_pm1, child_rng):
             sol = solve_svm_certified(F, y_pm1, C, loss=self.loss, huber_h=huber_h,
@@ -197,6 +204,11 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
 
         results = fit_one_vs_rest(fit_binary, features, y_index, n_classes, noise_rng,
                                   n_jobs=self.n_jobs)
+        if verbose:  # printed here, not by the (possibly parallel) workers
+            for k, (label, (_, sol)) in enumerate(zip(targets, results), start=1):
+                print(f"[{name}] problem {k}/{len(targets)} (class {label} vs rest): "
+                      f"certified within {sol.distance_bound:.3g} of the exact minimizer "
+                      f"in {sol.n_iter} Newton steps")
         self.classes_ = classes
         self._set_model(np.vstack([w for w, _ in results]), fitted)
         self.sensitivity_, self.noise_scale_ = sensitivity, scale

@@ -149,6 +149,11 @@ class PrivateSVMRFF(BasePrivateSVM):
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints the noise calibration and, per
+        class problem, the solver's Newton steps and certified distance
+        (the solver diagnostics ``n_iter_`` and ``certified_distance_``,
+        not private: see Privacy).
 
     Attributes
     ----------
@@ -200,7 +205,7 @@ class PrivateSVMRFF(BasePrivateSVM):
     def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma=1.0, n_components=100,
                  C=1.0, loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
                  max_iter=200, classes=None, class_weight=None, n_jobs=None, random_state=None,
-                 accountant=None):
+                 accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.kernel = kernel
@@ -217,6 +222,7 @@ class PrivateSVMRFF(BasePrivateSVM):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def _make_map(self, random_state):
         return RandomFourierFeatures(kernel=self.kernel, gamma=self.gamma,
@@ -280,6 +286,11 @@ class PrivateLinearSVM(BasePrivateSVM):
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
+    %(verbose)s
+        With ``verbose >= 1`` the fit prints the noise calibration and, per
+        class problem, the solver's Newton steps and certified distance
+        (the solver diagnostics ``n_iter_`` and ``certified_distance_``,
+        not private: see Privacy).
 
     Attributes
     ----------
@@ -322,7 +333,7 @@ class PrivateLinearSVM(BasePrivateSVM):
     def __init__(self, epsilon=1.0, delta=0.0, *, data_norm=1.0, fit_intercept=True, C=1.0,
                  loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=200,
                  classes=None, class_weight=None, n_jobs=None, random_state=None,
-                 accountant=None):
+                 accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -338,6 +349,7 @@ class PrivateLinearSVM(BasePrivateSVM):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def _check_feature_params(self):
         check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
