@@ -16,7 +16,10 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
+from sklearn.tree import DecisionTreeClassifier
+
 from skdp import BudgetAccountant
+from skdp.ensemble import ModelAgnosticPrivateClassifier, PrivateQueryAnswerer
 from skdp.kernel_methods import (
     InteractiveKernelPredictor,
     PrivateGaussianProcessRegressor,
@@ -229,4 +232,19 @@ def test_interactive_session_pickled_without_verbose_still_answers(capsys):
     del service.verbose  # as a session pickled before the parameter existed
     service.predict(X3[:20])
     assert service.n_queries_ == 20
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("cls", [ModelAgnosticPrivateClassifier, PrivateQueryAnswerer])
+@pytest.mark.parametrize("bad, error", [("x", TypeError), (-1, ValueError)])
+def test_ensemble_refuses_bad_verbose_before_the_budget_is_charged(cls, bad, error, capsys):
+    # joblib refused "x" only inside the teachers' loop, after the charge, and printed
+    # progress lines for -1.
+    acc = BudgetAccountant(epsilon=1e3, delta=0.5)
+    est = cls(DecisionTreeClassifier(max_depth=2), epsilon=5.0, delta=1e-3, n_teachers=4,
+              classes=[0, 1], verbose=bad, accountant=acc, random_state=0)
+    fit_args = (X3[:60], Y2[:60]) + ((X3[60:90],) if cls is ModelAgnosticPrivateClassifier else ())
+    with pytest.raises(error, match="verbose must be"):
+        est.fit(*fit_args)
+    assert acc.spent is None
     assert capsys.readouterr().out == ""

@@ -388,6 +388,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
         max_unstable = check_positive_int(self.max_unstable, "max_unstable")
         max_queries = check_positive_int(self.max_queries, "max_queries")
+        check_positive_int(self.verbose, "verbose", low=0)  # joblib would check it after the charge
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
         n_teachers = resolve_n_teachers(
             self.n_teachers, epsilon=epsilon, delta=delta, max_unstable=max_unstable,

@@ -416,6 +416,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         sample_weight = check_teacher_weights(self.estimator, sample_weight, X.shape[0])
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
         max_unstable = check_positive_int(self.max_unstable, "max_unstable")
+        check_positive_int(self.verbose, "verbose", low=0)  # joblib would check it after the charge
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
         if self.fallback_label is not None and np.ndim(self.fallback_label) != 0:
             raise ValueError("fallback_label must be a single label (a scalar) or None, got "
