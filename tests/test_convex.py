@@ -625,3 +625,23 @@ def test_dpsgd_calibration_failure_is_refused_before_the_budget_is_charged():
     with pytest.raises(ValueError, match="could not be calibrated.*Nothing was spent"):
         clf.fit(X, y)
     assert accountant.spent is None and not hasattr(clf, "coef_")
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+@pytest.mark.parametrize("label", [0, 1])
+@pytest.mark.parametrize("value", [1e308, -1e308])
+def test_dpsgd_one_row_with_an_overflowing_norm_cannot_poison_the_model(loss, label, value):
+    # A valid (finite) record whose L2 norm overflows to inf: with gradient clipping, its
+    # clipped gradient was |l'(z)| * inf = 0 * inf = NaN whenever l'(z) = 0, and that NaN
+    # reached every weight. The release then told this record apart from any other (an
+    # unbounded privacy loss); a clipped contribution must stay in the ball of norm C.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4)) * 0.1
+    y = (X[:, 0] > 0).astype(int)
+    X[0], y[0] = value, label
+    clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1], loss=loss, epochs=2,
+                          batch_size=50, fit_intercept=False, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        clf.fit(X, y)
+    assert np.all(np.isfinite(clf.coef_))
