@@ -85,12 +85,17 @@ def _clipped_gradient_sum(X_batch, y_batch, norms, w, loss, clip_norm, clip_grad
     give a row of weight 0.1 and a large gradient the influence of a row of
     weight 1).
     """
-    z = y_batch * np.asarray(X_batch @ w).ravel()
-    coef = loss.derivative(z) * y_batch  # per-example gradient = coef_i * x_i
-    if clip_gradients:
-        grad_norms = np.abs(coef) * norms
-        scale = np.minimum(1.0, clip_norm / np.maximum(grad_norms, 1e-300))
-        coef = coef * scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = y_batch * np.asarray(X_batch @ w).ravel()
+        coef = loss.derivative(z) * y_batch  # per-example gradient = coef_i * x_i
+        if clip_gradients:
+            grad_norms = np.abs(coef) * norms
+            scale = np.minimum(1.0, clip_norm / np.maximum(grad_norms, 1e-300))
+            coef = coef * scale
+            # A finite row whose norm overflows to inf gives 0 * inf = NaN when l'(z) = 0
+            # (and a margin can be inf - inf): that NaN would reach every weight and
+            # single the row out. Such a contribution is dropped (zero is in the ball).
+            coef[~np.isfinite(coef)] = 0.0
     if sample_weight is not None:
         coef = coef * sample_weight
     return np.asarray(X_batch.T @ coef).ravel()
