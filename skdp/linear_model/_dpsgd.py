@@ -136,8 +136,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
     gradients clipped to norm ``data_norm``, adds Gaussian noise
     ``N(0, (z data_norm)^2)`` and takes a gradient step (seed 004, Alg. 4;
     Bassily, Smith and Thakurta 2014; Abadi et al. 2016). The noise multiplier
-    ``z`` comes from the Renyi-DP accountant of dp-accounting for the
-    requested ``(epsilon, delta)``, not from a closed form.
+    ``z`` comes from the privacy-loss-distribution accountant of
+    dp-accounting (replace-one neighbours) for the requested
+    ``(epsilon, delta)``, not from a closed form.
 
     Parameters
     ----------
