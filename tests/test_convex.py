@@ -645,3 +645,24 @@ def test_dpsgd_one_row_with_an_overflowing_norm_cannot_poison_the_model(loss, la
         warnings.simplefilter("ignore", RuntimeWarning)
         clf.fit(X, y)
     assert np.all(np.isfinite(clf.coef_))
+
+
+@pytest.mark.parametrize("params", [
+    dict(epsilon=1e300, accounting="zcdp"),  # eps^2 overflowed in the rho conversion
+    dict(epsilon=1e-300, l1_radius=1e300, accounting="thesis"),  # per-step epsilon 0
+])
+def test_frank_wolfe_calibration_failure_is_never_charged(params):
+    # The noise depends on no data: it must be calibrated, or refused, before the
+    # accountant is charged (it used to raise OverflowError / ZeroDivisionError after).
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 2
+    accountant = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    clf = PrivateFrankWolfeClassifier(delta=1e-5, max_iter=5, classes=[0, 1],
+                                      accountant=accountant, random_state=0, **params)
+    try:
+        clf.fit(X, y)
+    except ValueError as error:
+        assert "Nothing was spent" in str(error)
+        assert accountant.spent is None and not hasattr(clf, "coef_")
+    else:
+        assert np.isfinite(clf.step_epsilon_) and clf.step_epsilon_ > 0
