@@ -156,8 +156,9 @@ def zcdp_for_dp(epsilon, delta):
     # -ln(delta), not ln(1/delta): rounding 1/delta first loses the digits of
     # the logarithm near delta = 1 (rho was 1 + 1e-11 too large at 1 - 1e-6).
     log_term = -math.log(delta)
-    # Written as epsilon^2 / (sqrt(L + eps) + sqrt(L))^2 to avoid cancellation.
-    return epsilon**2 / (math.sqrt(log_term + epsilon) + math.sqrt(log_term)) ** 2
+    # Written as (epsilon / (sqrt(L + eps) + sqrt(L)))^2 to avoid cancellation (and the
+    # overflow of epsilon^2 above 1e154).
+    return (epsilon / (math.sqrt(log_term + epsilon) + math.sqrt(log_term))) ** 2
 
 
 def gaussian_zcdp(sensitivity, sigma):
