@@ -210,7 +210,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
     ``w`` times its clipped gradient, of norm at most ``w C <= C``: the
     contributions stay in the ball the accountant assumes (rows are sampled
     with probability ``q`` whatever their weight, and the divisor ``q n``
-    stays public). Multi-class fits split the budget evenly.
+    stays public). A contribution that is not finite in floating point (a
+    row whose norm overflows, about ``1.8e308``) is replaced by zero, which
+    is also in the ball. Multi-class fits split the budget evenly.
     %(label_set_privacy)s
 
     See Also
