@@ -77,6 +77,22 @@ def test_advanced_composition_never_worse_than_basic():
     assert total.delta == pytest.approx(1 - (1 - 1e-5) * (1 - 1e-7) ** 10, rel=1e-12)
 
 
+@pytest.mark.parametrize("epsilon", [2.5e-162, 1e-200])
+def test_advanced_composition_is_not_understated_by_underflow(epsilon):
+    # 100 steps of a tiny epsilon: eps' = drift + eps sqrt(2 T ln(e + sqrt(T) eps / delta'))
+    # = eps sqrt(200) (the drift T eps tanh(eps / 2) is negligible). Squaring such an
+    # epsilon underflows (2.5e-162^2 = 6.25e-324 rounds to 4.94e-324, 1e-200^2 to 0),
+    # which understated eps' by 11% (or made it 0, an error) where it must be exact.
+    total = advanced_composition([PrivacyBudget(epsilon)] * 100, 1e-6)
+    assert total.epsilon == pytest.approx(epsilon * math.sqrt(200.0), rel=1e-12, abs=0.0)
+
+
+def test_advanced_composition_at_large_epsilon_is_basic_composition():
+    # e^eps overflows above eps = 709: the drift must still be eps tanh(eps / 2) = eps.
+    total = advanced_composition([PrivacyBudget(800.0), PrivacyBudget(1.0)], 1e-6)
+    assert total.epsilon == 801.0
+
+
 def test_zcdp_conversions_worked_values():
     assert dp_to_zcdp(1.0) == 0.5
     assert gaussian_zcdp(1.0, 2.0) == pytest.approx(1 / 8)

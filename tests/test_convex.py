@@ -625,3 +625,44 @@ def test_dpsgd_calibration_failure_is_refused_before_the_budget_is_charged():
     with pytest.raises(ValueError, match="could not be calibrated.*Nothing was spent"):
         clf.fit(X, y)
     assert accountant.spent is None and not hasattr(clf, "coef_")
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+@pytest.mark.parametrize("label", [0, 1])
+@pytest.mark.parametrize("value", [1e308, -1e308])
+def test_dpsgd_one_row_with_an_overflowing_norm_cannot_poison_the_model(loss, label, value):
+    # A valid (finite) record whose L2 norm overflows to inf: with gradient clipping, its
+    # clipped gradient was |l'(z)| * inf = 0 * inf = NaN whenever l'(z) = 0, and that NaN
+    # reached every weight. The release then told this record apart from any other (an
+    # unbounded privacy loss); a clipped contribution must stay in the ball of norm C.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4)) * 0.1
+    y = (X[:, 0] > 0).astype(int)
+    X[0], y[0] = value, label
+    clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1], loss=loss, epochs=2,
+                          batch_size=50, fit_intercept=False, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        clf.fit(X, y)
+    assert np.all(np.isfinite(clf.coef_))
+
+
+@pytest.mark.parametrize("params", [
+    dict(epsilon=1e300, accounting="zcdp"),  # eps^2 overflowed in the rho conversion
+    dict(epsilon=1e-300, l1_radius=1e300, accounting="thesis"),  # per-step epsilon 0
+])
+def test_frank_wolfe_calibration_failure_is_never_charged(params):
+    # The noise depends on no data: it must be calibrated, or refused, before the
+    # accountant is charged (it used to raise OverflowError / ZeroDivisionError after).
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 2
+    accountant = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    clf = PrivateFrankWolfeClassifier(delta=1e-5, max_iter=5, classes=[0, 1],
+                                      accountant=accountant, random_state=0, **params)
+    try:
+        clf.fit(X, y)
+    except ValueError as error:
+        assert "Nothing was spent" in str(error)
+        assert accountant.spent is None and not hasattr(clf, "coef_")
+    else:
+        assert np.isfinite(clf.step_epsilon_) and clf.step_epsilon_ > 0

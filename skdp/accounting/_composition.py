@@ -74,11 +74,15 @@ def advanced_composition(budgets, delta_prime):
                              low_inclusive=False, high_inclusive=False)
     eps = np.array([b.epsilon for b in budgets])
     deltas = np.array([b.delta for b in budgets])
-    sum_sq = float(np.sum(eps**2))
-    drift = float(np.sum(eps * np.expm1(eps) / (np.exp(eps) + 1.0)))
-    spread = min(2.0 * sum_sq * math.log(math.e + math.sqrt(sum_sq) / delta_prime),
-                 -2.0 * sum_sq * math.log(delta_prime))
-    eps_total = min(float(eps.sum()), drift + math.sqrt(spread))
+    # sum eps_i^2 in units of the largest eps_i: squaring eps_i below 1e-154 underflows
+    # (the bound came out 11% low at eps_i = 2.5e-162, and 0 at 1e-200).
+    unit = float(eps.max())
+    norm = unit * math.sqrt(float(np.sum((eps / unit) ** 2)))  # sqrt(sum eps_i^2)
+    # (e^eps - 1) / (e^eps + 1) = tanh(eps / 2), which does not overflow at large eps.
+    drift = float(np.sum(eps * np.tanh(eps / 2.0)))
+    spread = norm * math.sqrt(2.0 * min(math.log(math.e + norm / delta_prime),
+                                        -math.log(delta_prime)))
+    eps_total = min(float(eps.sum()), drift + spread)
     # 1 - (1 - delta') prod(1 - delta_i), computed stably.
     delta_total = -math.expm1(math.log1p(-delta_prime) + float(np.sum(np.log1p(-deltas))))
     return PrivacyBudget(eps_total, delta_total)
@@ -152,8 +156,9 @@ def zcdp_for_dp(epsilon, delta):
     # -ln(delta), not ln(1/delta): rounding 1/delta first loses the digits of
     # the logarithm near delta = 1 (rho was 1 + 1e-11 too large at 1 - 1e-6).
     log_term = -math.log(delta)
-    # Written as epsilon^2 / (sqrt(L + eps) + sqrt(L))^2 to avoid cancellation.
-    return epsilon**2 / (math.sqrt(log_term + epsilon) + math.sqrt(log_term)) ** 2
+    # Written as (epsilon / (sqrt(L + eps) + sqrt(L)))^2 to avoid cancellation (and the
+    # overflow of epsilon^2 above 1e154).
+    return (epsilon / (math.sqrt(log_term + epsilon) + math.sqrt(log_term))) ** 2
 
 
 def gaussian_zcdp(sensitivity, sigma):

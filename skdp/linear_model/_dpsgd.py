@@ -85,12 +85,17 @@ def _clipped_gradient_sum(X_batch, y_batch, norms, w, loss, clip_norm, clip_grad
     give a row of weight 0.1 and a large gradient the influence of a row of
     weight 1).
     """
-    z = y_batch * np.asarray(X_batch @ w).ravel()
-    coef = loss.derivative(z) * y_batch  # per-example gradient = coef_i * x_i
-    if clip_gradients:
-        grad_norms = np.abs(coef) * norms
-        scale = np.minimum(1.0, clip_norm / np.maximum(grad_norms, 1e-300))
-        coef = coef * scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = y_batch * np.asarray(X_batch @ w).ravel()
+        coef = loss.derivative(z) * y_batch  # per-example gradient = coef_i * x_i
+        if clip_gradients:
+            grad_norms = np.abs(coef) * norms
+            scale = np.minimum(1.0, clip_norm / np.maximum(grad_norms, 1e-300))
+            coef = coef * scale
+            # A finite row whose norm overflows to inf gives 0 * inf = NaN when l'(z) = 0
+            # (and a margin can be inf - inf): that NaN would reach every weight and
+            # single the row out. Such a contribution is dropped (zero is in the ball).
+            coef[~np.isfinite(coef)] = 0.0
     if sample_weight is not None:
         coef = coef * sample_weight
     return np.asarray(X_batch.T @ coef).ravel()
@@ -131,8 +136,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
     gradients clipped to norm ``data_norm``, adds Gaussian noise
     ``N(0, (z data_norm)^2)`` and takes a gradient step (seed 004, Alg. 4;
     Bassily, Smith and Thakurta 2014; Abadi et al. 2016). The noise multiplier
-    ``z`` comes from the Renyi-DP accountant of dp-accounting for the
-    requested ``(epsilon, delta)``, not from a closed form.
+    ``z`` comes from the privacy-loss-distribution accountant of
+    dp-accounting (replace-one neighbours) for the requested
+    ``(epsilon, delta)``, not from a closed form.
 
     Parameters
     ----------
@@ -204,7 +210,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
     ``w`` times its clipped gradient, of norm at most ``w C <= C``: the
     contributions stay in the ball the accountant assumes (rows are sampled
     with probability ``q`` whatever their weight, and the divisor ``q n``
-    stays public). Multi-class fits split the budget evenly.
+    stays public). A contribution that is not finite in floating point (a
+    row whose norm overflows, about ``1.8e308``) is replaced by zero, which
+    is also in the ball. Multi-class fits split the budget evenly.
     %(label_set_privacy)s
 
     See Also

@@ -370,6 +370,18 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
                                  settings["l1_radius"], budget.epsilon, budget.delta,
                                  settings["max_iter"], settings["accounting"])
 
+    def _prepare(self, settings, budget):
+        # The noise depends on no data but its calibration can fail at extreme settings
+        # (a per-step epsilon that rounds to 0): fail before the budget is charged.
+        try:
+            self._noise(settings, budget)
+        except (ArithmeticError, ValueError) as error:
+            raise ValueError(
+                f"The selection noise could not be calibrated for (epsilon={budget.epsilon:g}, "
+                f"delta={budget.delta:g}) per class problem, {settings['max_iter']} steps, "
+                f"l1_radius={settings['l1_radius']:g} and data_norm={settings['data_norm']:g} "
+                f"({error}). Nothing was spent.") from error
+
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         scale, step_epsilon, mechanism = self._noise(settings, budget)
         X_columns = X.tocsc() if sp.issparse(X) else None
