@@ -276,3 +276,24 @@ def test_pld_calibration_is_tighter_than_rdp_and_safe():
     pld = calibrate_subsampled_gaussian(1.0, 1e-5, sample_rate=0.02, steps=200, accountant="pld")
     assert pld <= rdp
     assert subsampled_gaussian_epsilon(pld, 0.02, 200, 1e-5, accountant="pld") <= 1.0
+
+
+@pytest.mark.parametrize("neighbours", ["replace-one", "add-remove"])
+@pytest.mark.parametrize("epsilon, sample_rate, steps", [(1.0, 256 / 8000, 157), (8.0, 0.1, 50)])
+def test_pld_calibration_is_the_least_safe_multiplier(neighbours, epsilon, sample_rate, steps):
+    # The search is bracketed from the RDP side and stopped at dp-accounting's tolerance:
+    # the multiplier returned meets the target and one 1e-5 smaller does not.
+    sigma = calibrate_subsampled_gaussian(epsilon, 1e-5, sample_rate, steps, accountant="pld",
+                                          neighbours=neighbours)
+    spent = subsampled_gaussian_epsilon(sigma, sample_rate, steps, 1e-5, accountant="pld",
+                                        neighbours=neighbours)
+    assert spent <= epsilon
+    assert subsampled_gaussian_epsilon(sigma * (1 - 1e-5), sample_rate, steps, 1e-5,
+                                       accountant="pld", neighbours=neighbours) > epsilon
+
+
+def test_calibration_prints_no_rdp_order_notes(capfd, caplog):
+    # dp-accounting logs (absl) each RDP order it leaves out at small noise multipliers.
+    calibrate_subsampled_gaussian(8.0, 1e-5, 0.1, 50, accountant="pld", neighbours="replace-one")
+    assert "Excluding this order" not in capfd.readouterr().err
+    assert not [r for r in caplog.records if "Excluding this order" in r.getMessage()]

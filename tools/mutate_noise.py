@@ -121,7 +121,7 @@ MUTANTS = [
     ("zcdp_to_dp", ACC + "_composition.py",
      "PrivacyBudget(rho + 2.0 * math.sqrt(", "PrivacyBudget(0.5 * rho + 1.0 * math.sqrt("),
     ("zcdp_for_dp", ACC + "_composition.py",
-     "    return epsilon**2 / (math.sqrt(", "    return 2.0 * epsilon**2 / (math.sqrt("),
+     "    return (epsilon / (math.sqrt(", "    return 2.0 * (epsilon / (math.sqrt("),
     ("gaussian_zcdp", ACC + "_composition.py",
      "return 0.5 * (sensitivity / sigma) ** 2", "return 0.25 * (sensitivity / sigma) ** 2"),
     ("subsampled_sigma", ACC + "_subsampled.py",
@@ -372,7 +372,7 @@ MUTANTS = [
     ("scaler_gauss_sq", "skdp/preprocessing/_dp_scaler.py",
      'return "gaussian", sigma, sigma / math.sqrt(', 'return "gaussian", sigma, 0.5 * sigma / math.sqrt('),
     ("scaler_sum_draw", "skdp/preprocessing/_dp_scaler.py",
-     "Z.sum(axis=0) + draw(0.0, sum_scale,", "Z.sum(axis=0) + draw(0.0, 0.5 * sum_scale,"),
+     "noisy_sum = sums + draw(0.0, sum_scale,", "noisy_sum = sums + draw(0.0, 0.5 * sum_scale,"),
     ("scaler_sq_draw", "skdp/preprocessing/_dp_scaler.py",
      "draw(0.0, square_sum_scale,", "draw(0.0, 0.5 * square_sum_scale,"),
     # --- clipping (the bound every sensitivity above rests on, doubled) ----------------------
