@@ -326,8 +326,8 @@ MUTANTS = [
     ("online_split", KM + "_idc.py",
      "half = budget.split(2)", f"half = {DOUBLE}(budget.split(2))"),
     ("online_scale", KM + "_idc.py",
-     "self.noise_scale_ = tddl_laplace_scale(sensitivity, max_updates,",
-     "self.noise_scale_ = 0.5 * tddl_laplace_scale(sensitivity, max_updates,"),
+     "noise_scale = tddl_laplace_scale(sensitivity, max_updates,",
+     "noise_scale = 0.5 * tddl_laplace_scale(sensitivity, max_updates,"),
     ("online_draw", KM + "_idc.py",
      "laplace(0.0, self.noise_scale_)", "laplace(0.0, 0.5 * self.noise_scale_)"),
     # --- matrix completion --------------------------------------------------------------
