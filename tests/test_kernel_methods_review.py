@@ -4,12 +4,14 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_moons
 from sklearn.gaussian_process.kernels import DotProduct
 
 from skdp import BudgetAccountant
 from skdp.exceptions import CertificationError
 from skdp.kernel_methods import (
     InteractiveKernelPredictor,
+    PrivateGaussianProcessRegressor,
     PrivateKernelClassifier,
     PrivateKernelNetClassifier,
     PrivateKernelSVC,
@@ -142,3 +144,25 @@ def test_kernel_svc_checks_its_support_kernel_before_spending():
         PrivateKernelSVC(kernel=not_psd, kernel_bound=2.0, classes=[0, 1], n_public=20,
                          accountant=acc, random_state=0).fit(X[:20], y[:20])
     assert acc.spends == []
+
+
+@pytest.mark.parametrize("cls", [PrivateKernelClassifier, PrivateKernelSVC,
+                                 PrivateKernelNetClassifier])
+def test_kernel_params_changed_after_fit_do_not_change_the_release(cls):
+    # As scikit-learn's SVC keeps its fitted gamma: the model is the release of fit.
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    est = cls(epsilon=5.0, gamma=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    before = est.decision_function(X[:20])
+    est.set_params(gamma=50.0, kernel="laplacian")
+    np.testing.assert_array_equal(est.decision_function(X[:20]), before)
+
+
+def test_gp_kernel_params_changed_after_fit_do_not_change_the_release():
+    X = np.linspace(-2, 2, 60)[:, None]
+    gp = PrivateGaussianProcessRegressor(epsilon=5.0, y_bounds=(-2.0, 2.0),
+                                         random_state=0).fit(X, np.sin(X[:, 0]))
+    mean, std = gp.predict(X[:10], return_std=True)
+    gp.set_params(gamma=50.0)
+    new_mean, new_std = gp.predict(X[:10], return_std=True)
+    np.testing.assert_array_equal(new_mean, mean)
+    np.testing.assert_array_equal(new_std, std)

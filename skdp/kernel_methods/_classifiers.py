@@ -251,6 +251,9 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         self.sensitivity_ = sensitivity
         self.support_ = support
         self.dual_coef_ = np.vstack([coef for coef, _ in results])
+        # The kernel of the release, as scikit-learn keeps its fitted gamma: set_params
+        # after fit must not change what predict computes until the next fit.
+        self._kernel = kernel
         self.n_iter_ = max(n_iter for _, n_iter in results)
         self.noise_scale_ = scale
         self.delta_ = budget.delta
@@ -272,7 +275,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        scores = self._get_kernel(X.shape[1])(X, self.support_) @ self.dual_coef_.T
+        scores = self._kernel(X, self.support_) @ self.dual_coef_.T
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):

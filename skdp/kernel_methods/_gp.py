@@ -261,6 +261,7 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         self.dual_coef_, _ = gp_release(mean_at_x, K, self.noise_scale_, rng,
                                         factor=noise_factor)
         self.X_train_ = X
+        self._kernel = kernel  # the release's kernel, whatever set_params does later
         self.y_offset_ = offset
         self.y_bounds_ = (lo, hi)
         self.L_ = np.tril(factor[0])
@@ -287,12 +288,11 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        kernel = self._get_kernel(X.shape[1], require_bound=False)
-        K_x = kernel(X, self.X_train_)
+        K_x = self._kernel(X, self.X_train_)
         # Post-processing of the released function with the public bounds.
         mean = np.clip(self.y_offset_ + K_x @ self.dual_coef_, *self.y_bounds_)
         if not return_std:
             return mean
         v = linalg.solve_triangular(self.L_, K_x.T, lower=True, check_finite=False)
-        var = kernel.diag(X) - np.einsum("ij,ij->j", v, v)
+        var = self._kernel.diag(X) - np.einsum("ij,ij->j", v, v)
         return mean, np.sqrt(np.clip(var, 0.0, None))
