@@ -73,8 +73,8 @@ def test_discrete_laplace_matches_its_pmf(t):
     assert _chi_square_pvalue(z, lambda k: _laplace_pmf(1.1 * float(t), k)) < 1e-6
 
 
-@pytest.mark.parametrize("sigma2", [Fraction(1, 10), Fraction(2), discrete_gaussian_sigma2(1, 1, 1e-5),
-                                    Fraction(10_000)])
+@pytest.mark.parametrize("sigma2", [Fraction(1, 10), Fraction(2),
+                                    discrete_gaussian_sigma2(1, 1, 1e-5), Fraction(10_000)])
 def test_discrete_gaussian_matches_its_pmf(sigma2):
     z = sample_discrete_gaussian(sigma2, size=40_000, rng=2)
     assert z.dtype == np.int64
@@ -380,8 +380,10 @@ def test_samplers_speed_is_reported(capsys):
     catches an accidental slow path (e.g. rng.integers called per uniform integer)."""
     import time
 
-    for name, draw in (("laplace t=10", lambda: sample_discrete_laplace(10, size=20_000, rng=0)),
-                       ("gaussian s2=24", lambda: sample_discrete_gaussian(24, size=20_000, rng=0))):
+    for name, draw in (
+        ("laplace t=10", lambda: sample_discrete_laplace(10, size=20_000, rng=0)),
+        ("gaussian s2=24", lambda: sample_discrete_gaussian(24, size=20_000, rng=0)),
+    ):
         best = min(_timed(draw, time) for _ in range(3))
         rate = 20_000 / best
         print(f"{name}: {rate:,.0f} samples/s")
@@ -409,3 +411,12 @@ def test_output_shape_follows_the_input():
     for shape in [(), (3,), (2, 2), (1, 0)]:
         out = mech(np.zeros(shape))
         assert np.shape(out) == shape
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import skdp.mechanisms._discrete as module
+
+    result = doctest.testmod(module)
+    assert result.attempted >= 10 and result.failed == 0

@@ -109,8 +109,8 @@ def _bernoulli_exp_at_most_one(src, num, den):
 
 
 def _bernoulli_exp(src, num, den):
-    # CKS Sec. 5.1, for gamma = num / den > 1: exp(-gamma) is the product of
-    # floor(gamma) independent Bernoulli(exp(-1)) draws and one
+    # CKS Sec. 5 (the remark after Algorithm 1), for gamma = num / den > 1: exp(-gamma)
+    # is the product of floor(gamma) independent Bernoulli(exp(-1)) draws and one
     # Bernoulli(exp(-(gamma - floor(gamma)))) draw; stop at the first 0.
     whole, num = divmod(num, den)
     for _ in range(whole):
@@ -230,7 +230,7 @@ def sample_bernoulli_exp(gamma, rng=None):
 
 
 def sample_discrete_laplace(t, size=None, rng=None):
-    """Draw exact discrete Laplace noise, ``P[Z = z]`` proportional to ``exp(-|z| / t)`` (CKS Alg. 2).
+    """Exact discrete Laplace noise, ``P[Z = z]`` proportional to ``exp(-|z| / t)`` (CKS Alg. 2).
 
     Parameters
     ----------
@@ -252,10 +252,10 @@ def sample_discrete_laplace(t, size=None, rng=None):
     and ``t = b``: ``U`` uniform below ``b``, kept with probability
     ``exp(-U / b)``; ``V`` geometric (a run of Bernoulli(exp(-1)) ones);
     ``Y = floor((U + b V) / a)`` is geometric with ratio ``exp(-1 / t)``; a
-    fair sign, rejecting ``-0``. Each draw is Python-integer work; about
-    15 to 30 microseconds per draw on this project's machine (see the
-    report in the test module), and in expectation a bounded number of
-    uniform integers whatever ``t`` is.
+    fair sign, rejecting ``-0``. Each draw is Python-integer work, with in
+    expectation a bounded number of uniform integers whatever ``t`` is: about
+    160,000 draws per second for ``t`` from 1/4 to 10**6 on the project's
+    2-core machine (numpy's floating-point Laplace: about 4e7 per second).
 
     Examples
     --------
@@ -268,7 +268,7 @@ def sample_discrete_laplace(t, size=None, rng=None):
 
 
 def sample_discrete_gaussian(sigma2, size=None, rng=None):
-    """Draw exact discrete Gaussian noise, ``P[Z = z]`` proportional to ``exp(-z^2 / (2 sigma2))`` (CKS Alg. 3).
+    """Exact discrete Gaussian noise, ``P[Z = z]`` proportional to ``exp(-z^2 / (2 sigma2))``.
 
     Parameters
     ----------
@@ -288,11 +288,13 @@ def sample_discrete_gaussian(sigma2, size=None, rng=None):
 
     Notes
     -----
-    Rejection sampling from the discrete Laplace of scale
+    CKS Algorithm 3: rejection sampling from the discrete Laplace of scale
     ``t = floor(sigma) + 1``: a candidate ``Y`` is kept with probability
     ``exp(-(|Y| - sigma2 / t)^2 / (2 sigma2))``, which with
     ``sigma2 = p / q`` is ``exp(-(|Y| q t - p)^2 / (2 p q t^2))``: integers
-    only. The expected number of candidates per draw is below 2 (CKS Sec. 5.3).
+    only. The expected number of candidates per draw is below 2 (CKS Sec. 5):
+    about 60,000 to 90,000 draws per second for ``sigma2`` from 1/4 to 10**8
+    on the project's 2-core machine.
 
     Examples
     --------
@@ -375,7 +377,7 @@ def discrete_laplace_scale(sensitivity, epsilon, granularity=None, dimension=1):
     noise ``P[z]`` proportional to ``exp(-|z| / t)`` is ``(Delta / t)``-DP:
     for any integer shift ``v``, ``P[z] / P[z - v] = exp((|z - v| - |z|) / t)
     <= exp(||v||_1 / t)`` (the geometric mechanism, Ghosh, Roughgarden and
-    Sundararajan 2009; CKS Sec. 1.1). So ``t = Delta / epsilon``, computed as
+    Sundararajan 2009; the discrete Laplace of CKS). So ``t = Delta / epsilon``, computed as
     an exact fraction of the float ``epsilon``: the privacy loss is at most
     ``epsilon`` exactly.
 
@@ -609,7 +611,7 @@ class DiscreteLaplaceMechanism(_DiscreteNoiseMechanism):
     ``||w||_1 <= ceil(sensitivity / g) + d - 1`` (the bound is attained).
     The scale depends on the number of coordinates ``d`` of each call when a
     granularity is set: :func:`discrete_laplace_scale` gives it for any
-    ``d``. Cost: about 15 to 30 microseconds per coordinate.
+    ``d``. Cost: about 10 microseconds per coordinate plus about 50 per call.
 
     References
     ----------
@@ -633,7 +635,7 @@ class DiscreteLaplaceMechanism(_DiscreteNoiseMechanism):
 
     @property
     def scale(self):
-        """Noise scale ``t`` in grid steps for one coordinate (see :func:`discrete_laplace_scale`)."""
+        """Noise scale ``t`` in grid steps, one coordinate (:func:`discrete_laplace_scale`)."""
         return self._noise_parameter(1)
 
     def _noise_parameter(self, dimension):
@@ -702,8 +704,8 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
     is an integer below ``D^2``, so at most ``Q = ceil(D^2) - 1``, and
     ``||w||_2^2 <= Q + 2 min(Q, isqrt(d Q)) + d``. The noise therefore grows
     with ``d`` when a granularity is set: :func:`discrete_gaussian_sigma2`
-    gives ``sigma^2`` for any ``d``. Cost: about 30 to 60 microseconds per
-    coordinate.
+    gives ``sigma^2`` for any ``d``. Cost: about 15 microseconds per
+    coordinate plus about 50 per call.
 
     References
     ----------
@@ -729,7 +731,7 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
 
     @property
     def sigma2(self):
-        """``sigma^2`` in grid steps squared for one coordinate (see :func:`discrete_gaussian_sigma2`)."""
+        """``sigma^2`` in grid steps squared, one coordinate (:func:`discrete_gaussian_sigma2`)."""
         return self._noise_parameter(1)
 
     def _noise_parameter(self, dimension):
