@@ -18,9 +18,12 @@ from skdp.mechanisms import (
     sample_discrete_laplace,
 )
 from skdp.mechanisms._discrete import (
+    _discrete_gaussian,
+    _discrete_laplace,
     _grid_indices,
     _grid_l1_sensitivity,
     _grid_l2_sensitivity_squared,
+    _scalar_draws,
     _UniformIntegers,
 )
 from skdp.testing import audit_epsilon
@@ -83,6 +86,47 @@ def test_discrete_gaussian_matches_its_pmf(sigma2):
         assert _chi_square_pvalue(z, lambda k: _gaussian_pmf(1.2 * float(sigma2), k)) < 1e-6
 
 
+@pytest.mark.parametrize("sampler,args,pmf", [
+    (_discrete_laplace, (3, 7), lambda k: _laplace_pmf(7 / 3, k)),
+    (_discrete_laplace, (Fraction(0.3).numerator, Fraction(0.3).denominator),
+     lambda k: _laplace_pmf(1 / 0.3, k)),
+    (_discrete_gaussian, (2, 1), lambda k: _gaussian_pmf(2.0, k)),
+    (_discrete_gaussian, (Fraction(24.015).numerator, Fraction(24.015).denominator),
+     lambda k: _gaussian_pmf(24.015, k)),
+], ids=["laplace-7/3", "laplace-float", "gaussian-2", "gaussian-float"])
+def test_python_integer_path_matches_its_pmf(sampler, args, pmf):
+    """The Python-integer samplers (any parameter size; the int64 path's fallback)."""
+    z = _scalar_draws(sampler, args, 20_000, np.random.default_rng(8))
+    assert _chi_square_pvalue(z, pmf) > 1e-3
+
+
+def test_both_paths_are_taken():
+    # A float scale has a 2**-52-ish denominator: too large for int64, so the Python path;
+    # the calibrated (24-bit) scales take the int64 path. Same distribution either way.
+    rng = np.random.default_rng(9)
+    calls = []
+    original = _UniformIntegers.below
+    try:
+        _UniformIntegers.below = lambda self, n: calls.append(n) or original(self, n)
+        sample_discrete_laplace(discrete_laplace_scale(1, 0.3), size=1000, rng=rng)
+        sample_discrete_gaussian(discrete_gaussian_sigma2(1, 1, 1e-5), size=1000, rng=rng)
+        assert not calls
+        sample_discrete_gaussian(24.015, size=1000, rng=rng)
+        assert calls
+        calls.clear()
+        # Few draws take the Python path (numpy's per-call cost dominates there).
+        sample_discrete_laplace(discrete_laplace_scale(1, 0.3), size=10, rng=rng)
+        assert calls
+        calls.clear()
+        # sigma^2 = (2**26 + 1) / 2**28: int64 (|y| q t - p)^2 only for |y| < 8; the far-tail
+        # candidates (Laplace of scale 1: about e^-8 of them) take the Python-integer check.
+        z = sample_discrete_gaussian(Fraction(2**26 + 1, 2**28), size=60_000, rng=rng)
+        assert calls
+        assert _chi_square_pvalue(z, lambda k: _gaussian_pmf(0.25, k)) > 1e-3
+    finally:
+        _UniformIntegers.below = original
+
+
 @pytest.mark.parametrize("gamma", [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(5, 2),
                                    Fraction(7)])
 def test_bernoulli_exp_frequencies(gamma):
@@ -141,8 +185,11 @@ def test_sampler_shapes_and_extreme_scales():
 def test_laplace_scale_hand_computed():
     assert discrete_laplace_scale(1.0, 0.5) == 2
     assert discrete_laplace_scale(3.0, 2.0) == Fraction(3, 2)
-    # Exact in the float epsilon: the privacy loss Delta / t is epsilon to the last bit.
-    assert 1 / discrete_laplace_scale(1.0, 0.3) == Fraction(0.3)
+    # Rounded up from the exact Delta / epsilon (the float 0.3's exact value), by at most
+    # a relative 2**-23: the privacy loss Delta / t never exceeds epsilon.
+    t = discrete_laplace_scale(1.0, 0.3)
+    assert 1 / Fraction(0.3) <= t <= (1 / Fraction(0.3)) * (1 + Fraction(1, 2**23))
+    assert t.denominator & (t.denominator - 1) == 0 and t.numerator < 2**25
     # Grid g = 1/2, sensitivity 1, d = 3: D = 2 grid steps, L1 = ceil(2) + 3 - 1 = 4; t = 4 / 0.5.
     assert discrete_laplace_scale(1.0, 0.5, granularity=0.5, dimension=3) == 8
     # g = 2**-10, sensitivity 0.001: D = 1.024, ceil = 2 grid steps (d = 1); t = 2 / 0.25.

@@ -46,9 +46,10 @@ _INT64_LIMIT = 2**62
 # Relative margin taken off the zCDP budget computed in floating point
 # (zcdp_for_dp is accurate to a few units of round-off, about 1e-15).
 _RHO_MARGIN = Fraction(1) - Fraction(1, 2**40)
-# sigma^2 is rounded up to this many significant bits (keeps the integers of
-# the sampler small; costs at most a relative 2**-23 of extra variance).
-_SIGMA2_BITS = 24
+# The Laplace t and the Gaussian sigma^2 are rounded up to this many significant
+# bits (keeps the sampler's integers small, on its int64 path; costs at most a
+# relative 2**-23 of extra noise).
+_SCALE_BITS = 24
 
 
 # --------------------------------------------------------------------------------------
@@ -149,6 +150,120 @@ def _discrete_gaussian(src, p, q):
 
 
 # --------------------------------------------------------------------------------------
+# The same algorithms on int64 arrays (numpy), used when every integer fits
+# --------------------------------------------------------------------------------------
+# Each step is the scalar algorithm's step applied to all pending draws at once;
+# rng.integers with per-element bounds gives exact uniform integers (numpy rejects
+# out-of-range words), and every comparison is between int64 integers. Parameters
+# are bounded so that no product overflows: bernoulli denominators times the von
+# Neumann counter K stay below 2**63 while K < 64, and K >= 64 has probability
+# below 1 / 63! per draw (an error is raised rather than wrapping around).
+
+_VEC_DEN_LIMIT = 2**57
+_VEC_K_LIMIT = 64
+_VEC_MIN_COUNT = 256  # below this, the per-call cost of numpy exceeds the Python path's
+
+
+def _bernoulli_exp_at_most_one_vec(rng, num, den):
+    """Algorithm 1 for arrays ``num <= den`` (int64): a boolean array."""
+    k = np.ones(num.shape, dtype=np.int64)
+    running = np.flatnonzero(np.ones(num.shape, dtype=bool))
+    while running.size:
+        if k[running[0]] >= _VEC_K_LIMIT:  # all running draws share the same K
+            raise RuntimeError("von Neumann counter overflow (probability below 1/63!).")
+        hit = rng.integers(0, den[running] * k[running]) < num[running]
+        k[running[hit]] += 1
+        running = running[hit]
+    return (k & 1).astype(bool)
+
+
+def _bernoulli_exp_vec(rng, num, den):
+    """Bernoulli(exp(-num / den)) for int64 arrays, any ``num >= 0`` (Sec. 5 remark)."""
+    whole, frac = np.divmod(num, den)
+    alive = np.ones(num.shape, dtype=bool)
+    j = 0
+    pending = np.flatnonzero(whole > j)
+    while pending.size:  # the j-th of the floor(gamma) Bernoulli(exp(-1)) draws
+        ones = np.ones(pending.size, dtype=np.int64)
+        alive[pending] = _bernoulli_exp_at_most_one_vec(rng, ones, ones)
+        j += 1
+        pending = pending[alive[pending] & (whole[pending] > j)]
+    rest = np.flatnonzero(alive)
+    alive[rest] = _bernoulli_exp_at_most_one_vec(rng, frac[rest], den[rest])
+    return alive
+
+
+def _discrete_laplace_vec(rng, s, t, count):
+    """Algorithm 2 for ``count`` draws at once (``t < 2**40``, ``s < 2**62``)."""
+    out = [np.zeros(0, dtype=np.int64)]
+    have = 0
+    while have < count:
+        m = 2 * (count - have) + 16  # about half the candidates survive both rejections
+        u = rng.integers(0, t, size=m)
+        u = u[_bernoulli_exp_vec(rng, u, np.full(m, t, dtype=np.int64))]
+        v = np.zeros(u.size, dtype=np.int64)
+        running = np.arange(u.size)
+        while running.size:  # V: a run of Bernoulli(exp(-1)) ones
+            ones = np.ones(running.size, dtype=np.int64)
+            running = running[_bernoulli_exp_at_most_one_vec(rng, ones, ones)]
+            v[running] += 1
+        y = (u + t * v) // s
+        negative = rng.integers(0, 2, size=y.size).astype(bool)
+        z = np.where(negative, -y, y)[~(negative & (y == 0))]
+        out.append(z)
+        have += z.size
+    # The first `count` accepted draws of an i.i.d. candidate stream are i.i.d.
+    return np.concatenate(out)[:count]
+
+
+def _discrete_gaussian_vec(rng, p, q, count):
+    """Algorithm 3 for ``count`` draws at once (``2 p q t^2 < 2**57``)."""
+    t = math.isqrt(p // q) + 1
+    den = 2 * p * q * t * t
+    out = [np.zeros(0, dtype=np.int64)]
+    have = 0
+    src = None
+    while have < count:
+        m = 2 * (count - have) + 16  # acceptance is above 1/2 (CKS Sec. 5)
+        y = _discrete_laplace_vec(rng, 1, t, m)
+        # (|y| q t - p)^2 in int64 where |y| q t - p < 2**31; the rare far-tail
+        # candidates beyond take the scalar (Python integer) path.
+        small = np.abs(y) < (2**31 + p) // (q * t)
+        a = np.abs(y[small]) * (q * t) - p
+        keep = np.zeros(m, dtype=bool)
+        keep[small] = _bernoulli_exp_vec(rng, a * a, np.full(a.size, den, dtype=np.int64))
+        for i in np.flatnonzero(~small):
+            src = src or _UniformIntegers(rng, n_words=16)
+            keep[i] = _bernoulli_exp(src, (abs(int(y[i])) * q * t - p) ** 2, den)
+        z = y[keep]
+        out.append(z)
+        have += z.size
+    return np.concatenate(out)[:count]
+
+
+def _laplace_draws(s, t, count, rng):
+    if count >= _VEC_MIN_COUNT and t < 2**40 and s < 2**62:
+        return _discrete_laplace_vec(rng, s, t, count)
+    return _scalar_draws(_discrete_laplace, (s, t), count, rng)
+
+
+def _gaussian_draws(p, q, count, rng):
+    t = math.isqrt(p // q) + 1
+    if count >= _VEC_MIN_COUNT and 2 * p * q * t * t < _VEC_DEN_LIMIT:
+        return _discrete_gaussian_vec(rng, p, q, count)
+    return _scalar_draws(_discrete_gaussian, (p, q), count, rng)
+
+
+def _scalar_draws(sampler, args, count, rng):
+    """``count`` draws with Python integers (any parameter size), as int64."""
+    src = _UniformIntegers(rng, n_words=16 * count)
+    values = [sampler(src, *args) for _ in range(count)]
+    if any(abs(v) >= _INT64_LIMIT for v in values):
+        raise OverflowError("a noise draw does not fit in int64; the noise scale is too large.")
+    return np.array(values, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------------------
 # Public samplers
 # --------------------------------------------------------------------------------------
 
@@ -169,16 +284,7 @@ def _check_rational(value, name, *, positive):
     return value
 
 
-def _draw_list(sampler, args, count, rng):
-    """``count`` exact draws as Python ints, refusing draws that do not fit in int64."""
-    src = _UniformIntegers(rng, n_words=16 * count)
-    values = [sampler(src, *args) for _ in range(count)]
-    if any(abs(v) >= _INT64_LIMIT for v in values):
-        raise OverflowError("a noise draw does not fit in int64; the noise scale is too large.")
-    return values
-
-
-def _draw(sampler, args, size, rng):
+def _draw(draws, args, size, rng):
     if size is None:
         shape = ()
     else:
@@ -186,8 +292,7 @@ def _draw(sampler, args, size, rng):
         if not all(isinstance(n, numbers.Integral) and n >= 0 for n in shape):
             raise ValueError(f"size must be a non-negative int or a tuple of them, got {size!r}.")
         shape = tuple(int(n) for n in shape)
-    values = _draw_list(sampler, args, math.prod(shape), check_random_state(rng))
-    out = np.array(values, dtype=np.int64).reshape(shape)
+    out = draws(*args, math.prod(shape), check_random_state(rng)).reshape(shape)
     return out[()] if size is None else out
 
 
@@ -264,7 +369,7 @@ def sample_discrete_laplace(t, size=None, rng=None):
     dtype('int64')
     """
     t = _check_rational(t, "t", positive=True)
-    return _draw(_discrete_laplace, (t.denominator, t.numerator), size, rng)
+    return _draw(_laplace_draws, (t.denominator, t.numerator), size, rng)
 
 
 def sample_discrete_gaussian(sigma2, size=None, rng=None):
@@ -303,7 +408,7 @@ def sample_discrete_gaussian(sigma2, size=None, rng=None):
     (2, 2)
     """
     sigma2 = _check_rational(sigma2, "sigma2", positive=True)
-    return _draw(_discrete_gaussian, (sigma2.numerator, sigma2.denominator), size, rng)
+    return _draw(_gaussian_draws, (sigma2.numerator, sigma2.denominator), size, rng)
 
 
 # --------------------------------------------------------------------------------------
@@ -370,16 +475,25 @@ def _check_dimension(dimension):
     return int(dimension)
 
 
+def _round_up(value, bits=_SCALE_BITS):
+    """Smallest dyadic rational ``>= value`` with about ``bits`` significant bits."""
+    shift = bits - (value.numerator.bit_length() - value.denominator.bit_length())
+    scaled = value * Fraction(2) ** shift
+    return Fraction(-((-scaled.numerator) // scaled.denominator)) / Fraction(2) ** shift
+
+
 def discrete_laplace_scale(sensitivity, epsilon, granularity=None, dimension=1):
-    """Scale ``t`` of discrete Laplace noise for pure epsilon-DP, exactly.
+    """Scale ``t`` of discrete Laplace noise for pure epsilon-DP, rounded up to a rational.
 
     A query with integer values and L1 sensitivity ``Delta`` plus i.i.d.
     noise ``P[z]`` proportional to ``exp(-|z| / t)`` is ``(Delta / t)``-DP:
     for any integer shift ``v``, ``P[z] / P[z - v] = exp((|z - v| - |z|) / t)
     <= exp(||v||_1 / t)`` (the geometric mechanism, Ghosh, Roughgarden and
-    Sundararajan 2009; the discrete Laplace of CKS). So ``t = Delta / epsilon``, computed as
-    an exact fraction of the float ``epsilon``: the privacy loss is at most
-    ``epsilon`` exactly.
+    Sundararajan 2009; the discrete Laplace of CKS). So ``t = Delta /
+    epsilon``, computed exactly from the float ``epsilon`` and rounded *up* to
+    a dyadic rational with 24 significant bits (at most a relative ``2**-23``
+    more noise; small integers keep the sampler on its fast path): the
+    privacy loss is at most ``epsilon``.
 
     Parameters
     ----------
@@ -413,15 +527,8 @@ def discrete_laplace_scale(sensitivity, epsilon, granularity=None, dimension=1):
     epsilon = Fraction(check_real(epsilon, "epsilon", low=0.0, low_inclusive=False))
     granularity = _check_granularity(granularity)
     dimension = _check_dimension(dimension)
-    # Pure DP of the discrete Laplace (geometric) mechanism: t = Delta_int / epsilon.
-    return _grid_l1_sensitivity(sensitivity, granularity, dimension) / epsilon
-
-
-def _round_up(value, bits=_SIGMA2_BITS):
-    """Smallest dyadic rational ``>= value`` with about ``bits`` significant bits."""
-    shift = bits - (value.numerator.bit_length() - value.denominator.bit_length())
-    scaled = value * Fraction(2) ** shift
-    return Fraction(-((-scaled.numerator) // scaled.denominator)) / Fraction(2) ** shift
+    # Pure DP of the discrete Laplace (geometric) mechanism: t = Delta_int / epsilon, rounded up.
+    return _round_up(_grid_l1_sensitivity(sensitivity, granularity, dimension) / epsilon)
 
 
 def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dimension=1):
@@ -544,10 +651,10 @@ class _DiscreteNoiseMechanism(_AdditiveNoiseMechanism):
         granularity = _check_granularity(self.granularity)
         indices, shape = _grid_indices(value, granularity)
         # Calibrate (and validate epsilon, delta, sensitivity) before any noise is drawn.
-        sampler, args = self._sampler(self._noise_parameter(max(len(indices), 1)))
-        noise = _draw_list(sampler, args, len(indices), self._rng)
+        draws, args = self._sampler(self._noise_parameter(max(len(indices), 1)))
+        noise = draws(*args, len(indices), self._rng)
         # |index| <= 2**52 and |noise| < 2**62: the sum fits in int64.
-        noisy = np.array([k + z for k, z in zip(indices, noise)], dtype=np.int64).reshape(shape)
+        noisy = (np.array(indices, dtype=np.int64) + noise).reshape(shape)
         if granularity is not None:
             # A function of the integer release only (post-processing); exact while
             # |index| <= 2**53, and still a multiple of g beyond.
@@ -642,7 +749,7 @@ class DiscreteLaplaceMechanism(_DiscreteNoiseMechanism):
         return discrete_laplace_scale(self.sensitivity, self.epsilon, self.granularity, dimension)
 
     def _sampler(self, parameter):
-        return _discrete_laplace, (parameter.denominator, parameter.numerator)
+        return _laplace_draws, (parameter.denominator, parameter.numerator)
 
 
 class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
@@ -739,4 +846,4 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
                                         self.granularity, dimension)
 
     def _sampler(self, parameter):
-        return _discrete_gaussian, (parameter.numerator, parameter.denominator)
+        return _gaussian_draws, (parameter.numerator, parameter.denominator)
