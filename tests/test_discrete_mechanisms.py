@@ -256,6 +256,26 @@ def test_grid_sensitivity_bounds_hold_on_random_neighbours(d, D):
         assert norm(w).max() <= bound(Fraction(D), Fraction(1), d)
 
 
+def test_grid_rounding_is_exact_round_half_up():
+    tricky = [0.49999999999999994, 0.5, -0.5, -0.49999999999999994, 2.5, -2.5, -1.5,
+              2.0**52 - 0.5, -(2.0**52) + 0.5, 5e-324, -5e-324, -0.0, 1 - 2.0**-53, -1.0,
+              -0.5000000000000001]
+    x = np.concatenate([tricky, np.random.default_rng(10).normal(scale=1e3, size=2000)])
+    for g in (1.0, 2.0**-10, 8.0):
+        got = _grid_indices(x * g, Fraction(g))
+        want = [math.floor(Fraction(v) + Fraction(1, 2)) for v in x]
+        assert got.tolist() == want
+    # Subnormal quotients (g > 1) round to 0 whatever bits the division loses.
+    assert _grid_indices(np.array([5e-324, -5e-324, 1e-310]), Fraction(4)).tolist() == [0, 0, 0]
+    # Integers are divided exactly, beyond float precision too: (2**60 + 2**9 - 1) / 2**10
+    # is just below 2**50 + 1/2.
+    ints = np.array([2**60 + 2**9 - 1, 2**60 + 2**9, -3, 3], dtype=np.int64)
+    assert _grid_indices(ints, Fraction(2**10)).tolist() == [2**50, 2**50 + 1, 0, 0]
+    assert _grid_indices(np.array([3], dtype=np.uint8), Fraction(1, 4)).tolist() == [12]
+    with pytest.raises(ValueError, match="2\\*\\*52"):
+        _grid_indices(np.array([np.iinfo(np.int64).min]), None)
+
+
 # --------------------------------------------------------------------------------------
 # The rounding term is in the sensitivity: exact privacy loss on straddling pairs
 # --------------------------------------------------------------------------------------
@@ -267,7 +287,7 @@ def test_laplace_rounding_term_bounds_the_exact_privacy_loss(g):
     # the integer query moves by (1, 1), L1 = 2, not 1.
     x0 = np.array([0.4, 0.4]) * g
     x1 = np.array([0.9, 0.9]) * g
-    w = np.subtract(_grid_indices(x1, Fraction(g))[0], _grid_indices(x0, Fraction(g))[0])
+    w = _grid_indices(x1, Fraction(g)) - _grid_indices(x0, Fraction(g))
     assert np.abs(w).sum() == 2
     mech = DiscreteLaplaceMechanism(epsilon=1.0, sensitivity=g, granularity=g)
     # max_z log P[z] / P[z - w] = |w|_1 / t exactly; without "+ d - 1" it would be 2 epsilon.
@@ -279,7 +299,7 @@ def test_gaussian_rounding_term_bounds_the_exact_zcdp(d, D):
     g = 2.0**-3
     x0 = np.full(d, 0.5 - 2**-20) * g  # just below a boundary
     x1 = x0 + D / math.sqrt(d) * g  # L2 distance D * g, each coordinate crosses
-    w = np.subtract(_grid_indices(x1, Fraction(g))[0], _grid_indices(x0, Fraction(g))[0])
+    w = _grid_indices(x1, Fraction(g)) - _grid_indices(x0, Fraction(g))
     mech = DiscreteGaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=D * g, granularity=g)
     rho = float((w**2).sum() / (2 * mech._noise_parameter(d)))
     assert zcdp_to_dp(rho, 1e-5).epsilon <= 1.0

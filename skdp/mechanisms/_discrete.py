@@ -587,37 +587,58 @@ def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dime
 # Mechanisms
 # --------------------------------------------------------------------------------------
 
+def _round_half_up(u):
+    """``floor(u + 1/2)`` of a float64 array, exactly (no rounded ``u + 0.5``).
+
+    ``u - floor(u)`` is exact (Sterbenz's lemma) except for ``u`` in
+    ``(-1/2, 0)``, where the computed ``1 + u`` is still ``>= 1/2`` (``1/2`` is
+    a double and rounding is monotone), which gives the right answer 0.
+    """
+    whole = np.floor(u)
+    return whole + (u - whole >= 0.5)
+
+
 def _grid_indices(value, granularity):
-    """The query value as exact grid indices (Python ints), before any noise.
+    """The query value as exact grid indices (an int64 array of its shape), before any noise.
 
     ``granularity=None``: the values must be integers. Otherwise each value
-    ``x`` becomes ``floor(x / g + 1/2)`` (round half up), computed on the exact
-    rational value of the double ``x``.
+    ``x`` becomes ``floor(x / g + 1/2)`` (round half up) of its exact value:
+    for floats ``x / g`` is a power-of-two scaling, exact except in the
+    subnormal range where the index is 0 either way; integers are divided as
+    exact rationals.
     """
     array = np.asarray(value)
     if array.dtype.kind not in "iuf":
         raise TypeError(f"value must be numeric (integers or floats), got dtype {array.dtype}.")
-    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
-        raise ValueError("value must be finite (no NaN or infinity).")
-    flat = array.ravel().tolist()  # Python ints or floats: exact
+    if array.dtype.kind == "f":
+        array = array.astype(np.float64)  # exact for every float dtype
+        if not np.all(np.isfinite(array)):
+            raise ValueError("value must be finite (no NaN or infinity).")
     if granularity is None:
-        if any(x != math.floor(x) for x in flat):
+        if array.dtype.kind == "f" and np.any(array != np.floor(array)):
             raise ValueError(
                 "value must be integer-valued when granularity=None (e.g. counts); for "
                 "real values pass a power-of-two granularity such as 2**-10."
             )
-        indices = [int(x) for x in flat]
-        what = "|value|"
+        indices, what = array, "|value|"
+    elif array.dtype.kind == "f":
+        exponent = (granularity.numerator.bit_length() - 1
+                    - (granularity.denominator.bit_length() - 1))
+        with np.errstate(over="ignore"):
+            indices = _round_half_up(np.ldexp(array, -exponent))
+        what = "|value / granularity|"
     else:
         half = Fraction(1, 2)
-        indices = [math.floor(Fraction(x) / granularity + half) for x in flat]
+        indices = np.array([math.floor(x / granularity + half) for x in array.ravel().tolist()],
+                           dtype=object).reshape(array.shape)
         what = "|value / granularity|"
-    if any(abs(k) > _MAX_GRID_INDEX for k in indices):
+    # Compared in the input's own type (int64's minimum has no absolute value).
+    if np.any((indices > _MAX_GRID_INDEX) | (indices < -_MAX_GRID_INDEX)):
         raise ValueError(
             f"{what} must be at most 2**52 so that the grid index is exact; "
             "rescale the query or use a coarser granularity."
         )
-    return indices, array.shape
+    return indices.astype(np.int64)
 
 
 class _DiscreteNoiseMechanism(_AdditiveNoiseMechanism):
@@ -649,12 +670,12 @@ class _DiscreteNoiseMechanism(_AdditiveNoiseMechanism):
             exact multiple of ``granularity``).
         """
         granularity = _check_granularity(self.granularity)
-        indices, shape = _grid_indices(value, granularity)
+        indices = _grid_indices(value, granularity)
         # Calibrate (and validate epsilon, delta, sensitivity) before any noise is drawn.
-        draws, args = self._sampler(self._noise_parameter(max(len(indices), 1)))
-        noise = draws(*args, len(indices), self._rng)
+        draws, args = self._sampler(self._noise_parameter(max(indices.size, 1)))
+        noise = draws(*args, indices.size, self._rng)
         # |index| <= 2**52 and |noise| < 2**62: the sum fits in int64.
-        noisy = (np.array(indices, dtype=np.int64) + noise).reshape(shape)
+        noisy = indices + noise.reshape(indices.shape)
         if granularity is not None:
             # A function of the integer release only (post-processing); exact while
             # |index| <= 2**53, and still a multiple of g beyond.
