@@ -442,6 +442,15 @@ def test_gaussian_refuses_bad_delta(delta):
         DiscreteGaussianMechanism(epsilon=1.0, delta=delta)(3)
 
 
+def test_extreme_budgets_give_clear_errors():
+    with pytest.raises(ValueError, match="too small"):
+        discrete_gaussian_sigma2(1.0, 1e-200, 1e-5)
+    with pytest.raises(OverflowError, match="too large"):
+        DiscreteLaplaceMechanism(epsilon=1e-300, random_state=0)(3)
+    # A huge epsilon is a tiny, exact scale: the value comes back unchanged.
+    assert DiscreteLaplaceMechanism(epsilon=1e300, random_state=0)(7) == 7
+
+
 def test_samplers_speed_is_reported(capsys):
     """Not a benchmark: prints samples per second (run with -s) and checks a floor that
     catches an accidental slow path (e.g. rng.integers called per uniform integer)."""

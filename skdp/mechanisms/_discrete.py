@@ -583,6 +583,8 @@ def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dime
     granularity = _check_granularity(granularity)
     dimension = _check_dimension(dimension)
     rho = Fraction(zcdp_for_dp(epsilon, delta)) * _RHO_MARGIN
+    if rho == 0:
+        raise ValueError(f"epsilon={epsilon!r} is too small: its zCDP budget underflows to 0.")
     # CKS Thm. 14: rho = Delta^2 / (2 sigma^2)  =>  sigma^2 = Delta^2 / (2 rho), rounded up.
     return _round_up(_grid_l2_sensitivity_squared(sensitivity, granularity, dimension)
                      / (2 * rho))
