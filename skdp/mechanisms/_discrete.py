@@ -1,0 +1,880 @@
+"""Exact discrete Laplace and discrete Gaussian noise (safe against floating-point attacks).
+
+Mironov (CCS 2012, "On significance of the least significant bits for
+differential privacy") showed that a Laplace sampler working in IEEE doubles
+outputs sets of values around ``f(D)`` and around ``f(D')`` that differ, so the
+exact output can tell the two data sets apart: the real epsilon is infinite.
+The mechanisms here follow Canonne, Kamath and Steinke ("The Discrete
+Gaussian for Differential Privacy", NeurIPS 2020, arXiv:2004.00010; "CKS"
+below): the noise is an integer drawn *exactly* from its distribution, with
+Python integers and :class:`fractions.Fraction` only, from uniform integers
+given by a :class:`numpy.random.Generator`, and the released value lies on a
+public grid ``g * Z``. No decision depends on a rounded floating-point number,
+so the privacy analysis of the ideal distribution holds for the code as run.
+
+The samplers are CKS Algorithm 1 (Bernoulli(exp(-gamma)) for rational gamma),
+Algorithm 2 (discrete Laplace) and Algorithm 3 (discrete Gaussian by rejection
+from the discrete Laplace).
+"""
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from skdp.accounting._composition import zcdp_for_dp
+from skdp.mechanisms._base import _AdditiveNoiseMechanism
+from skdp.utils._random import check_random_state
+from skdp.utils._validation import check_epsilon_delta, check_real
+
+__all__ = [
+    "DiscreteGaussianMechanism",
+    "DiscreteLaplaceMechanism",
+    "discrete_gaussian_sigma2",
+    "discrete_laplace_scale",
+    "sample_bernoulli_exp",
+    "sample_discrete_gaussian",
+    "sample_discrete_laplace",
+]
+
+# Largest |value / granularity| (or |value| for integer queries) accepted: the
+# grid index and the noisy index stay exact integers in int64 and in doubles.
+_MAX_GRID_INDEX = 2**52
+# Noise draws at or beyond this magnitude do not fit the int64 output.
+_INT64_LIMIT = 2**62
+# Relative margin taken off the zCDP budget computed in floating point
+# (zcdp_for_dp is accurate to a few units of round-off, about 1e-15).
+_RHO_MARGIN = Fraction(1) - Fraction(1, 2**40)
+# The Laplace t and the Gaussian sigma^2 are rounded up to this many significant
+# bits (keeps the sampler's integers small, on its int64 path; costs at most a
+# relative 2**-23 of extra noise).
+_SCALE_BITS = 24
+
+
+# --------------------------------------------------------------------------------------
+# Exact uniform integers from a numpy Generator
+# --------------------------------------------------------------------------------------
+
+class _UniformIntegers:
+    """Exact uniform integers below any bound, from 64-bit words of ``rng.integers``.
+
+    ``below(n)`` takes the top ``k = bit_length(n - 1)`` bits of fresh words
+    (as many words as ``k`` needs) and rejects values ``>= n``: every value in
+    ``{0, ..., n - 1}`` has probability exactly ``1 / n`` (given uniform words).
+    Words are drawn in blocks, because one ``rng.integers`` call costs far more
+    than the Python arithmetic that consumes a word.
+    """
+
+    def __init__(self, rng, n_words=1024):
+        self._rng = rng
+        self._n_words = int(min(max(n_words, 16), 1 << 16))
+        self._words = []
+        self._pos = 0
+
+    def _word(self):
+        if self._pos == len(self._words):
+            self._words = self._rng.integers(0, 1 << 64, size=self._n_words,
+                                             dtype=np.uint64).tolist()
+            self._pos = 0
+        word = self._words[self._pos]
+        self._pos += 1
+        return word
+
+    def below(self, n):
+        n_bits = (n - 1).bit_length()
+        if n_bits == 0:
+            return 0
+        while True:
+            value, have = 0, 0
+            while have < n_bits:
+                value = (value << 64) | self._word()
+                have += 64
+            value >>= have - n_bits
+            if value < n:
+                return value
+
+
+# --------------------------------------------------------------------------------------
+# The samplers (CKS Sec. 5), integer arithmetic only
+# --------------------------------------------------------------------------------------
+
+def _bernoulli_exp_at_most_one(src, num, den):
+    # CKS Algorithm 1 (von Neumann), gamma = num / den in [0, 1]: K = 1; while a
+    # Bernoulli(gamma / K) draw is 1, K += 1; return 1 iff K is odd.
+    # Bernoulli(num / (den K)) is "a uniform integer below den K is below num".
+    k = 1
+    while src.below(den * k) < num:
+        k += 1
+    return k & 1
+
+
+def _bernoulli_exp(src, num, den):
+    # CKS Sec. 5 (the remark after Algorithm 1), for gamma = num / den > 1: exp(-gamma)
+    # is the product of floor(gamma) independent Bernoulli(exp(-1)) draws and one
+    # Bernoulli(exp(-(gamma - floor(gamma)))) draw; stop at the first 0.
+    whole, num = divmod(num, den)
+    for _ in range(whole):
+        if not _bernoulli_exp_at_most_one(src, 1, 1):
+            return 0
+    return _bernoulli_exp_at_most_one(src, num, den)
+
+
+def _discrete_laplace(src, s, t):
+    # CKS Algorithm 2: P[Z = z] proportional to exp(-|z| s / t), s, t >= 1 integers.
+    while True:
+        u = src.below(t)
+        if not _bernoulli_exp(src, u, t):  # keeps U with weight exp(-U / t)
+            continue
+        v = 0  # V ~ Geometric(1 - exp(-1))
+        while _bernoulli_exp_at_most_one(src, 1, 1):
+            v += 1
+        y = (u + t * v) // s  # U + t V ~ Geometric(1 - exp(-1/t)); Y ~ Geometric(1 - exp(-s/t))
+        if src.below(2):  # negative sign; -0 is rejected so that 0 is not counted twice
+            if y == 0:
+                continue
+            return -y
+        return y
+
+
+def _discrete_gaussian(src, p, q):
+    # CKS Algorithm 3, sigma^2 = p / q: t = floor(sigma) + 1; draw Y from the discrete
+    # Laplace of scale t and keep it with probability exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))
+    # = exp(-(|Y| q t - p)^2 / (2 p q t^2)), all integers.
+    t = math.isqrt(p // q) + 1  # floor(sqrt(p / q)) = isqrt(floor(p / q))
+    den = 2 * p * q * t * t
+    while True:
+        y = _discrete_laplace(src, 1, t)
+        if _bernoulli_exp(src, (abs(y) * q * t - p) ** 2, den):
+            return y
+
+
+# --------------------------------------------------------------------------------------
+# The same algorithms on int64 arrays (numpy), used when every integer fits
+# --------------------------------------------------------------------------------------
+# Each step is the scalar algorithm's step applied to all pending draws at once;
+# rng.integers with per-element bounds gives exact uniform integers (numpy rejects
+# out-of-range words), and every comparison is between int64 integers. Parameters
+# are bounded so that no product overflows: bernoulli denominators times the von
+# Neumann counter K stay below 2**63 while K < 64, and K >= 64 has probability
+# below 1 / 63! per draw (an error is raised rather than wrapping around).
+
+_VEC_DEN_LIMIT = 2**57
+_VEC_K_LIMIT = 64
+_VEC_MIN_COUNT = 256  # below this, the per-call cost of numpy exceeds the Python path's
+
+
+def _bernoulli_exp_at_most_one_vec(rng, num, den):
+    """Algorithm 1 for arrays ``num <= den`` (int64): a boolean array."""
+    k = np.ones(num.shape, dtype=np.int64)
+    running = np.flatnonzero(np.ones(num.shape, dtype=bool))
+    while running.size:
+        if k[running[0]] >= _VEC_K_LIMIT:  # all running draws share the same K
+            raise RuntimeError("von Neumann counter overflow (probability below 1/63!).")
+        hit = rng.integers(0, den[running] * k[running]) < num[running]
+        k[running[hit]] += 1
+        running = running[hit]
+    return (k & 1).astype(bool)
+
+
+def _bernoulli_exp_vec(rng, num, den):
+    """Bernoulli(exp(-num / den)) for int64 arrays, any ``num >= 0`` (Sec. 5 remark)."""
+    whole, frac = np.divmod(num, den)
+    alive = np.ones(num.shape, dtype=bool)
+    j = 0
+    pending = np.flatnonzero(whole > j)
+    while pending.size:  # the j-th of the floor(gamma) Bernoulli(exp(-1)) draws
+        ones = np.ones(pending.size, dtype=np.int64)
+        alive[pending] = _bernoulli_exp_at_most_one_vec(rng, ones, ones)
+        j += 1
+        pending = pending[alive[pending] & (whole[pending] > j)]
+    rest = np.flatnonzero(alive)
+    alive[rest] = _bernoulli_exp_at_most_one_vec(rng, frac[rest], den[rest])
+    return alive
+
+
+def _discrete_laplace_vec(rng, s, t, count):
+    """Algorithm 2 for ``count`` draws at once (``t < 2**40``, ``s < 2**62``)."""
+    out = [np.zeros(0, dtype=np.int64)]
+    have = 0
+    while have < count:
+        m = 2 * (count - have) + 16  # about half the candidates survive both rejections
+        u = rng.integers(0, t, size=m)
+        u = u[_bernoulli_exp_vec(rng, u, np.full(m, t, dtype=np.int64))]
+        v = np.zeros(u.size, dtype=np.int64)
+        running = np.arange(u.size)
+        while running.size:  # V: a run of Bernoulli(exp(-1)) ones
+            ones = np.ones(running.size, dtype=np.int64)
+            running = running[_bernoulli_exp_at_most_one_vec(rng, ones, ones)]
+            v[running] += 1
+        y = (u + t * v) // s  # t V < 2**63 unless V >= 2**23: probability exp(-2**23)
+        negative = rng.integers(0, 2, size=y.size).astype(bool)
+        z = np.where(negative, -y, y)[~(negative & (y == 0))]
+        out.append(z)
+        have += z.size
+    # The first `count` accepted draws of an i.i.d. candidate stream are i.i.d.
+    return np.concatenate(out)[:count]
+
+
+def _discrete_gaussian_vec(rng, p, q, count):
+    """Algorithm 3 for ``count`` draws at once (``2 p q t^2 < 2**57``)."""
+    t = math.isqrt(p // q) + 1
+    den = 2 * p * q * t * t
+    out = [np.zeros(0, dtype=np.int64)]
+    have = 0
+    src = None
+    while have < count:
+        m = 2 * (count - have) + 16  # acceptance is above 1/2 (CKS Sec. 5)
+        y = _discrete_laplace_vec(rng, 1, t, m)
+        # (|y| q t - p)^2 in int64 where |y| q t - p < 2**31; the rare far-tail
+        # candidates beyond take the scalar (Python integer) path.
+        small = np.abs(y) < (2**31 + p) // (q * t)
+        a = np.abs(y[small]) * (q * t) - p
+        keep = np.zeros(m, dtype=bool)
+        keep[small] = _bernoulli_exp_vec(rng, a * a, np.full(a.size, den, dtype=np.int64))
+        for i in np.flatnonzero(~small):
+            src = src or _UniformIntegers(rng, n_words=16)
+            keep[i] = _bernoulli_exp(src, (abs(int(y[i])) * q * t - p) ** 2, den)
+        z = y[keep]
+        out.append(z)
+        have += z.size
+    return np.concatenate(out)[:count]
+
+
+def _laplace_draws(s, t, count, rng):
+    if count >= _VEC_MIN_COUNT and t < 2**40 and s < 2**62:
+        return _discrete_laplace_vec(rng, s, t, count)
+    return _scalar_draws(_discrete_laplace, (s, t), count, rng)
+
+
+def _gaussian_draws(p, q, count, rng):
+    t = math.isqrt(p // q) + 1
+    if count >= _VEC_MIN_COUNT and 2 * p * q * t * t < _VEC_DEN_LIMIT:
+        return _discrete_gaussian_vec(rng, p, q, count)
+    return _scalar_draws(_discrete_gaussian, (p, q), count, rng)
+
+
+def _scalar_draws(sampler, args, count, rng):
+    """``count`` draws with Python integers (any parameter size), as int64."""
+    src = _UniformIntegers(rng, n_words=16 * count)
+    values = [sampler(src, *args) for _ in range(count)]
+    if any(abs(v) >= _INT64_LIMIT for v in values):
+        raise OverflowError("a noise draw does not fit in int64; the noise scale is too large.")
+    return np.array(values, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------------------
+# Public samplers
+# --------------------------------------------------------------------------------------
+
+def _check_rational(value, name, *, positive):
+    """``value`` as an exact Fraction (ints, Fractions and finite floats, all exact)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a rational number (int, Fraction or float), "
+                        f"got {value!r} of type {type(value).__name__}.")
+    if isinstance(value, numbers.Rational):
+        value = Fraction(int(value.numerator), int(value.denominator))
+    else:
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}.")
+        value = Fraction(value)  # exact: a double is a dyadic rational
+    if value < 0 or (positive and value == 0):
+        raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value}.")
+    return value
+
+
+def _draw(draws, args, size, rng):
+    if size is None:
+        shape = ()
+    else:
+        shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+        if not all(isinstance(n, numbers.Integral) and n >= 0 for n in shape):
+            raise ValueError(f"size must be a non-negative int or a tuple of them, got {size!r}.")
+        shape = tuple(int(n) for n in shape)
+    out = draws(*args, math.prod(shape), check_random_state(rng)).reshape(shape)
+    return out[()] if size is None else out
+
+
+def sample_bernoulli_exp(gamma, rng=None):
+    """Draw one Bernoulli(exp(-gamma)) bit exactly (CKS Algorithm 1).
+
+    Parameters
+    ----------
+    gamma : int, Fraction or float
+        ``>= 0``. Converted exactly to a :class:`fractions.Fraction` (a float
+        is the dyadic rational it stores).
+    rng : numpy.random.Generator, int or None, default=None
+        Source of the uniform integers; ``None`` uses OS entropy.
+
+    Returns
+    -------
+    bit : int
+        ``1`` with probability ``exp(-gamma)``, else ``0``.
+
+    Notes
+    -----
+    For ``gamma <= 1``: von Neumann's method, ``K = 1`` and while a
+    Bernoulli(gamma / K) draw is 1, ``K += 1``; the answer is 1 iff ``K`` is
+    odd. For ``gamma > 1`` it is the product of ``floor(gamma)``
+    Bernoulli(exp(-1)) draws and one Bernoulli(exp(-(gamma - floor(gamma))))
+    draw. Each Bernoulli(a / b) is "a uniform integer below b is below a", so
+    only integers are compared. The expected number of uniform draws is at
+    most about 3.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from skdp.mechanisms import sample_bernoulli_exp
+    >>> sample_bernoulli_exp(Fraction(1, 2), rng=0) in (0, 1)
+    True
+    """
+    gamma = _check_rational(gamma, "gamma", positive=False)
+    src = _UniformIntegers(check_random_state(rng), n_words=16)
+    return int(_bernoulli_exp(src, gamma.numerator, gamma.denominator))
+
+
+def sample_discrete_laplace(t, size=None, rng=None):
+    """Exact discrete Laplace noise, ``P[Z = z]`` proportional to ``exp(-|z| / t)`` (CKS Alg. 2).
+
+    Parameters
+    ----------
+    t : int, Fraction or float
+        Scale, ``> 0``, converted exactly to a :class:`fractions.Fraction`.
+    size : int, tuple of int or None, default=None
+        Output shape; ``None`` draws one value.
+    rng : numpy.random.Generator, int or None, default=None
+        Source of the uniform integers; ``None`` uses OS entropy.
+
+    Returns
+    -------
+    z : numpy.int64 or ndarray of int64
+        The draws.
+
+    Notes
+    -----
+    With ``t = b / a`` in lowest terms, CKS Algorithm 2 runs with ``s = a``
+    and ``t = b``: ``U`` uniform below ``b``, kept with probability
+    ``exp(-U / b)``; ``V`` geometric (a run of Bernoulli(exp(-1)) ones);
+    ``Y = floor((U + b V) / a)`` is geometric with ratio ``exp(-1 / t)``; a
+    fair sign, rejecting ``-0``. In expectation a bounded number of uniform
+    integers per draw, whatever ``t`` is. Batches of 256 or more draws whose
+    integers fit in int64 (``b < 2**40``, e.g. every scale from
+    :func:`discrete_laplace_scale`) run the same steps on numpy int64 arrays:
+    about 1.5 million draws per second on the project's 2-core machine;
+    otherwise Python integers (any size): about 150,000 per second. numpy's
+    floating-point Laplace: about 40 million per second.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import sample_discrete_laplace
+    >>> sample_discrete_laplace(2, size=3, rng=0).dtype
+    dtype('int64')
+    """
+    t = _check_rational(t, "t", positive=True)
+    return _draw(_laplace_draws, (t.denominator, t.numerator), size, rng)
+
+
+def sample_discrete_gaussian(sigma2, size=None, rng=None):
+    """Exact discrete Gaussian noise, ``P[Z = z]`` proportional to ``exp(-z^2 / (2 sigma2))``.
+
+    Parameters
+    ----------
+    sigma2 : int, Fraction or float
+        The scale squared, ``> 0``, converted exactly to a
+        :class:`fractions.Fraction`. (The variance of the discrete Gaussian is
+        slightly below ``sigma2``; CKS Cor. 9.)
+    size : int, tuple of int or None, default=None
+        Output shape; ``None`` draws one value.
+    rng : numpy.random.Generator, int or None, default=None
+        Source of the uniform integers; ``None`` uses OS entropy.
+
+    Returns
+    -------
+    z : numpy.int64 or ndarray of int64
+        The draws.
+
+    Notes
+    -----
+    CKS Algorithm 3: rejection sampling from the discrete Laplace of scale
+    ``t = floor(sigma) + 1``: a candidate ``Y`` is kept with probability
+    ``exp(-(|Y| - sigma2 / t)^2 / (2 sigma2))``, which with
+    ``sigma2 = p / q`` is ``exp(-(|Y| q t - p)^2 / (2 p q t^2))``: integers
+    only. The expected number of candidates per draw is below 2 (CKS Sec. 5).
+    Batches of 256 or more draws with ``2 p q t^2 < 2**57`` (e.g. every
+    ``sigma2`` from :func:`discrete_gaussian_sigma2`) run on numpy int64
+    arrays: about 600,000 draws per second on the project's 2-core machine;
+    otherwise Python integers (any size): about 70,000 per second.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import sample_discrete_gaussian
+    >>> sample_discrete_gaussian(4, size=(2, 2), rng=0).shape
+    (2, 2)
+    """
+    sigma2 = _check_rational(sigma2, "sigma2", positive=True)
+    return _draw(_gaussian_draws, (sigma2.numerator, sigma2.denominator), size, rng)
+
+
+# --------------------------------------------------------------------------------------
+# Calibration
+# --------------------------------------------------------------------------------------
+
+def _check_granularity(granularity):
+    """``None`` or the granularity as an exact Fraction, refusing non-powers of two."""
+    if granularity is None:
+        return None
+    g = _check_rational(granularity, "granularity", positive=True)
+    num, den = g.numerator, g.denominator
+    if not ((num == 1 and den & (den - 1) == 0) or (den == 1 and num & (num - 1) == 0)):
+        raise ValueError(
+            f"granularity must be a power of two (e.g. 2**-10) so that value / granularity "
+            f"is exact, got {granularity!r}."
+        )
+    return g
+
+
+def _checked_sensitivity(sensitivity):
+    return Fraction(check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False))
+
+
+def _grid_l1_sensitivity(sensitivity, granularity, dimension):
+    """L1 sensitivity of the integer query ``round(x / g)`` (round half up), an integer.
+
+    With ``D = sensitivity / g`` and ``u = x / g``: ``floor(a) - floor(b) <
+    a - b + 1``, so each coordinate of ``round(u) - round(u')`` is an integer
+    ``w_i < |u_i - u'_i| + 1``; summed, ``||w||_1 < D + d`` and, being an
+    integer, ``||w||_1 <= ceil(D) + d - 1`` (``ceil(D)`` when ``d = 1``). This is
+    attained (``u = (0.4, 0.4)``, ``u' = (0.9, 0.9)``, ``D = 1``: ``w = (1, 1)``).
+    """
+    if granularity is None:
+        return sensitivity
+    return Fraction(math.ceil(sensitivity / granularity) + dimension - 1)
+
+
+def _grid_l2_sensitivity_squared(sensitivity, granularity, dimension):
+    """Squared L2 sensitivity of the integer query ``round(x / g)``, an integer.
+
+    With ``D = sensitivity / g`` and ``w_i = |round(u_i) - round(u'_i)|``:
+    ``w_i < v_i + 1`` where ``v_i = |u_i - u'_i|`` and ``||v||_2 <= D``. Let
+    ``a_i = max(w_i - 1, 0)``, an integer with ``a_i <= v_i`` (strictly where
+    ``w_i >= 1``), so ``A = sum a_i^2 < D^2`` (or ``w = 0``) and
+    ``A <= Q = ceil(D^2) - 1``. Then ``w_i^2 <= a_i^2 + 2 a_i + 1`` and
+    ``||w||_2^2 <= Q + 2 sum a_i + d`` with ``sum a_i <= min(A, sqrt(d A))``
+    (``a_i <= a_i^2`` for integers; Cauchy-Schwarz). Hence
+    ``||w||_2^2 <= Q + 2 min(Q, isqrt(d Q)) + d``, which is below
+    ``(D + sqrt(d))^2``: rounding adds at most ``sqrt(d)`` to the L2
+    sensitivity. ``d = 1``, ``D = 1`` gives 1; ``d = 2``, ``D = 1`` gives 2
+    (attained by ``u = (0.4, 0.4)``, ``u' = (0.9, 0.9)``).
+    """
+    if granularity is None:
+        return sensitivity**2
+    d_squared = (sensitivity / granularity) ** 2
+    q = math.ceil(d_squared) - 1
+    return Fraction(q + 2 * min(q, math.isqrt(dimension * q)) + dimension)
+
+
+def _check_dimension(dimension):
+    if isinstance(dimension, bool) or not isinstance(dimension, numbers.Integral) or dimension < 1:
+        raise ValueError(f"dimension must be a positive integer, got {dimension!r}.")
+    return int(dimension)
+
+
+def _round_up(value, bits=_SCALE_BITS):
+    """Smallest dyadic rational ``>= value`` with about ``bits`` significant bits."""
+    shift = bits - (value.numerator.bit_length() - value.denominator.bit_length())
+    scaled = value * Fraction(2) ** shift
+    return Fraction(-((-scaled.numerator) // scaled.denominator)) / Fraction(2) ** shift
+
+
+def discrete_laplace_scale(sensitivity, epsilon, granularity=None, dimension=1):
+    """Scale ``t`` of discrete Laplace noise for pure epsilon-DP, rounded up to a rational.
+
+    A query with integer values and L1 sensitivity ``Delta`` plus i.i.d.
+    noise ``P[z]`` proportional to ``exp(-|z| / t)`` is ``(Delta / t)``-DP:
+    for any integer shift ``v``, ``P[z] / P[z - v] = exp((|z - v| - |z|) / t)
+    <= exp(||v||_1 / t)`` (the geometric mechanism, Ghosh, Roughgarden and
+    Sundararajan 2009; the discrete Laplace of CKS). So ``t = Delta /
+    epsilon``, computed exactly from the float ``epsilon`` and rounded *up* to
+    a dyadic rational with 24 significant bits (at most a relative ``2**-23``
+    more noise; small integers keep the sampler on its fast path): the
+    privacy loss is at most ``epsilon``.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L1 sensitivity of the query (in the query's units), ``> 0``.
+    epsilon : float
+        ``> 0``.
+    granularity : float or None, default=None
+        ``None``: the query is integer-valued and ``Delta = sensitivity``.
+        A power of two ``g``: the value is rounded to the grid ``g Z`` and
+        ``Delta = ceil(sensitivity / g) + dimension - 1`` grid steps (see
+        :class:`DiscreteLaplaceMechanism`).
+    dimension : int, default=1
+        Number of coordinates released together (matters only with a
+        granularity).
+
+    Returns
+    -------
+    t : fractions.Fraction
+        The scale, in grid steps when ``granularity`` is set.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import discrete_laplace_scale
+    >>> discrete_laplace_scale(1.0, 0.5)
+    Fraction(2, 1)
+    >>> discrete_laplace_scale(1.0, 0.5, granularity=0.5, dimension=3)
+    Fraction(8, 1)
+    """
+    sensitivity = _checked_sensitivity(sensitivity)
+    epsilon = Fraction(check_real(epsilon, "epsilon", low=0.0, low_inclusive=False))
+    granularity = _check_granularity(granularity)
+    dimension = _check_dimension(dimension)
+    # Pure DP of the discrete Laplace (geometric) mechanism: t = Delta_int / epsilon, rounded up.
+    return _round_up(_grid_l1_sensitivity(sensitivity, granularity, dimension) / epsilon)
+
+
+def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dimension=1):
+    """``sigma^2`` of discrete Gaussian noise for ``(epsilon, delta)``-DP, rounded up to a rational.
+
+    CKS Thm. 14 (multivariate; Thm. 4 for one coordinate): adding independent
+    ``N_Z(0, sigma^2)`` noise to each coordinate of an integer-vector query
+    of L2 sensitivity ``Delta`` is ``rho = Delta^2 / (2 sigma^2)``-zCDP, as for
+    the continuous Gaussian. The zCDP budget is
+    ``rho = (sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta)))^2``
+    (:func:`skdp.accounting.zcdp_for_dp`, the inverse of seed 004,
+    Lemma 2.1.13), lowered by a relative ``2**-40`` for its floating-point
+    round-off, and ``sigma^2 = Delta^2 / (2 rho)`` is rounded *up* to a
+    dyadic rational with 24 significant bits.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity of the query (in the query's units), ``> 0``.
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+    granularity : float or None, default=None
+        ``None``: the query is integer-valued and ``Delta = sensitivity``.
+        A power of two ``g``: ``Delta^2`` is the integer bound of
+        :class:`DiscreteGaussianMechanism` for the rounded query (at most
+        ``(sensitivity / g + sqrt(dimension))^2``).
+    dimension : int, default=1
+        Number of coordinates released together (matters only with a
+        granularity).
+
+    Returns
+    -------
+    sigma2 : fractions.Fraction
+        The discrete Gaussian's ``sigma^2``, in grid steps squared when
+        ``granularity`` is set.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import discrete_gaussian_sigma2
+    >>> round(float(discrete_gaussian_sigma2(1.0, 1.0, 1e-5)), 3)
+    24.015
+    """
+    sensitivity = _checked_sensitivity(sensitivity)
+    epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+    granularity = _check_granularity(granularity)
+    dimension = _check_dimension(dimension)
+    rho = Fraction(zcdp_for_dp(epsilon, delta)) * _RHO_MARGIN
+    if rho == 0:
+        raise ValueError(f"epsilon={epsilon!r} is too small: its zCDP budget underflows to 0.")
+    # CKS Thm. 14: rho = Delta^2 / (2 sigma^2)  =>  sigma^2 = Delta^2 / (2 rho), rounded up.
+    return _round_up(_grid_l2_sensitivity_squared(sensitivity, granularity, dimension)
+                     / (2 * rho))
+
+
+# --------------------------------------------------------------------------------------
+# Mechanisms
+# --------------------------------------------------------------------------------------
+
+def _round_half_up(u):
+    """``floor(u + 1/2)`` of a float64 array, exactly (no rounded ``u + 0.5``).
+
+    ``u - floor(u)`` is exact (Sterbenz's lemma) except for ``u`` in
+    ``(-1/2, 0)``, where the computed ``1 + u`` is still ``>= 1/2`` (``1/2`` is
+    a double and rounding is monotone), which gives the right answer 0.
+    """
+    whole = np.floor(u)
+    return whole + (u - whole >= 0.5)
+
+
+def _grid_indices(value, granularity):
+    """The query value as exact grid indices (an int64 array of its shape), before any noise.
+
+    ``granularity=None``: the values must be integers. Otherwise each value
+    ``x`` becomes ``floor(x / g + 1/2)`` (round half up) of its exact value:
+    for floats ``x / g`` is a power-of-two scaling, exact except in the
+    subnormal range where the index is 0 either way; integers are divided as
+    exact rationals.
+    """
+    array = np.asarray(value)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"value must be numeric (integers or floats), got dtype {array.dtype}.")
+    if array.dtype.kind == "f":
+        array = array.astype(np.float64)  # exact for every float dtype
+        if not np.all(np.isfinite(array)):
+            raise ValueError("value must be finite (no NaN or infinity).")
+    if granularity is None:
+        if array.dtype.kind == "f" and np.any(array != np.floor(array)):
+            raise ValueError(
+                "value must be integer-valued when granularity=None (e.g. counts); for "
+                "real values pass a power-of-two granularity such as 2**-10."
+            )
+        indices, what = array, "|value|"
+    elif array.dtype.kind == "f":
+        exponent = (granularity.numerator.bit_length() - 1
+                    - (granularity.denominator.bit_length() - 1))
+        with np.errstate(over="ignore"):
+            indices = _round_half_up(np.ldexp(array, -exponent))
+        what = "|value / granularity|"
+    else:
+        half = Fraction(1, 2)
+        indices = np.array([math.floor(x / granularity + half) for x in array.ravel().tolist()],
+                           dtype=object).reshape(array.shape)
+        what = "|value / granularity|"
+    # Compared in the input's own type (int64's minimum has no absolute value).
+    if np.any((indices > _MAX_GRID_INDEX) | (indices < -_MAX_GRID_INDEX)):
+        raise ValueError(
+            f"{what} must be at most 2**52 so that the grid index is exact; "
+            "rescale the query or use a coarser granularity."
+        )
+    return indices.astype(np.int64)
+
+
+class _DiscreteNoiseMechanism(_AdditiveNoiseMechanism):
+    """Release ``g * (round(x / g) + Z)`` with exact integer noise ``Z`` (or ``x + Z``)."""
+
+    def __init__(self, *, epsilon, sensitivity=1.0, granularity=None, random_state=None):
+        super().__init__(epsilon=epsilon, sensitivity=sensitivity, random_state=random_state)
+        self.granularity = granularity
+
+    def _noise_parameter(self, dimension):
+        raise NotImplementedError
+
+    def _sampler(self, parameter):
+        raise NotImplementedError
+
+    def __call__(self, value):
+        """Return the value on the grid plus exact integer noise (same shape as ``value``).
+
+        Parameters
+        ----------
+        value : int, float or array-like
+            The exact query answer: integers when ``granularity=None``.
+
+        Returns
+        -------
+        noisy : int, float or ndarray
+            ``value + Z`` (int64) when ``granularity=None``, else
+            ``granularity * (round(value / granularity) + Z)`` (float64, an
+            exact multiple of ``granularity``).
+        """
+        granularity = _check_granularity(self.granularity)
+        indices = _grid_indices(value, granularity)
+        # Calibrate (and validate epsilon, delta, sensitivity) before any noise is drawn.
+        draws, args = self._sampler(self._noise_parameter(max(indices.size, 1)))
+        noise = draws(*args, indices.size, self._rng)
+        # |index| <= 2**52 and |noise| < 2**62: the sum fits in int64.
+        noisy = indices + noise.reshape(indices.shape)
+        if granularity is not None:
+            # A function of the integer release only (post-processing); exact while
+            # |index| <= 2**53, and still a multiple of g beyond.
+            noisy = noisy.astype(float) * float(granularity)
+        return noisy.item() if noisy.ndim == 0 else noisy
+
+
+class DiscreteLaplaceMechanism(_DiscreteNoiseMechanism):
+    """Add exact discrete Laplace noise on a public grid (pure epsilon-DP, floating-point safe).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    sensitivity : float, default=1.0
+        L1 sensitivity of the query, in the query's units, ``> 0``.
+    granularity : float or None, default=None
+        ``None``: the query is integer-valued (counts) and non-integer input
+        is an error; the output is ``value + Z`` as int64. A power of two
+        ``g`` (e.g. ``2**-10``): the value is snapped to the grid and the
+        output is ``g * (round(value / g) + Z)``, an exact multiple of ``g``.
+    random_state : int, numpy.random.Generator or None, default=None
+        Source of the uniform integers; ``None`` (OS entropy) for real
+        releases, an int only for reproducible tests.
+
+    Attributes
+    ----------
+    scale : fractions.Fraction
+        The noise scale ``t`` (in grid steps) for a one-coordinate query;
+        recomputed from the parameters on every access.
+
+    Privacy
+    -------
+    ``epsilon``-DP for any neighbouring relation under which the query's L1
+    sensitivity is at most ``sensitivity``; everything the query reads is
+    protected. The integer noise has ``P[Z = z]`` proportional to
+    ``exp(-|z| / t)`` with ``t >= Delta / epsilon`` (rounded up; the geometric
+    mechanism; discrete Laplace of Canonne, Kamath and Steinke 2020), where
+    ``Delta`` is the L1 sensitivity of the integer query: ``sensitivity``
+    itself, or with a granularity ``ceil(sensitivity / g) + d - 1`` for ``d``
+    coordinates, because rounding can move each coordinate by less than one
+    more grid step (see Notes). It is safe against floating-point attacks
+    (Mironov 2012): the noise is drawn exactly (CKS Algorithms 1 and 2, with
+    integer arithmetic on uniform integers), every randomness decision is an
+    exact integer comparison, and the output lies on the public grid
+    ``g Z``, so the output's low-order bits carry no information beyond the
+    ideal mechanism's. skdp's estimators and :class:`LaplaceMechanism` still
+    use floating-point noise.
+
+    See Also
+    --------
+    LaplaceMechanism : Continuous (floating-point) Laplace noise.
+    DiscreteGaussianMechanism : Exact discrete Gaussian noise.
+
+    Notes
+    -----
+    Rounding is ``floor(x / g + 1/2)`` on the exact value of ``x``. For
+    ``a >= b``, ``floor(a) - floor(b) < a - b + 1``, so each coordinate of
+    the integer query moves by an integer ``w_i < |x_i - x'_i| / g + 1``;
+    summing, ``||w||_1 < sensitivity / g + d``, hence
+    ``||w||_1 <= ceil(sensitivity / g) + d - 1`` (the bound is attained).
+    The scale depends on the number of coordinates ``d`` of each call when a
+    granularity is set: :func:`discrete_laplace_scale` gives it for any
+    ``d``. Cost: about 1 microsecond per coordinate in large calls (see
+    :func:`sample_discrete_laplace`), about 100 per one-value call.
+
+    References
+    ----------
+    C. L. Canonne, G. Kamath, T. Steinke. The Discrete Gaussian for
+    Differential Privacy. NeurIPS 2020 (arXiv:2004.00010).
+    I. Mironov. On significance of the least significant bits for
+    differential privacy. CCS 2012.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import DiscreteLaplaceMechanism
+    >>> mech = DiscreteLaplaceMechanism(epsilon=0.5, random_state=0)
+    >>> mech.scale
+    Fraction(2, 1)
+    >>> isinstance(mech(10), int)
+    True
+    >>> out = DiscreteLaplaceMechanism(epsilon=1.0, granularity=2**-4, random_state=0)(0.3)
+    >>> (out * 16).is_integer()
+    True
+    """
+
+    @property
+    def scale(self):
+        """Noise scale ``t`` in grid steps, one coordinate (:func:`discrete_laplace_scale`)."""
+        return self._noise_parameter(1)
+
+    def _noise_parameter(self, dimension):
+        return discrete_laplace_scale(self.sensitivity, self.epsilon, self.granularity, dimension)
+
+    def _sampler(self, parameter):
+        return _laplace_draws, (parameter.denominator, parameter.numerator)
+
+
+class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
+    """Add exact discrete Gaussian noise on a public grid (``(epsilon, delta)``-DP via zCDP).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+    sensitivity : float, default=1.0
+        L2 sensitivity of the query, in the query's units, ``> 0``.
+    granularity : float or None, default=None
+        ``None``: the query is integer-valued and non-integer input is an
+        error; the output is ``value + Z`` as int64. A power of two ``g``:
+        the output is ``g * (round(value / g) + Z)``, an exact multiple of
+        ``g``.
+    random_state : int, numpy.random.Generator or None, default=None
+        Source of the uniform integers; ``None`` (OS entropy) for real
+        releases, an int only for reproducible tests.
+
+    Attributes
+    ----------
+    sigma2 : fractions.Fraction
+        The discrete Gaussian's ``sigma^2`` (in grid steps squared) for a
+        one-coordinate query; recomputed from the parameters on every access.
+
+    Privacy
+    -------
+    ``(epsilon, delta)``-DP for any neighbouring relation under which the
+    query's L2 sensitivity is at most ``sensitivity``; everything the query
+    reads is protected. Each coordinate gets independent noise
+    ``N_Z(0, sigma^2)``, ``P[Z = z]`` proportional to
+    ``exp(-z^2 / (2 sigma^2))``; by Canonne, Kamath and Steinke (2020),
+    Thm. 14 (Thm. 4 for one coordinate), this is
+    ``Delta^2 / (2 sigma^2)``-zCDP for an integer query of L2 sensitivity
+    ``Delta``, and zCDP gives ``(epsilon, delta)`` by seed 004,
+    Lemma 2.1.13 (:func:`skdp.accounting.zcdp_for_dp`). ``Delta^2`` is
+    ``sensitivity^2``, or with a granularity the integer bound of Notes
+    (at most ``(sensitivity / g + sqrt(d))^2``). ``sigma^2`` is rounded up.
+    This conversion is looser than the exact one-dimensional bound of CKS
+    Thm. 7: sigma is about 30% larger than needed at epsilon = 1,
+    delta = 1e-5 (45% at epsilon = 0.1, delta = 1e-6). It is safe
+    against floating-point attacks (Mironov 2012): the noise is drawn exactly
+    (CKS Algorithm 3), every randomness decision is an exact integer
+    comparison, and the output lies on the public grid ``g Z``. skdp's
+    estimators and :class:`GaussianMechanism` still use floating-point noise.
+
+    See Also
+    --------
+    GaussianMechanism : Continuous (floating-point) Gaussian noise.
+    DiscreteLaplaceMechanism : Exact discrete Laplace noise (pure DP).
+
+    Notes
+    -----
+    Rounding is ``floor(x / g + 1/2)``. Each coordinate moves by an integer
+    ``w_i < v_i + 1`` with ``v_i = |x_i - x'_i| / g`` and ``||v||_2 <= D =
+    sensitivity / g``. With ``a_i = max(w_i - 1, 0) <= v_i``, ``sum a_i^2``
+    is an integer below ``D^2``, so at most ``Q = ceil(D^2) - 1``, and
+    ``||w||_2^2 <= Q + 2 min(Q, isqrt(d Q)) + d``. The noise therefore grows
+    with ``d`` when a granularity is set: :func:`discrete_gaussian_sigma2`
+    gives ``sigma^2`` for any ``d``. Cost: about 2 microseconds per
+    coordinate in large calls (see :func:`sample_discrete_gaussian`), about
+    150 per one-value call.
+
+    References
+    ----------
+    C. L. Canonne, G. Kamath, T. Steinke. The Discrete Gaussian for
+    Differential Privacy. NeurIPS 2020 (arXiv:2004.00010).
+    I. Mironov. On significance of the least significant bits for
+    differential privacy. CCS 2012.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import DiscreteGaussianMechanism
+    >>> mech = DiscreteGaussianMechanism(epsilon=1.0, delta=1e-5, random_state=0)
+    >>> round(float(mech.sigma2), 3)
+    24.015
+    >>> mech([3, 4]).dtype
+    dtype('int64')
+    """
+
+    def __init__(self, *, epsilon, delta, sensitivity=1.0, granularity=None, random_state=None):
+        super().__init__(epsilon=epsilon, sensitivity=sensitivity, granularity=granularity,
+                         random_state=random_state)
+        self.delta = delta
+
+    @property
+    def sigma2(self):
+        """``sigma^2`` in grid steps squared, one coordinate (:func:`discrete_gaussian_sigma2`)."""
+        return self._noise_parameter(1)
+
+    def _noise_parameter(self, dimension):
+        return discrete_gaussian_sigma2(self.sensitivity, self.epsilon, self.delta,
+                                        self.granularity, dimension)
+
+    def _sampler(self, parameter):
+        return _gaussian_draws, (parameter.numerator, parameter.denominator)
