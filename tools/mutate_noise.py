@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Test files that cover each module (by path prefix; the first match wins).
 COVERAGE = [
+    ("skdp/mechanisms/_discrete.py", ["tests/test_discrete_mechanisms.py"]),
     ("skdp/mechanisms/", ["tests/test_mechanisms.py", "tests/test_audit.py",
                           "tests/test_rounding.py"]),
     ("skdp/accounting/", ["tests/test_accounting.py", "tests/test_rounding.py"]),
@@ -375,6 +376,18 @@ MUTANTS = [
      "noisy_sum = sums + draw(0.0, sum_scale,", "noisy_sum = sums + draw(0.0, 0.5 * sum_scale,"),
     ("scaler_sq_draw", "skdp/preprocessing/_dp_scaler.py",
      "draw(0.0, square_sum_scale,", "draw(0.0, 0.5 * square_sum_scale,"),
+    # --- exact discrete mechanisms (skdp/mechanisms/_discrete.py) ---------------------------
+    ("discrete_laplace_scale", "skdp/mechanisms/_discrete.py",
+     "    return _round_up(_grid_l1_sensitivity(sensitivity, granularity, dimension) / epsilon)",
+     "    return _round_up(_grid_l1_sensitivity(sensitivity, granularity, dimension) / (2 * epsilon))"),
+    ("discrete_grid_l1", "skdp/mechanisms/_discrete.py",
+     "math.ceil(sensitivity / granularity) + dimension - 1)",
+     "math.ceil(sensitivity / granularity))"),
+    ("discrete_grid_l2", "skdp/mechanisms/_discrete.py",
+     "    return Fraction(q + 2 * min(q, math.isqrt(dimension * q)) + dimension)",
+     "    return Fraction(q + dimension)"),
+    ("discrete_gaussian_sigma2", "skdp/mechanisms/_discrete.py",
+     "                     / (2 * rho))", "                     / (8 * rho))"),
     # --- clipping (the bound every sensitivity above rests on, doubled) ----------------------
     ("clip_rows_l2", "skdp/utils/_clipping.py",
      "scale[big] = max_norm / norms[big]", "scale[big] = 2.0 * max_norm / norms[big]"),

@@ -539,10 +539,14 @@ def discrete_laplace_scale(sensitivity, epsilon, granularity=None, dimension=1):
 def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dimension=1):
     """``sigma^2`` of discrete Gaussian noise for ``(epsilon, delta)``-DP, rounded up to a rational.
 
-    CKS Thm. 14 (multivariate; Thm. 4 for one coordinate): adding independent
-    ``N_Z(0, sigma^2)`` noise to each coordinate of an integer-vector query
-    of L2 sensitivity ``Delta`` is ``rho = Delta^2 / (2 sigma^2)``-zCDP, as for
-    the continuous Gaussian. The zCDP budget is
+    Canonne, Kamath and Steinke (2020, "CKS") show that for an integer shift
+    ``mu`` the Renyi divergence of order ``alpha`` between ``N_Z(mu, sigma^2)``
+    and ``N_Z(0, sigma^2)`` is at most ``alpha mu^2 / (2 sigma^2)``, as for the
+    continuous Gaussian (their concentrated-DP result for one coordinate). Renyi
+    divergences of independent coordinates add, so independent
+    ``N_Z(0, sigma^2)`` noise on each coordinate of an integer-vector query of
+    L2 sensitivity ``Delta`` is ``rho = Delta^2 / (2 sigma^2)``-zCDP (CKS state
+    the multivariate case too). The zCDP budget is
     ``rho = (sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta)))^2``
     (:func:`skdp.accounting.zcdp_for_dp`, the inverse of seed 004,
     Lemma 2.1.13), lowered by a relative ``2**-40`` for its floating-point
@@ -585,7 +589,8 @@ def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dime
     rho = Fraction(zcdp_for_dp(epsilon, delta)) * _RHO_MARGIN
     if rho == 0:
         raise ValueError(f"epsilon={epsilon!r} is too small: its zCDP budget underflows to 0.")
-    # CKS Thm. 14: rho = Delta^2 / (2 sigma^2)  =>  sigma^2 = Delta^2 / (2 rho), rounded up.
+    # CKS (one coordinate) plus additivity of Renyi divergence over coordinates:
+    # rho = Delta^2 / (2 sigma^2)  =>  sigma^2 = Delta^2 / (2 rho), rounded up.
     return _round_up(_grid_l2_sensitivity_squared(sensitivity, granularity, dimension)
                      / (2 * rho))
 
@@ -813,10 +818,10 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
     query's L2 sensitivity is at most ``sensitivity``; everything the query
     reads is protected. Each coordinate gets independent noise
     ``N_Z(0, sigma^2)``, ``P[Z = z]`` proportional to
-    ``exp(-z^2 / (2 sigma^2))``; by Canonne, Kamath and Steinke (2020),
-    Thm. 14 (Thm. 4 for one coordinate), this is
-    ``Delta^2 / (2 sigma^2)``-zCDP for an integer query of L2 sensitivity
-    ``Delta``, and zCDP gives ``(epsilon, delta)`` by seed 004,
+    ``exp(-z^2 / (2 sigma^2))``; by Canonne, Kamath and Steinke (2020) (the
+    one-coordinate concentrated-DP bound, added over independent coordinates),
+    this is ``Delta^2 / (2 sigma^2)``-zCDP for an integer query of L2
+    sensitivity ``Delta``, and zCDP gives ``(epsilon, delta)`` by seed 004,
     Lemma 2.1.13 (:func:`skdp.accounting.zcdp_for_dp`). ``Delta^2`` is
     ``sensitivity^2``, or with a granularity the integer bound of Notes
     (at most ``(sensitivity / g + sqrt(d))^2``). ``sigma^2`` is rounded up.
