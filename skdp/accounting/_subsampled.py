@@ -16,6 +16,9 @@ from skdp.utils._validation import check_epsilon_delta, check_option, check_posi
 __all__ = ["calibrate_subsampled_gaussian", "subsampled_gaussian_epsilon"]
 
 
+# Bracket growth steps (factor 1/0.7 each, 1e15 in all) before the PLD search gives up.
+_MAX_BRACKET_STEPS = 100
+
 _RELATIONS = {"add-remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
               "replace-one": dp_accounting.NeighboringRelation.REPLACE_ONE}
 
@@ -118,17 +121,31 @@ def _calibrate_rdp(epsilon, delta, sample_rate, steps, tol=None):
 
 
 def _pld_bracket(upper, epsilon, delta, sample_rate, steps, neighbours):
-    """``(low, high)`` around the PLD calibration, from a multiplier ``upper`` that meets it.
+    """``(low, high)`` around the PLD calibration, from a multiplier ``upper`` that meets it by RDP.
 
     Shrinks ``upper`` by 0.7 until the PLD epsilon exceeds the target: a PLD at a tiny
     multiplier is slow to build (0.4 s at 0.5 against 0.03 s at 3 for DP-SGD's
-    usual settings), so the lower end is found from above.
+    usual settings), so the lower end is found from above. The discretized PLD can be
+    looser than RDP (many steps at a small rate: 0.40 against 0.28 at multiplier 3, rate
+    1e-3, 50000 steps); then ``upper`` fails the target by PLD and is grown instead.
     """
-    high = low = upper
+    def pld_meets(sigma):
+        return subsampled_gaussian_epsilon(sigma, sample_rate, steps, delta, accountant="pld",
+                                           neighbours=neighbours) <= epsilon
+
+    if not pld_meets(upper):
+        low = upper
+        for _ in range(_MAX_BRACKET_STEPS):
+            high = low / 0.7
+            if pld_meets(high):
+                return low, high
+            low = high
+        raise ValueError(f"no noise multiplier up to {low:g} meets (epsilon={epsilon:g}, "
+                         f"delta={delta:g}) by the PLD accountant.")
+    high = upper
     while True:
         low = 0.7 * high
-        if subsampled_gaussian_epsilon(low, sample_rate, steps, delta, accountant="pld",
-                                       neighbours=neighbours) > epsilon:
+        if not pld_meets(low):
             return low, high
         high = low
 
