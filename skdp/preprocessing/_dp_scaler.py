@@ -398,12 +398,14 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         if self.with_mean:
             X = X - self.mean_
         if not self.with_std:
-            return X
+            return X if self.with_mean else X.copy()  # never the caller's array
         return X / (self.scale_ if columns is None else self.scale_[columns])
 
     def _backward(self, X, columns=None):
         if self.with_std:
             X = X * (self.scale_ if columns is None else self.scale_[columns])
+        elif not self.with_mean:
+            X = X.copy()  # never the caller's array
         return X + self.mean_ if self.with_mean else X
 
     def _sparse_formats(self):
