@@ -106,9 +106,11 @@ def _sends_zero_to_zero(low, high, lower, upper):
     products can overflow to infinity or underflow to zero and compare equal.
     """
     low, high = Fraction(low), Fraction(high)
-    return np.array([low * Fraction(u) == Fraction(lo) * high
-                     for lo, u in zip(np.asarray(lower).tolist(), np.asarray(upper).tolist())],
-                    dtype=bool)
+    # Once per distinct pair of bounds (often one, broadcast over a million sparse columns).
+    pairs, inverse = np.unique(np.asarray(lower) + 1j * np.asarray(upper), return_inverse=True)
+    keeps = np.array([low * Fraction(p.imag) == Fraction(p.real) * high for p in pairs.tolist()],
+                     dtype=bool)
+    return keeps[inverse.ravel()]
 
 
 def _check_keeps_zero(offset):
