@@ -107,7 +107,9 @@ def _sends_zero_to_zero(low, high, lower, upper):
     """
     low, high = Fraction(low), Fraction(high)
     # Once per distinct pair of bounds (often one, broadcast over a million sparse columns).
-    pairs, inverse = np.unique(np.asarray(lower) + 1j * np.asarray(upper), return_inverse=True)
+    as_complex = np.empty(np.shape(lower), dtype=complex)  # (lower, upper) pairs, sortable
+    as_complex.real, as_complex.imag = lower, upper
+    pairs, inverse = np.unique(as_complex, return_inverse=True)
     keeps = np.array([low * Fraction(p.imag) == Fraction(p.real) * high for p in pairs.tolist()],
                      dtype=bool)
     return keeps[inverse.ravel()]
