@@ -56,7 +56,15 @@ def _parse_pandas(lines, sep):
     frame = pd.read_csv(io.BytesIO(b"\n".join(lines)), sep=sep if sep else r"\s+", header=None,
                         usecols=[0, 1, 2], dtype={0: str, 1: str}, engine="c", na_filter=False)
     users, items, ratings = (frame[c].to_numpy() for c in (0, 1, 2))
-    return users.astype(str), items.astype(str), np.asarray(ratings, dtype=np.float64)
+    return users.astype(str), items.astype(str), _as_ratings(ratings)
+
+
+def _as_ratings(values):
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except ValueError as error:
+        raise ValueError(f"load_ratings: a rating is not a number, or a line has fewer than "
+                         f"three fields 'user item rating' ({error}).") from None
 
 
 def _parse_plain(lines, sep):
@@ -66,7 +74,7 @@ def _parse_plain(lines, sep):
     # Quotes removed as pandas' CSV reader does (a separator inside quotes is not handled).
     users = np.array([r[0].strip().strip('"') for r in rows])
     items = np.array([r[1].strip().strip('"') for r in rows])
-    return users, items, np.array([float(r[2].strip().strip('"')) for r in rows])
+    return users, items, _as_ratings([r[2].strip().strip('"') for r in rows])
 
 
 def _parse(text, sep, has_header):
