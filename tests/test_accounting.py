@@ -312,3 +312,22 @@ def test_pld_calibration_where_pld_is_looser_than_rdp(neighbours, epsilon):
                                        neighbours=neighbours) <= epsilon
     assert subsampled_gaussian_epsilon(sigma * (1 - 1e-5), sample_rate, steps, 1e-5,
                                        accountant="pld", neighbours=neighbours) > epsilon
+
+
+def test_rdp_notes_silencing_interleaved_in_two_threads_restores_the_level():
+    # Two calibrations in threads (joblib's threading backend, GridSearchCV) enter and leave
+    # the silencing interleaved: the second one saved ERROR as "the user's level" and left
+    # the absl logger at ERROR for good, while its own calibration ran unsilenced.
+    import logging
+
+    from skdp.accounting._subsampled import _quiet_rdp
+
+    logger = logging.getLogger("absl")
+    original = logger.level
+    first, second = _quiet_rdp(), _quiet_rdp()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert logger.level == logging.ERROR  # the second calibration is still running
+    second.__exit__(None, None, None)
+    assert logger.level == original
