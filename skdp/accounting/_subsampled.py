@@ -8,6 +8,7 @@ numerical accountant, never from a loose closed form.
 import contextlib
 import logging
 import math
+import threading
 
 import dp_accounting
 
@@ -23,20 +24,31 @@ _RELATIONS = {"add-remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
               "replace-one": dp_accounting.NeighboringRelation.REPLACE_ONE}
 
 
+_QUIET = {"lock": threading.Lock(), "depth": 0, "level": logging.NOTSET}
+
+
 @contextlib.contextmanager
 def _quiet_rdp():
     """Silence dp-accounting's notes that an RDP order did not converge and was left out.
 
     Leaving an order out only loosens the bound; the notes (dozens per calibration at
-    small noise) would reach the user of every DP-SGD fit.
+    small noise) would reach the user of every DP-SGD fit. Calibrations running in
+    several threads share one silencing: the first in saves the logger's level, the
+    last out restores it.
     """
     logger = logging.getLogger("absl")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    with _QUIET["lock"]:
+        if _QUIET["depth"] == 0:
+            _QUIET["level"] = logger.level
+            logger.setLevel(logging.ERROR)
+        _QUIET["depth"] += 1
     try:
         yield
     finally:
-        logger.setLevel(level)
+        with _QUIET["lock"]:
+            _QUIET["depth"] -= 1
+            if _QUIET["depth"] == 0:
+                logger.setLevel(_QUIET["level"])
 
 
 def _make_accountant(accountant, neighbours="add-remove"):
