@@ -534,3 +534,13 @@ def test_pickle_round_trip_keeps_the_release():
     est = DPStandardScaler(bounds=(0.0, 1.0), random_state=0).fit(X)
     copy = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(copy.transform(X), est.transform(X))
+
+
+def test_a_failing_noise_calibration_spends_nothing():
+    # The analytic Gaussian calibration fails at epsilon=1e300 (a public setting); it ran
+    # after the accountant was charged, so the budget was spent on a fit that released nothing.
+    acc = BudgetAccountant(epsilon=1e301, delta=0.5)
+    with pytest.raises(ValueError):
+        DPStandardScaler(epsilon=1e300, delta=1e-5, bounds=(-1.0, 1.0), accountant=acc,
+                         random_state=0).fit(np.zeros((20, 2)))
+    assert acc.spent is None
