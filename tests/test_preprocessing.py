@@ -536,6 +536,7 @@ def test_pickle_round_trip_keeps_the_release():
     np.testing.assert_array_equal(copy.transform(X), est.transform(X))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the calibration's own, in mechanisms
 def test_a_failing_noise_calibration_spends_nothing():
     # The analytic Gaussian calibration fails at epsilon=1e300 (a public setting); it ran
     # after the accountant was charged, so the budget was spent on a fit that released nothing.
