@@ -76,7 +76,7 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
         Returns
         -------
         X_out : {ndarray, sparse matrix} of shape (n_samples, n_features)
-            Sparse input gives a sparse output of the same format.
+            Sparse input gives a sparse output (CSR or CSC as given; COO becomes CSR).
         """
         check_is_fitted(self, "lower_")
         return self._map(self._validate_input(X, reset=False), forward=True)
