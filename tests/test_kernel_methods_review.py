@@ -196,3 +196,25 @@ def test_kernel_object_changed_in_place_after_fit_does_not_change_the_release(cl
     before = est.decision_function(X[:20])
     est.set_params(kernel__length_scale=0.05)  # changes the kernel object in place
     np.testing.assert_array_equal(est.decision_function(X[:20]), before)
+
+
+@pytest.mark.parametrize("cls", [PrivateKernelClassifier, PrivateKernelSVC])
+def test_a_model_pickled_before_the_kernel_was_stored_still_predicts(cls):
+    # Models pickled before fit kept _kernel (as InteractiveKernelPredictor's sessions do):
+    # they rebuild it from their parameters instead of raising AttributeError.
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    est = cls(epsilon=5.0, gamma=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    before = est.decision_function(X[:20])
+    del est._kernel
+    np.testing.assert_array_equal(est.decision_function(X[:20]), before)
+
+
+def test_a_gp_pickled_before_the_kernel_was_stored_still_predicts():
+    X = np.linspace(-2, 2, 60)[:, None]
+    gp = PrivateGaussianProcessRegressor(epsilon=5.0, y_bounds=(-2.0, 2.0),
+                                         random_state=0).fit(X, np.sin(X[:, 0]))
+    mean, std = gp.predict(X[:10], return_std=True)
+    del gp._kernel
+    new_mean, new_std = gp.predict(X[:10], return_std=True)
+    np.testing.assert_array_equal(new_mean, mean)
+    np.testing.assert_array_equal(new_std, std)
