@@ -283,6 +283,11 @@ class KernelParamsMixin:
                               kernel_bound=getattr(self, "kernel_bound", None),
                               n_features=n_features, require_bound=require_bound)
 
+    def _fitted_kernel(self, n_features, require_bound=True):
+        """The kernel resolved at fit (a model pickled before it was kept rebuilds it)."""
+        kernel = getattr(self, "_kernel", None)
+        return kernel if kernel is not None else self._get_kernel(n_features, require_bound)
+
 
 KERNEL_ERM_DOC = """\
 alpha : float, default=0.1
