@@ -167,3 +167,11 @@ def test_empty_or_na_ids_are_refused_or_kept_as_written(tmp_path, parser):
     data = load_ratings(_write(tmp_path, ["NA,30,4", "2,NA,5"]), items=["30", "NA"])
     assert data.user_ids.tolist() == ["2", "NA"]
     np.testing.assert_array_equal(data.ratings.toarray(), [[0.0, 5.0], [4.0, 0.0]])
+
+
+def test_any_multi_character_separator(tmp_path, parser):
+    # Only "::" was rewritten to one byte; pandas' C parser refused other separators longer
+    # than one character (the plain parser took them).
+    path = _write(tmp_path, ["1||10||4", "2||30||5"])
+    data = load_ratings(path, sep="||", items=[10, 30])
+    np.testing.assert_array_equal(data.ratings.toarray(), [[4.0, 0.0], [0.0, 5.0]])
