@@ -82,8 +82,8 @@ def _parse(text, sep, has_header):
 
     pandas (optional) parses large files fast; without it, plain Python does.
     """
-    if sep == "::":  # one byte, which the C parser needs
-        text, sep = text.replace(b"::", b"\t"), "\t"
+    if sep and len(sep.encode()) > 1:  # "::" (MovieLens 1M/10M): one byte, as the C parser needs
+        text, sep = text.replace(sep.encode(), b"\t"), "\t"
     lines = _data_lines(text, has_header)
     try:
         import pandas  # noqa: F401
