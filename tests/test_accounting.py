@@ -297,3 +297,37 @@ def test_calibration_prints_no_rdp_order_notes(capfd, caplog):
     calibrate_subsampled_gaussian(8.0, 1e-5, 0.1, 50, accountant="pld", neighbours="replace-one")
     assert "Excluding this order" not in capfd.readouterr().err
     assert not [r for r in caplog.records if "Excluding this order" in r.getMessage()]
+
+
+@pytest.mark.parametrize("neighbours, epsilon", [("add-remove", 0.3), ("replace-one", 0.6)])
+def test_pld_calibration_where_pld_is_looser_than_rdp(neighbours, epsilon):
+    # Many steps at a small rate (50 epochs of batch 64 among 64000 rows): the discretized PLD
+    # (interval 1e-3) certifies a larger epsilon than RDP (0.40 against 0.28 at multiplier 3,
+    # add/remove), so the RDP multiplier does not meet the target by PLD and cannot be the
+    # upper end of the PLD search. A multiplier meeting it by PLD still exists: find it.
+    sample_rate, steps = 0.001, 50000
+    sigma = calibrate_subsampled_gaussian(epsilon, 1e-5, sample_rate, steps, accountant="pld",
+                                          neighbours=neighbours)
+    assert subsampled_gaussian_epsilon(sigma, sample_rate, steps, 1e-5, accountant="pld",
+                                       neighbours=neighbours) <= epsilon
+    assert subsampled_gaussian_epsilon(sigma * (1 - 1e-5), sample_rate, steps, 1e-5,
+                                       accountant="pld", neighbours=neighbours) > epsilon
+
+
+def test_rdp_notes_silencing_interleaved_in_two_threads_restores_the_level():
+    # Two calibrations in threads (joblib's threading backend, GridSearchCV) enter and leave
+    # the silencing interleaved: the second one saved ERROR as "the user's level" and left
+    # the absl logger at ERROR for good, while its own calibration ran unsilenced.
+    import logging
+
+    from skdp.accounting._subsampled import _quiet_rdp
+
+    logger = logging.getLogger("absl")
+    original = logger.level
+    first, second = _quiet_rdp(), _quiet_rdp()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert logger.level == logging.ERROR  # the second calibration is still running
+    second.__exit__(None, None, None)
+    assert logger.level == original

@@ -114,3 +114,64 @@ def test_loaded_ratings_fit_the_completer(tmp_path):
     completer = DPMatrixCompleter(epsilon=5.0, method="svd", rank=2, random_state=0).fit(train)
     completed = completer.transform(train)
     assert completed.shape == (data.user_ids.size, 20) and np.all(np.isfinite(completed))
+
+
+@pytest.fixture(params=["pandas", "plain"])
+def parser(request, monkeypatch):
+    if request.param == "plain":  # as without pandas installed (an optional dependency)
+        monkeypatch.setitem(__import__("sys").modules, "pandas", None)
+    return request.param
+
+
+@pytest.mark.parametrize("content", [
+    b'"1","10","4"\n"2","10","3"\n"2","30","5"\n',                  # quoted CSV fields
+    b'\xef\xbb\xbf1,10,4\n2,10,3\n2,30,5\n',                         # UTF-8 byte order mark
+    b'\xef\xbb\xbfuserId,movieId,rating\n1,10,4\n2,10,3\n2,30,5\n',  # BOM and header
+    b'1,10,4\r2,10,3\r2,30,5\r',                                     # old Mac line ends
+    b'1,10,4\r\n2,10,3\r\n2,30,5\r\n',                               # Windows line ends
+], ids=["quoted", "bom", "bom-header", "cr", "crlf"])
+def test_first_rating_is_kept_and_ids_are_parsed_by_both_parsers(tmp_path, parser, content):
+    # A quoted (or CR-only) first line was taken for a header and its rating dropped
+    # silently; the plain parser kept the BOM and quotes in the ids (strings, not 1 and 2).
+    path = tmp_path / "ratings.csv"
+    path.write_bytes(content)
+    data = load_ratings(path, items=[10, 30])
+    assert data.user_ids.tolist() == [1, 2]
+    np.testing.assert_array_equal(data.ratings.toarray(), [[4.0, 0.0], [3.0, 5.0]])
+
+
+@pytest.mark.parametrize("items", [[10.5, 30], ["tt1000", "tt3"], ["tt1", "tt3", "tt100"]])
+def test_catalogue_ids_are_not_cut_to_the_file_ids_type(tmp_path, items):
+    # The catalogue was cast to the file's id type: 10.5 became 10, and "tt1000" became "tt1"
+    # (strings cut to the file's longest id), so ratings of one item went to another.
+    path = _write(tmp_path, ["1,tt1,4", "2,tt3,5"] if isinstance(items[0], str)
+                  else ["1,10,4", "2,30,5"])
+    try:
+        data = load_ratings(path, items=items)
+    except ValueError:
+        return  # refusing is fine; misplacing is not
+    for j, item in enumerate(data.item_ids.tolist()):
+        column = data.ratings[:, j].toarray().ravel()
+        assert str(item) in ("10", "30", "tt1", "tt3") or not column.any(), (item, column)
+
+
+def test_ids_too_large_for_int64_stay_strings(tmp_path, parser):
+    data = load_ratings(_write(tmp_path, ["99999999999999999999,10,4", "2,10,3"]), items=[10])
+    assert data.user_ids.tolist() == ["2", "99999999999999999999"]
+
+
+def test_empty_or_na_ids_are_refused_or_kept_as_written(tmp_path, parser):
+    # pandas read an empty id as NaN, and the id "NA" too: both became an item "nan".
+    with pytest.raises(ValueError, match="empty"):
+        load_ratings(_write(tmp_path, ["1,,4", "2,30,5"]), items=["30"])
+    data = load_ratings(_write(tmp_path, ["NA,30,4", "2,NA,5"]), items=["30", "NA"])
+    assert data.user_ids.tolist() == ["2", "NA"]
+    np.testing.assert_array_equal(data.ratings.toarray(), [[0.0, 5.0], [4.0, 0.0]])
+
+
+def test_any_multi_character_separator(tmp_path, parser):
+    # Only "::" was rewritten to one byte; pandas' C parser refused other separators longer
+    # than one character (the plain parser took them).
+    path = _write(tmp_path, ["1||10||4", "2||30||5"])
+    data = load_ratings(path, sep="||", items=[10, 30])
+    np.testing.assert_array_equal(data.ratings.toarray(), [[4.0, 0.0], [0.0, 5.0]])

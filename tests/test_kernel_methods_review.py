@@ -166,3 +166,55 @@ def test_gp_kernel_params_changed_after_fit_do_not_change_the_release():
     new_mean, new_std = gp.predict(X[:10], return_std=True)
     np.testing.assert_array_equal(new_mean, mean)
     np.testing.assert_array_equal(new_std, std)
+
+
+def test_interactive_predictor_ignores_a_kernel_object_changed_in_place_after_fit():
+    # The caller's scikit-learn kernel object, changed in place after fit (its set_params):
+    # the session's resolved kernel held the same object, so the private answers (whose
+    # sensitivity was calibrated in fit for k(x, x) <= 1) followed the new amplitude.
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+    X, y = _data(n=300, low=-1.0)
+    Q = np.random.default_rng(5).uniform(-1, 1, size=(40, 2))
+    answers = []
+    for later in ({}, {"k1__constant_value": 1e4, "k2__length_scale": 0.05}):
+        kernel = ConstantKernel(1.0, "fixed") * RBF(1.0, "fixed")
+        service = InteractiveKernelPredictor(kernel=kernel, alpha=1.0, classes=[0, 1],
+                                             epsilon=5.0, max_updates=5, random_state=0)
+        service.fit(X, y)
+        kernel.set_params(**later)
+        answers.append(service.decision_function(Q))
+    assert np.array_equal(answers[0], answers[1])
+
+
+@pytest.mark.parametrize("cls", [PrivateKernelClassifier, PrivateKernelSVC])
+def test_kernel_object_changed_in_place_after_fit_does_not_change_the_release(cls):
+    from sklearn.gaussian_process.kernels import RBF
+
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    est = cls(epsilon=5.0, kernel=RBF(1.0, "fixed"), classes=[0, 1], random_state=0).fit(X, y)
+    before = est.decision_function(X[:20])
+    est.set_params(kernel__length_scale=0.05)  # changes the kernel object in place
+    np.testing.assert_array_equal(est.decision_function(X[:20]), before)
+
+
+@pytest.mark.parametrize("cls", [PrivateKernelClassifier, PrivateKernelSVC])
+def test_a_model_pickled_before_the_kernel_was_stored_still_predicts(cls):
+    # Models pickled before fit kept _kernel (as InteractiveKernelPredictor's sessions do):
+    # they rebuild it from their parameters instead of raising AttributeError.
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    est = cls(epsilon=5.0, gamma=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    before = est.decision_function(X[:20])
+    del est._kernel
+    np.testing.assert_array_equal(est.decision_function(X[:20]), before)
+
+
+def test_a_gp_pickled_before_the_kernel_was_stored_still_predicts():
+    X = np.linspace(-2, 2, 60)[:, None]
+    gp = PrivateGaussianProcessRegressor(epsilon=5.0, y_bounds=(-2.0, 2.0),
+                                         random_state=0).fit(X, np.sin(X[:, 0]))
+    mean, std = gp.predict(X[:10], return_std=True)
+    del gp._kernel
+    new_mean, new_std = gp.predict(X[:10], return_std=True)
+    np.testing.assert_array_equal(new_mean, mean)
+    np.testing.assert_array_equal(new_std, std)

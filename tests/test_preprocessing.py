@@ -359,6 +359,39 @@ def test_public_bounds_scaler_refuses_sparse_input_whose_zeros_would_move():
     assert PublicBoundsScaler(bounds=(-1.0, 1.0)).__sklearn_tags__().input_tags.sparse
 
 
+
+def test_public_bounds_scaler_sparse_transform_clips_like_dense_or_refuses():
+    # Bounds (1, 2) onto (1, 2) send 0 to 0, but clipping sends 0 to 1: fitted on dense data,
+    # a sparse transform left the unstored zeros at 0, outside feature_range.
+    X = np.array([[0.0, 1.5], [1.2, 0.0]])
+    est = PublicBoundsScaler(bounds=(1.0, 2.0), feature_range=(1.0, 2.0)).fit(X)
+    with pytest.raises(ValueError, match="contain 0"):
+        est.transform(sp.csr_matrix(X))
+    # clip=False: the same map, dense or sparse.
+    est.set_params(clip=False)
+    np.testing.assert_array_equal(est.transform(sp.csr_matrix(X)).toarray(), est.transform(X))
+
+
+@pytest.mark.parametrize("bounds, feature_range", [((-1e300, 2e300), (-1e10, 1e10)),
+                                                   ((-1e-200, 2e-200), (-1e-200, 1e-200))])
+def test_public_bounds_scaler_maps_bounds_to_range_when_products_overflow(bounds, feature_range):
+    # low * upper == lower * high decided whether the map sends 0 to 0; both products
+    # overflowed to -inf (or underflowed to -0.0), so the offset was set to 0 wrongly.
+    est = PublicBoundsScaler(bounds=bounds, feature_range=feature_range).fit(np.zeros((2, 1)))
+    out = est.transform(np.array([[bounds[0]], [bounds[1]]])).ravel()
+    np.testing.assert_allclose(out, feature_range, rtol=1e-12)
+    assert not est.__sklearn_tags__().input_tags.sparse
+
+
+def test_identity_transform_returns_a_new_array():
+    # with_mean=False, with_std=False, clip=False: StandardScaler returns a copy; the caller's
+    # array was returned itself, so writing to the output changed the input.
+    X = np.random.default_rng(0).uniform(-1, 1, size=(50, 2))
+    est = DPStandardScaler(bounds=(-1.0, 1.0), with_mean=False, with_std=False, clip=False,
+                           random_state=0).fit(X)
+    assert not np.shares_memory(est.transform(X), X)
+    assert not np.shares_memory(est.inverse_transform(X), X)
+
 # --- DPStandardScaler: with_mean, with_std, sparse input ---------------------------------------
 
 def _sparse_data(seed=0, n=3000, d=4):
@@ -501,3 +534,14 @@ def test_pickle_round_trip_keeps_the_release():
     est = DPStandardScaler(bounds=(0.0, 1.0), random_state=0).fit(X)
     copy = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(copy.transform(X), est.transform(X))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the calibration's own, in mechanisms
+def test_a_failing_noise_calibration_spends_nothing():
+    # The analytic Gaussian calibration fails at epsilon=1e300 (a public setting); it ran
+    # after the accountant was charged, so the budget was spent on a fit that released nothing.
+    acc = BudgetAccountant(epsilon=1e301, delta=0.5)
+    with pytest.raises(ValueError):
+        DPStandardScaler(epsilon=1e300, delta=1e-5, bounds=(-1.0, 1.0), accountant=acc,
+                         random_state=0).fit(np.zeros((20, 2)))
+    assert acc.spent is None

@@ -1,6 +1,8 @@
 """Ratings files a user already has (MovieLens and similar), as a sparse users x items matrix."""
 
+import codecs
 import io
+import re
 import warnings
 
 import numpy as np
@@ -25,7 +27,7 @@ def _read_bytes(path):
 
 def _detect(text, sep):
     """Return ``(sep, has_header)`` from the first line of ``text``."""
-    first = text.split(b"\n", 1)[0].strip()
+    first = re.split(rb"\r\n|\r|\n", text, maxsplit=1)[0].strip()
     if sep == "auto":
         sep = next((s for s in _SEPARATORS if s.encode() in first), None)  # None: whitespace
     fields = first.split(sep.encode()) if sep else first.split()
@@ -33,7 +35,7 @@ def _detect(text, sep):
         raise ValueError(f"load_ratings: the first line {first[:80]!r} does not have the three "
                          f"fields 'user item rating' (separator {sep!r}); pass sep=.")
     try:
-        float(fields[2])
+        float(fields[2].strip().strip(b'"'))  # a quoted rating is still a rating
         has_header = False
     except ValueError:
         has_header = True
@@ -50,19 +52,29 @@ def _data_lines(text, has_header):
 def _parse_pandas(lines, sep):
     import pandas as pd
 
+    # na_filter=False: an id "NA" (or an empty one, refused later) stays as written.
     frame = pd.read_csv(io.BytesIO(b"\n".join(lines)), sep=sep if sep else r"\s+", header=None,
-                        usecols=[0, 1, 2], dtype={0: str, 1: str}, engine="c")
+                        usecols=[0, 1, 2], dtype={0: str, 1: str}, engine="c", na_filter=False)
     users, items, ratings = (frame[c].to_numpy() for c in (0, 1, 2))
-    return users.astype(str), items.astype(str), np.asarray(ratings, dtype=np.float64)
+    return users.astype(str), items.astype(str), _as_ratings(ratings)
+
+
+def _as_ratings(values):
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except ValueError as error:
+        raise ValueError(f"load_ratings: a rating is not a number, or a line has fewer than "
+                         f"three fields 'user item rating' ({error}).") from None
 
 
 def _parse_plain(lines, sep):
     rows = [line.decode().split(sep) if sep else line.decode().split() for line in lines]
     if any(len(r) < 3 for r in rows):
         raise ValueError("load_ratings: a line has fewer than three fields 'user item rating'.")
-    users = np.array([r[0].strip() for r in rows])
-    items = np.array([r[1].strip() for r in rows])
-    return users, items, np.array([float(r[2]) for r in rows])
+    # Quotes removed as pandas' CSV reader does (a separator inside quotes is not handled).
+    users = np.array([r[0].strip().strip('"') for r in rows])
+    items = np.array([r[1].strip().strip('"') for r in rows])
+    return users, items, _as_ratings([r[2].strip().strip('"') for r in rows])
 
 
 def _parse(text, sep, has_header):
@@ -70,8 +82,8 @@ def _parse(text, sep, has_header):
 
     pandas (optional) parses large files fast; without it, plain Python does.
     """
-    if sep == "::":  # one byte, which the C parser needs
-        text, sep = text.replace(b"::", b"\t"), "\t"
+    if sep and len(sep.encode()) > 1:  # "::" (MovieLens 1M/10M): one byte, as the C parser needs
+        text, sep = text.replace(sep.encode(), b"\t"), "\t"
     lines = _data_lines(text, has_header)
     try:
         import pandas  # noqa: F401
@@ -84,7 +96,7 @@ def _as_ids(values):
     """Integer ids as integers (so that they sort numerically), other ids as strings."""
     try:
         as_int = values.astype(np.int64)
-    except ValueError:
+    except (ValueError, OverflowError):  # not integers, or beyond int64
         return values
     return as_int if np.array_equal(as_int.astype(str), np.char.strip(values)) else values
 
@@ -150,12 +162,16 @@ def load_ratings(path, *, sep="auto", items=None):
     (3, [1, 2], [10, 20, 30])
     """
     text = _read_bytes(path)
+    if text.startswith(codecs.BOM_UTF8):  # written by some spreadsheet exports
+        text = text[len(codecs.BOM_UTF8):]
     if sep != "auto" and not (isinstance(sep, str) and sep):
         raise ValueError(f"sep must be 'auto' or a non-empty string, got {sep!r}.")
     sep, has_header = _detect(text, sep)
     users, item_values, ratings = _parse(text, sep, has_header)
     if not np.all(np.isfinite(ratings)):
         raise ValueError("load_ratings: a rating is NaN or infinite.")
+    if np.any(np.char.str_len(users) == 0) or np.any(np.char.str_len(item_values) == 0):
+        raise ValueError("load_ratings: a line has an empty user or item id.")
     user_ids, rows = np.unique(_as_ids(users), return_inverse=True)
     item_values = _as_ids(item_values)
     if items is None:
@@ -171,7 +187,16 @@ def load_ratings(path, *, sep="auto", items=None):
             raise ValueError("items must be a non-empty 1-D list of item ids.")
         if item_ids.dtype.kind in "iu" and item_values.dtype.kind not in "iu":
             raise ValueError("items are integers but the file's item ids are not.")
-        catalogue = np.asarray(item_ids, dtype=item_values.dtype)
+        if item_ids.dtype.kind == "U" and item_values.dtype.kind == "U":  # the longer width
+            item_values = item_values.astype(np.result_type(item_ids, item_values))
+        try:
+            catalogue = np.asarray(item_ids, dtype=item_values.dtype)
+            exact = np.array_equal(catalogue.astype(item_ids.dtype), item_ids)
+        except (ValueError, OverflowError):
+            exact = False
+        if not exact:  # e.g. 10.5 (or "010") against the file's integer ids
+            raise ValueError(f"items: the catalogue's ids {item_ids[:5].tolist()}... are not "
+                             f"ids of the file's kind ({item_values[:5].tolist()}...).")
         order = np.argsort(catalogue, kind="stable")
         if np.unique(catalogue).size != catalogue.size:
             raise ValueError("items has duplicate ids.")

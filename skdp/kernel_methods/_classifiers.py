@@ -275,7 +275,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        scores = self._kernel(X, self.support_) @ self.dual_coef_.T
+        scores = self._fitted_kernel(X.shape[1])(X, self.support_) @ self.dual_coef_.T
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):

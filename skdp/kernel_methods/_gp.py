@@ -288,11 +288,12 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        K_x = self._kernel(X, self.X_train_)
+        kernel = self._fitted_kernel(X.shape[1], require_bound=False)
+        K_x = kernel(X, self.X_train_)
         # Post-processing of the released function with the public bounds.
         mean = np.clip(self.y_offset_ + K_x @ self.dual_coef_, *self.y_bounds_)
         if not return_std:
             return mean
         v = linalg.solve_triangular(self.L_, K_x.T, lower=True, check_finite=False)
-        var = self._kernel.diag(X) - np.einsum("ij,ij->j", v, v)
+        var = kernel.diag(X) - np.einsum("ij,ij->j", v, v)
         return mean, np.sqrt(np.clip(var, 0.0, None))

@@ -547,8 +547,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features; the predictor was fitted with "
                              f"{self.n_features_in_}.")
-        # (A session pickled before the kernel was stored rebuilds it from its parameters.)
-        kernel = getattr(self, "_kernel", None) or self._get_kernel(X.shape[1])
+        kernel = self._fitted_kernel(X.shape[1])
         private = kernel(X, self._X) @ self._beta  # <w*, phi(z)>, never released as is
         out = np.empty(X.shape[0])
         for t in range(X.shape[0]):

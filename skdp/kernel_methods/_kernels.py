@@ -13,6 +13,7 @@ for any kernel it is a per-record operation that costs no privacy and makes
 ``k(x, x) <= kappa^2`` hold for arbitrary input.
 """
 
+import copy
 import re
 import textwrap
 
@@ -238,6 +239,9 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
                              f"for every degree; got coef0={params['coef0']}.")
         natural = 1.0 if kernel in _UNIT_DIAGONAL else None
     elif isinstance(kernel, SklearnGPKernel):
+        # A copy: set_params changes a kernel object in place (also through an estimator's
+        # kernel__ parameters), and the kernel of a release must stay the one checked here.
+        kernel = copy.deepcopy(kernel)
         parts = [kernel] + [v for v in kernel.get_params(deep=True).values()
                             if isinstance(v, SklearnGPKernel)]
         for part in parts:
@@ -278,6 +282,11 @@ class KernelParamsMixin:
                               coef0=self.coef0, kernel_params=self.kernel_params,
                               kernel_bound=getattr(self, "kernel_bound", None),
                               n_features=n_features, require_bound=require_bound)
+
+    def _fitted_kernel(self, n_features, require_bound=True):
+        """The kernel resolved at fit (a model pickled before it was kept rebuilds it)."""
+        kernel = getattr(self, "_kernel", None)
+        return kernel if kernel is not None else self._get_kernel(n_features, require_bound)
 
 
 KERNEL_ERM_DOC = """\

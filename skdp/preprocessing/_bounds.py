@@ -1,6 +1,7 @@
 """Scaling to public feature bounds: data-independent, so it costs no privacy."""
 
 import numbers
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
@@ -75,7 +76,7 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
         Returns
         -------
         X_out : {ndarray, sparse matrix} of shape (n_samples, n_features)
-            Sparse input gives a sparse output of the same format.
+            Sparse input gives a sparse output (CSR or CSC as given; COO becomes CSR).
         """
         check_is_fitted(self, "lower_")
         return self._map(self._validate_input(X, reset=False), forward=True)
@@ -96,6 +97,22 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
         """
         check_is_fitted(self, "lower_")
         return self._map(self._validate_input(X, reset=False), forward=False)
+
+
+def _sends_zero_to_zero(low, high, lower, upper):
+    """Whether the affine map of ``[lower, upper]`` onto ``[low, high]`` sends 0 to 0, per feature.
+
+    ``low * upper == lower * high``, in exact rational arithmetic: in floats the
+    products can overflow to infinity or underflow to zero and compare equal.
+    """
+    low, high = Fraction(low), Fraction(high)
+    # Once per distinct pair of bounds (often one, broadcast over a million sparse columns).
+    as_complex = np.empty(np.shape(lower), dtype=complex)  # (lower, upper) pairs, sortable
+    as_complex.real, as_complex.imag = lower, upper
+    pairs, inverse = np.unique(as_complex, return_inverse=True)
+    keeps = np.array([low * Fraction(p.imag) == Fraction(p.real) * high for p in pairs.tolist()],
+                     dtype=bool)
+    return keeps[inverse.ravel()]
 
 
 def _check_keeps_zero(offset):
@@ -238,10 +255,9 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
         X, lower, upper = self._validate_for_fit(X)
         low, high = self._check_feature_range()
         scale = (high - low) / (upper - lower)
-        # Where the map sends 0 to 0 (low * upper == lower * high: e.g. bounds (-M, M) to
-        # (-1, 1), or (0, M) to (0, 1)), the offset is exactly 0, so zeros stay zeros.
-        keeps_zero = low * upper == lower * high
-        offset = np.where(keeps_zero, 0.0, low - lower * scale)
+        # Where the map sends 0 to 0 (e.g. bounds (-M, M) to (-1, 1), or (0, M) to (0, 1)),
+        # the offset is exactly 0, so zeros stay zeros.
+        offset = np.where(_sends_zero_to_zero(low, high, lower, upper), 0.0, low - lower * scale)
         if sp.issparse(X):
             _check_keeps_zero(offset)
         self.lower_, self.upper_ = lower, upper
@@ -253,6 +269,7 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
 
     def _check_sparse_map(self, forward):
         _check_keeps_zero(self.min_)
+        super()._check_sparse_map(forward)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -260,11 +277,11 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
         try:
             low, high = self._check_feature_range()
             lower, upper = np.asarray(self.bounds, dtype=np.float64).reshape(-1, 2).T
-        except (TypeError, ValueError):
+            keeps_zero = _sends_zero_to_zero(low, high, lower, upper)
+        except (TypeError, ValueError, OverflowError):  # invalid bounds (fit says why), or inf
             tags.input_tags.sparse = False
         else:
-            tags.input_tags.sparse = bool(np.all((low * upper == lower * high)
-                                                 & (lower <= 0.0) & (0.0 <= upper)))
+            tags.input_tags.sparse = bool(np.all(keeps_zero & (lower <= 0.0) & (0.0 <= upper)))
         return tags
 
     def _forward(self, X, columns=None):

@@ -375,8 +375,10 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         def default_delta(m):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
 
+        # The calibration (public, but able to fail, e.g. at epsilon=1e300) before the charge.
+        mechanism, sum_scale, square_sum_scale = self._noise_scales(
+            d, self._resolve_budget(n, default_delta, allow_zero_delta=True))
         budget, rng = self._start_private_fit(n, default_delta=default_delta)
-        mechanism, sum_scale, square_sum_scale = self._noise_scales(d, budget)
         sums, square_sums = moment_sums(X, lower, upper)
         mean, var = private_standardization(sums, square_sums, n, mechanism, sum_scale,
                                             square_sum_scale, rng)
@@ -398,12 +400,14 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         if self.with_mean:
             X = X - self.mean_
         if not self.with_std:
-            return X
+            return X if self.with_mean else X.copy()  # never the caller's array
         return X / (self.scale_ if columns is None else self.scale_[columns])
 
     def _backward(self, X, columns=None):
         if self.with_std:
             X = X * (self.scale_ if columns is None else self.scale_[columns])
+        elif not self.with_mean:
+            X = X.copy()  # never the caller's array
         return X + self.mean_ if self.with_mean else X
 
     def _sparse_formats(self):
