@@ -186,7 +186,11 @@ def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, account
     -------
     noise_multiplier : float
         Noise standard deviation divided by the clipping norm. The returned
-        value is checked: it spends at most ``epsilon`` by the same accountant.
+        value is checked: it spends at most ``epsilon`` by the chosen
+        accountant, except that with ``"pld"`` an RDP certificate (through
+        group privacy for ``"replace-one"``) is used instead where it allows
+        less noise: the discretized PLD can be looser than RDP after many steps
+        at a small sampling rate.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     sample_rate, steps = _check_common(sample_rate, steps)
@@ -216,4 +220,9 @@ def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, account
     while subsampled_gaussian_epsilon(sigma, sample_rate, steps, delta, accountant=accountant,
                                       neighbours=neighbours) > epsilon:
         sigma *= 1.0 + 1e-6
+    if accountant == "pld" and upper < sigma:
+        # The discretized PLD can be looser than RDP (many steps at a small rate); `upper`
+        # meets the target by RDP (with group privacy for replace-one), an equally valid
+        # certificate, and needs less noise.
+        sigma = upper
     return float(sigma)

@@ -216,6 +216,9 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     %(random_state)s
     %(accountant)s
     %(verbose)s
+        Above 0, joblib reports the progress of the teachers' fits, with
+        elapsed times: the times depend on the teachers' private rows, so
+        the output is for the data holder (not covered by the guarantee).
     allow_pickle : bool, default=False
         Whether a fitted answerer may be pickled (``pickle``, ``joblib.dump``,
         ``copy.deepcopy``): a pickle holds the teachers, which are not

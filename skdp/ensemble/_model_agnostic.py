@@ -185,6 +185,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     %(random_state)s
     %(accountant)s
     %(verbose)s
+        Above 0, joblib reports the progress of the teachers' fits, with
+        elapsed times: the times depend on the teachers' private rows, so
+        the output is for the data holder (not covered by the guarantee).
 
     Attributes
     ----------
