@@ -27,7 +27,14 @@ from skdp.kernel_methods import (
     PrivateKernelNetClassifier,
     PrivateKernelSVC,
 )
-from skdp.linear_model import DPLogisticRegressionAMP
+from skdp.linear_model import (
+    DPLogisticRegressionAMP,
+    DPSGDClassifier,
+    ObjectivePerturbationClassifier,
+    OutputPerturbationClassifier,
+    PermutationSGDClassifier,
+    PrivateFrankWolfeClassifier,
+)
 from skdp.model_selection import PrivateParameterSelector
 from skdp.model_selection import _parameter_tuning
 from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
@@ -248,3 +255,27 @@ def test_ensemble_refuses_bad_verbose_before_the_budget_is_charged(cls, bad, err
         est.fit(*fit_args)
     assert acc.spent is None
     assert capsys.readouterr().out == ""
+
+
+GLM_ESTIMATORS = [
+    ObjectivePerturbationClassifier(random_state=0),
+    OutputPerturbationClassifier(random_state=0),
+    PrivateFrankWolfeClassifier(max_iter=5, random_state=0),
+    DPSGDClassifier(epochs=1, random_state=0),
+    PermutationSGDClassifier(epochs=1, random_state=0),
+]
+
+
+@pytest.mark.parametrize("est", GLM_ESTIMATORS, ids=[type(e).__name__ for e in GLM_ESTIMATORS])
+def test_glm_family_prints_its_budget_and_refuses_bad_verbose_before_spending(est, capsys):
+    clone(est).fit(X3, Y3)
+    assert capsys.readouterr().out == ""
+    fitted = clone(est).set_params(verbose=1).fit(X3, Y3)
+    lines = capsys.readouterr().out.strip().splitlines()
+    name = type(est).__name__
+    assert lines and all(line.startswith(f"[{name}] ") for line in lines)
+    assert f"spent {fitted.privacy_spent_}" in lines[-1]
+    acc = BudgetAccountant(epsilon=1e3, delta=0.5)
+    with pytest.raises(ValueError, match="verbose must be"):
+        clone(est).set_params(verbose=-1, accountant=acc).fit(X3, Y3)
+    assert acc.spent is None

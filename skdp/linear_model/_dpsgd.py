@@ -165,6 +165,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
+    %(verbose)s
 
     Attributes
     ----------
@@ -235,7 +236,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  clipping="gradient", batch_size=256, epochs=5, learning_rate=1.0,
                  learning_rate_schedule="constant", alpha=0.0, fit_intercept=True, classes=None,
-                 class_weight=None, n_jobs=None, random_state=None, accountant=None):
+                 class_weight=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -253,6 +254,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def _check_params(self, n_samples):
         batch_size = check_positive_int(self.batch_size, "batch_size")

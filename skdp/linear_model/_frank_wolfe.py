@@ -243,6 +243,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
+    %(verbose)s
 
     Attributes
     ----------
@@ -333,7 +334,8 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  l1_radius=1.0, max_iter=100, accounting="thesis", fit_intercept=True,
-                 classes=None, class_weight=None, n_jobs=None, random_state=None, accountant=None):
+                 classes=None, class_weight=None, n_jobs=None, random_state=None, accountant=None,
+                 verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -348,6 +350,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def _check_params(self, n_samples):
         return {

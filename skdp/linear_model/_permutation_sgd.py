@@ -173,6 +173,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
+    %(verbose)s
 
     Attributes
     ----------
@@ -242,7 +243,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  strongly_convex=False, alpha=0.0, learning_rate=None, batch_size=50, epochs=5,
                  calibration="analytic", fit_intercept=True, classes=None, class_weight=None,
-                 n_jobs=None, random_state=None, accountant=None):
+                 n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -260,6 +261,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def _check_params(self, n_samples):
         strongly_convex = check_bool(self.strongly_convex, "strongly_convex")

@@ -159,6 +159,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
+    %(verbose)s
 
     Attributes
     ----------
@@ -218,7 +219,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
                  fit_intercept=True, tol=None, solver="newton", max_iter=100, classes=None,
-                 class_weight=None, n_jobs=None, random_state=None, accountant=None):
+                 class_weight=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.loss = loss
         self.huber_h = huber_h
@@ -233,6 +234,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def _check_params(self, n_samples):
         return _check_solver_params(self, n_samples)
@@ -293,6 +295,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     %(n_jobs)s
     %(random_state)s
     %(accountant)s
+    %(verbose)s
 
     Attributes
     ----------
@@ -364,7 +367,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
                  fit_intercept=True, tol=None, certification_fraction=0.01, solver="newton",
                  max_iter=100, classes=None, class_weight=None, n_jobs=None, random_state=None,
-                 accountant=None):
+                 accountant=None, verbose=0):
         self.epsilon = epsilon
         self.loss = loss
         self.huber_h = huber_h
@@ -380,6 +383,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def _check_params(self, n_samples):
         settings = _check_solver_params(self, n_samples)

@@ -23,7 +23,7 @@ from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_
 from skdp.linear_model._losses import get_loss
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
-from skdp.utils._validation import check_bounded_sample_weight, check_real
+from skdp.utils._validation import check_bounded_sample_weight, check_positive_int, check_real
 
 __all__ = ["PrivateGLMClassifier", "check_bool", "delta_one_over_n_squared", "fill_glm_doc"]
 
@@ -190,6 +190,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         settings = self._check_params(n_samples)
+        verbose = check_positive_int(self.verbose, "verbose", low=0)
         # One-vs-rest: K problems on the same data compose (seed 004 Lemma 2.1.5).
         n_problems = 1 if n_classes == 2 else n_classes
         self._prepare(settings, self._resolve_budget(
@@ -203,6 +204,9 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         X_aug = add_intercept_column(X, intercept_value) if fit_intercept else X
         X_aug = self._clip(X_aug, data_norm)
         part = budget.split(n_problems)
+        if verbose:
+            print(f"[{type(self).__name__}] {n_problems} problem(s) on {n_samples} rows, "
+                  f"each at epsilon={part.epsilon:.4g}, delta={part.delta:.4g}")
         fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings,
                              sample_weight=sample_weight)
         results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng, n_jobs=self.n_jobs)
@@ -215,6 +219,8 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
             self.coef_, self.intercept_ = W, np.zeros(W.shape[0])
         self._record([info for _, info in results], settings)
         self.privacy_spent_ = budget
+        if verbose:
+            print(f"[{type(self).__name__}] released; spent {budget}")
         if hasattr(self, "delta"):
             self.delta_ = budget.delta
         return self
