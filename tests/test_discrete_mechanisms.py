@@ -496,3 +496,46 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(module)
     assert result.attempted >= 10 and result.failed == 0
+
+
+# --------------------------------------------------------------------------------------
+# Review (adversarial) regressions
+# --------------------------------------------------------------------------------------
+
+
+def test_extended_precision_floats_are_exact_or_refused():
+    """x and x' = x - 1 (L1 distance 1, g = 1) must move the grid index by at most
+    ceil(1) = 1. In x86 long double, 1.5 - 0.9 * 2**-53 rounds to the float64 1.5 (index 2)
+    while 0.5 - 0.9 * 2**-53 rounds below 0.5 (index 0): w = 2 if the value is rounded
+    through float64 first, twice the calibrated sensitivity."""
+    tiny = np.longdouble(0.9) * np.longdouble(2.0) ** -53
+    pair = np.array([1.5, 0.5], dtype=np.longdouble) - tiny
+    for granularity in (Fraction(1), None):
+        try:
+            got = _grid_indices(pair, granularity)
+        except (TypeError, ValueError):
+            continue  # refused: nothing released
+        exact = [math.floor(Fraction(*v.as_integer_ratio()) + Fraction(1, 2)) for v in pair]
+        assert granularity is not None and got.tolist() == exact
+    mech = DiscreteLaplaceMechanism(epsilon=1.0, granularity=1.0, random_state=0)
+    try:
+        out = [mech(np.array([v])) for v in pair]
+    except TypeError:
+        return
+    assert pair.dtype.itemsize <= 8, out  # only plain doubles may be accepted
+
+
+@pytest.mark.parametrize("cls,kw", [(DiscreteLaplaceMechanism, {}),
+                                    (DiscreteGaussianMechanism, {"delta": 1e-5})])
+def test_copies_of_an_unseeded_mechanism_draw_fresh_noise(cls, kw):
+    """random_state=None: a pickled or deep-copied mechanism (joblib ships copies to its
+    workers) must not replay the original's noise; two releases with the same noise give
+    away the exact difference of the two query answers."""
+    import copy
+    import pickle
+
+    mech = cls(epsilon=0.1, **kw)
+    x = np.zeros(50, dtype=np.int64)
+    for twin in (pickle.loads(pickle.dumps(mech)), copy.deepcopy(mech)):
+        assert twin.random_state is None
+        assert not np.array_equal(mech(x), twin(x))
