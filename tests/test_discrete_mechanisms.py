@@ -496,3 +496,82 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(module)
     assert result.attempted >= 10 and result.failed == 0
+
+
+# --------------------------------------------------------------------------------------
+# Review (adversarial) regressions
+# --------------------------------------------------------------------------------------
+
+
+def test_extended_precision_floats_are_exact_or_refused():
+    """x and x' = x - 1 (L1 distance 1, g = 1) must move the grid index by at most
+    ceil(1) = 1. In x86 long double, 1.5 - 0.9 * 2**-53 rounds to the float64 1.5 (index 2)
+    while 0.5 - 0.9 * 2**-53 rounds below 0.5 (index 0): w = 2 if the value is rounded
+    through float64 first, twice the calibrated sensitivity."""
+    tiny = np.longdouble(0.9) * np.longdouble(2.0) ** -53
+    pair = np.array([1.5, 0.5], dtype=np.longdouble) - tiny
+    for granularity in (Fraction(1), None):
+        try:
+            got = _grid_indices(pair, granularity)
+        except (TypeError, ValueError):
+            continue  # refused: nothing released
+        exact = [math.floor(Fraction(*v.as_integer_ratio()) + Fraction(1, 2)) for v in pair]
+        assert granularity is not None and got.tolist() == exact
+    mech = DiscreteLaplaceMechanism(epsilon=1.0, granularity=1.0, random_state=0)
+    try:
+        out = [mech(np.array([v])) for v in pair]
+    except TypeError:
+        return
+    assert pair.dtype.itemsize <= 8, out  # only plain doubles may be accepted
+
+
+@pytest.mark.parametrize("cls,kw", [(DiscreteLaplaceMechanism, {}),
+                                    (DiscreteGaussianMechanism, {"delta": 1e-5})])
+def test_copies_of_an_unseeded_mechanism_draw_fresh_noise(cls, kw):
+    """random_state=None: a pickled or deep-copied mechanism (joblib ships copies to its
+    workers) must not replay the original's noise; two releases with the same noise give
+    away the exact difference of the two query answers."""
+    import copy
+    import pickle
+
+    mech = cls(epsilon=0.1, **kw)
+    x = np.zeros(50, dtype=np.int64)
+    for twin in (pickle.loads(pickle.dumps(mech)), copy.deepcopy(mech)):
+        assert twin.random_state is None
+        assert not np.array_equal(mech(x), twin(x))
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_grid_bounds_hold_on_every_pair_of_a_dyadic_lattice(d):
+    """Every pair of points of the lattice (Z / 8)^d in [-2, 2]^d: exact half-grid points
+    (the round-half-up ties), negative values and -0.0 included; distances D in steps of 1/8."""
+    axis = np.r_[np.arange(-16, 17) / 8, -0.0]
+    u = np.array(np.meshgrid(*[axis] * d)).reshape(d, -1).T
+    idx = _grid_indices(u, Fraction(1))
+    assert idx.tolist() == [[math.floor(Fraction(v) + Fraction(1, 2)) for v in row] for row in u]
+    v = u[:, None, :] - u[None, :, :]
+    w = idx[:, None, :] - idx[None, :, :]
+    l1v, l2v = np.abs(v).sum(-1), (v**2).sum(-1)
+    l1w, l2w = np.abs(w).sum(-1), (w**2).sum(-1)
+    for k in range(1, 25):
+        D = Fraction(k, 8)  # k / 8 and k^2 / 64 are exact doubles
+        assert l1w[l1v <= k / 8].max() <= _grid_l1_sensitivity(D, Fraction(1), d)
+        assert l2w[l2v <= k * k / 64].max() <= _grid_l2_sensitivity_squared(D, Fraction(1), d)
+
+
+def test_audit_two_coordinates_straddling_the_grid():
+    """u = (0.4, 0.4) vs (0.9, 0.9), g = 1, L1 sensitivity 1: the integer query moves by
+    (1, 1), L1 = 2 = ceil(1) + d - 1. The calibrated mechanism stays under epsilon; the
+    copy without the "+ d - 1" rounding term (true epsilon 2) is caught."""
+    kw = {"epsilon": 1.0, "sensitivity": 1.0, "granularity": 1.0}
+
+    def make(cls):
+        def run(x, rng):
+            return float(np.sum(cls(random_state=rng, **kw)(x)))
+        return run
+
+    x0, x1 = np.array([0.4, 0.4]), np.array([0.9, 0.9])
+    res = audit_epsilon(make(DiscreteLaplaceMechanism), x0, x1, n_runs=8000, random_state=5)
+    assert res.epsilon_lower_bound <= 1.0, res
+    res = audit_epsilon(make(_NoRoundingTermLaplace), x0, x1, n_runs=8000, random_state=6)
+    assert res.epsilon_lower_bound > 1.0, res

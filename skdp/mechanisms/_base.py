@@ -44,6 +44,20 @@ class _AdditiveNoiseMechanism:
         self.random_state = random_state
         self._rng = check_random_state(random_state)
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if self.random_state is None:
+            # A copy (pickle, deepcopy, joblib worker) must not replay this generator's
+            # noise: equal noise on two releases gives away the exact difference of the
+            # two answers. It draws fresh OS entropy instead.
+            state.pop("_rng", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "_rng" not in state:
+            self._rng = check_random_state(None)
+
     def _checked_sensitivity(self):
         return check_real(self.sensitivity, "sensitivity", low=0.0, low_inclusive=False)
 

@@ -623,7 +623,12 @@ def _grid_indices(value, granularity):
     if array.dtype.kind not in "iuf":
         raise TypeError(f"value must be numeric (integers or floats), got dtype {array.dtype}.")
     if array.dtype.kind == "f":
-        array = array.astype(np.float64)  # exact for every float dtype
+        if np.finfo(array.dtype).nmant > np.finfo(np.float64).nmant:
+            # Rounding a long double to float64 is not exact and can move two values
+            # less than D apart by more than ceil(D) grid steps (breaks the bounds below).
+            raise TypeError(f"value must not be an extended-precision float ({array.dtype}): "
+                            "its conversion to float64 is not exact.")
+        array = array.astype(np.float64)  # exact for float16, float32, float64
         if not np.all(np.isfinite(array)):
             raise ValueError("value must be finite (no NaN or infinity).")
     if granularity is None:
