@@ -231,8 +231,11 @@ def test_grid_sensitivity_formulas():
     assert _grid_l2_sensitivity_squared(f(1), f(1, 2), 3) == 12  # D = 2
     # D = 4, d = 3: Q = 15, isqrt(45) = 6: 15 + 12 + 3.
     assert _grid_l2_sensitivity_squared(f(2), f(1, 2), 3) == 30
-    # D = 1024, d = 1: Q = 1024^2 - 1, isqrt(Q) = 1023: Delta^2 = 1024^2 + 2 * 1023, below 1025^2.
-    assert _grid_l2_sensitivity_squared(f(1), f(1, 1024), 1) == 1024**2 + 2046
+    # One coordinate: the shift is at most ceil(D), so ceil(D)^2 (the general bound gives
+    # 1024^2 + 2046 at D = 1024, 6 at D = 2, 5 at D = 1.5).
+    assert _grid_l2_sensitivity_squared(f(1), f(1, 1024), 1) == 1024**2
+    assert _grid_l2_sensitivity_squared(f(2), f(1), 1) == 4
+    assert _grid_l2_sensitivity_squared(f(3, 2), f(1), 1) == 4
     assert _grid_l2_sensitivity_squared(f(2), None, 7) == 4
 
 

@@ -469,6 +469,10 @@ def _grid_l2_sensitivity_squared(sensitivity, granularity, dimension):
     """
     if granularity is None:
         return sensitivity**2
+    if dimension == 1:
+        # One coordinate: floor(u + 1/2) - floor(u' + 1/2) <= ceil(u - u'), so the shift
+        # is at most ceil(D), tighter than the general bound (4 against 6 at D = 2).
+        return Fraction(math.ceil(sensitivity / granularity) ** 2)
     d_squared = (sensitivity / granularity) ** 2
     q = math.ceil(d_squared) - 1
     return Fraction(q + 2 * min(q, math.isqrt(dimension * q)) + dimension)
