@@ -363,7 +363,8 @@ def test_stable_vote_release_feeds_the_sparse_vector_its_budget_and_distances(
 def test_objective_perturbation_split_and_certification_scale_hand_computed():
     # epsilon = 2, certification_fraction = 0.25: epsilon_2 = 0.5 for the certification
     # noise, epsilon_1 = 1.5 for Alg. 2. n = 200, Lambda = 0.05, R = 1, logistic c = 1/4:
-    # n Lambda = 10, epsilon' = 1.5 - ln(1 + 0.05 + 0.000625) = 1.45061..., Delta = 0,
+    # n Lambda = 10, epsilon' = 1.5 - ln(1 + 0.025) = 1.475307..., Delta = 0 (the Jacobian
+    # term of seed 002, Alg. 2, tightened by the matrix determinant lemma),
     # scale 2 R / epsilon'; the certified point is within tol / Lambda of the exact
     # minimizer, so the certification noise has scale (2 tol / Lambda) / epsilon_2.
     rng = np.random.default_rng(16)
@@ -374,8 +375,8 @@ def test_objective_perturbation_split_and_certification_scale_hand_computed():
     est = ObjectivePerturbationClassifier(epsilon=2.0, alpha=0.05, tol=tol,
                                           certification_fraction=0.25, fit_intercept=False,
                                           classes=[0, 1], random_state=0).fit(X, y)
-    epsilon_prime = 1.5 - math.log(1 + 2 * 0.25 / 10 + (0.25 / 10) ** 2)
-    assert epsilon_prime == pytest.approx(1.450615, abs=1e-6)
+    epsilon_prime = 1.5 - math.log(1 + 0.25 / 10)
+    assert epsilon_prime == pytest.approx(1.475307, abs=1e-6)
     assert est.noise_scale_ == pytest.approx(2.0 / epsilon_prime, rel=1e-12)
     assert est.output_noise_scale_ == pytest.approx(2 * tol / 0.05 / 0.5, rel=1e-12)
 

@@ -201,6 +201,8 @@ MUTANTS = [
      "return epsilon_prime, extra_reg, 1.0 * data_norm / epsilon_prime"),
     ("objpert_extra_reg", LM + "_perturbation.py",
      "extra_reg = smoothness / (n_samples", "extra_reg = 0.5 * smoothness / (n_samples"),
+    ("objpert_extra_reg_exp", LM + "_perturbation.py",
+     "math.expm1(epsilon / 2.0)", "math.expm1(epsilon)"),
     ("objpert_eps_half", LM + "_perturbation.py",
      "        epsilon_prime = epsilon / 2.0\n", "        epsilon_prime = epsilon\n"),
     ("objpert_cert_sens", LM + "_perturbation.py",
