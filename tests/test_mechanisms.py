@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import dp_accounting
 import numpy as np
@@ -73,6 +74,55 @@ def test_analytic_gaussian_never_under_noises_through_rounding(epsilon, delta):
     if epsilon >= 1e-4:
         assert ratio >= 1 - 1e-5
     assert gaussian_delta_analytic(2.0, sigma, epsilon) >= delta * ratio * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [1e12, 1e30, 1e153, 1e154, 1e200,
+                                     1e300, np.finfo(float).max])
+@pytest.mark.parametrize("delta", [1e-300, 1e-5, 0.9])
+def test_analytic_gaussian_at_huge_epsilon(epsilon, delta):
+    # Balle and Wang's delta(s) <= Q(epsilon s - 1/(2 s)) for s = sigma / Delta (the
+    # subtracted term is >= 0). The returned sigma must satisfy it, with the margin
+    # computed exactly (rational arithmetic: the two terms of z cancel to ~1e-300
+    # relative at epsilon = 1e300), and stay within 1e-11 of the asymptote
+    # 1 / sqrt(2 epsilon) (the exact root is above it by a relative |z_delta| / sqrt(2 eps)).
+    # The root finder used to overflow (NaN) from epsilon ~ 1e154.
+    from fractions import Fraction
+    from scipy import special
+
+    sigma = gaussian_sigma_analytic(1.0, epsilon, delta)
+    s = Fraction(sigma)
+    z = float(Fraction(epsilon) * s - 1 / (2 * s))
+    assert special.log_ndtr(-z) <= math.log(delta)
+    asymptote = 1.0 / (math.sqrt(2.0) * math.sqrt(epsilon))
+    assert sigma / asymptote - 1 < 1e-11 + 40 * asymptote
+    assert gaussian_sigma_analytic(4.0, epsilon, delta) == pytest.approx(4 * sigma, rel=1e-15)
+
+
+def test_analytic_gaussian_is_continuous_across_its_large_epsilon_switch():
+    # Below 1e12 the exact root finder, from 1e12 the tail bound: the two agree to 1e-12.
+    below = gaussian_sigma_analytic(1.0, math.nextafter(1e12, 0.0), 1e-5)
+    assert gaussian_sigma_analytic(1.0, 1e12, 1e-5) == pytest.approx(below, rel=2e-12)
+    assert gaussian_sigma_analytic(1.0, 1e12, 1e-5) >= below
+
+
+def test_analytic_gaussian_refuses_a_sigma_that_underflows():
+    with pytest.raises(ValueError, match="smallest normal float"):
+        gaussian_sigma_analytic(1e-300, 1e300, 1e-5)
+    with pytest.raises(ValueError, match="smallest normal float"):
+        gaussian_sigma_analytic(1e-307, 1e3, 1e-5)
+
+
+@pytest.mark.parametrize("epsilon", [1e100, 1e160, 1e300])
+def test_gaussian_profile_stays_defined_at_huge_epsilon(epsilon):
+    # log delta used to be NaN (inf - inf) or raise OverflowError (scale**2) there, so the
+    # thesis calibration's own check could not refuse an under-noised sigma.
+    with pytest.raises(ValueError, match="analytic"):
+        gaussian_sigma_thesis(1.0, epsilon, 1e-5)
+    sigma = gaussian_sigma_analytic(1.0, epsilon, 1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gaussian_delta_analytic(1.0, 1e-3 * sigma, epsilon) == 1.0
+        assert gaussian_delta_analytic(1.0, 2.0 * sigma, epsilon) == 0.0
 
 
 def test_thesis_calibration_refuses_where_lemma_2_1_9_fails():

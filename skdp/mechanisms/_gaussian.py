@@ -125,11 +125,19 @@ def log_shifted_gaussian_delta(scale, shift, epsilon):
     -------
     log_delta : float
     """
+    # scale * scale (not scale**2, which raises OverflowError) is inf beyond ~1.3e154.
+    square = scale * scale
     z = (epsilon - shift) / scale
-    log_a = special.log_ndtr(-z)
-    log_b = epsilon - shift + 0.5 * scale**2 + special.log_ndtr(-z - scale)
+    log_a = float(special.log_ndtr(-z))
+    if log_a == -math.inf:
+        # delta <= Q(z) is below the smallest float (z > ~38, or z overflowed to +inf).
+        return -math.inf
+    log_b = epsilon - shift + 0.5 * square + special.log_ndtr(-z - scale)
+    if not math.isfinite(log_b):
+        # Overflow (inf - inf) at extreme inputs: fall back on delta <= Q(z), valid as e^(..) Q(..) >= 0.
+        return log_a
     rounding = 64 * _ROUND_OFF * (1.0 + abs(log_a) + abs(log_b) + abs(epsilon) + abs(shift)
-                                  + scale**2)
+                                  + square)
     return float(log_a + math.log(-math.expm1(min(log_b - log_a, 0.0) - rounding)))
 
 
@@ -196,6 +204,9 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta):
         Noise standard deviation.
     """
     sensitivity, epsilon, delta = _check(sensitivity, epsilon, delta)
+    if epsilon >= _LARGE_EPSILON:
+        return _checked_sigma(_sigma_ratio_large_epsilon(epsilon, delta) * sensitivity,
+                              sensitivity, epsilon, delta)
     target = math.log(delta)
 
     def gap(log_s):
@@ -210,7 +221,48 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta):
     s = math.exp(log_s)
     while _log_delta(s, epsilon) > target:
         s *= 1.0 + 1e-12
-    return s * sensitivity
+    return _checked_sigma(s * sensitivity, sensitivity, epsilon, delta)
+
+
+# From here on the tail bound below is within a relative ~0.5 / epsilon (5e-13) of
+# the exact root, below the 1e-12 nudge of the root finder; the root finder's
+# two terms cancel (and overflow from epsilon ~ 1e154) at such epsilon.
+_LARGE_EPSILON = 1e12
+
+
+def _sigma_ratio_large_epsilon(epsilon, delta):
+    """``sigma / Delta`` for ``(epsilon, delta)``-DP at large epsilon, from ``delta(s) <= Q(z(s))``.
+
+    Balle and Wang (2018), Thm. 8 with ``s = sigma / Delta``:
+    ``delta(s) = Q(z) - e^epsilon Q(z + 1/s)`` with ``z(s) = epsilon s - 1/(2s)``,
+    so ``delta(s) <= Q(z(s))``, and ``z`` increases with ``s``. Take ``z_delta``
+    with ``Q(z_delta) <= delta`` (checked) and the positive root of
+    ``epsilon s^2 - z_delta s - 1/2 = 0``, written as
+    ``s = (t + sqrt(t^2 + 1/2)) / sqrt(epsilon)``, ``t = z_delta / (2 sqrt(epsilon))``
+    (no overflow up to the largest float). The second term of ``delta`` is
+    about ``|z| s`` times the first, so this is within a relative ``~0.5 / epsilon``
+    of the exact root. The root is raised by a relative ``1e-12``, which raises
+    ``z`` by ``1e-12 (epsilon s + 1/(2s)) >= 1e-12 sqrt(2 epsilon)``, far more than
+    the rounding of the closed form (a few units of ``1e-16`` times the same).
+    """
+    log_delta = math.log(delta)
+    z = -float(special.ndtri(delta))
+    while special.log_ndtr(-z) > log_delta - 64 * _ROUND_OFF * abs(log_delta):
+        z = math.nextafter(z, math.inf)
+    root_eps = math.sqrt(epsilon)
+    t = z / (2.0 * root_eps)
+    return (t + math.sqrt(t * t + 0.5)) / root_eps * (1.0 + 1e-12)
+
+
+def _checked_sigma(sigma, sensitivity, epsilon, delta):
+    """Refuse a sigma that underflowed to zero or to a subnormal (which keeps few digits)."""
+    if not sigma >= np.finfo(float).tiny:
+        raise ValueError(
+            f"the Gaussian noise for sensitivity={sensitivity:g}, epsilon={epsilon:g}, "
+            f"delta={delta:g} is {sigma:g}, below the smallest normal float: the mechanism "
+            "cannot represent it; use a larger sensitivity scale (e.g. rescale the query) "
+            "or a smaller epsilon.")
+    return sigma
 
 
 def gaussian_sigma(sensitivity, epsilon, delta, calibration="analytic"):
