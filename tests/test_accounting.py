@@ -306,7 +306,10 @@ def test_pld_calibration_where_pld_is_looser_than_rdp(neighbours, epsilon):
     # add/remove), so the RDP multiplier does not meet the target by PLD and cannot be the
     # upper end of the PLD search. The search still finds the PLD multiplier, and the
     # calibration returns the smaller of it and the RDP one (each a valid certificate).
-    from skdp.accounting._subsampled import _calibrate_rdp, _pld_bracket
+    # The coarse grid's pessimism is large here, so the calibration is finished on the
+    # fine grid (1e-4): the result meets the target there, and not on the coarse grid
+    # (it is below what the coarse grid alone could certify).
+    from skdp.accounting._subsampled import _calibrate_rdp, _pld_bracket, _pld_epsilon
 
     sample_rate, steps = 0.001, 50000
     sigma = calibrate_subsampled_gaussian(epsilon, 1e-5, sample_rate, steps, accountant="pld",
@@ -316,9 +319,12 @@ def test_pld_calibration_where_pld_is_looser_than_rdp(neighbours, epsilon):
     else:
         rdp_args = (epsilon, 1e-5)
     by_rdp = subsampled_gaussian_epsilon(sigma, sample_rate, steps, rdp_args[1]) <= rdp_args[0]
-    by_pld = subsampled_gaussian_epsilon(sigma, sample_rate, steps, 1e-5, accountant="pld",
-                                         neighbours=neighbours) <= epsilon
-    assert by_rdp or by_pld
+    by_pld = _pld_epsilon(sigma, sample_rate, steps, 1e-5, neighbours, 1e-4) <= epsilon
+    assert by_pld and not by_rdp
+    assert subsampled_gaussian_epsilon(sigma, sample_rate, steps, 1e-5, accountant="pld",
+                                       neighbours=neighbours) > epsilon
+    # Within 1e-4 of the least multiplier on the fine grid.
+    assert _pld_epsilon(sigma * (1 - 1e-3), sample_rate, steps, 1e-5, neighbours, 1e-4) > epsilon
     upper = _calibrate_rdp(*rdp_args, sample_rate, steps, tol=1e-2)
     low, high = _pld_bracket(upper, epsilon, 1e-5, sample_rate, steps, neighbours)
     assert subsampled_gaussian_epsilon(low, sample_rate, steps, 1e-5, accountant="pld",
