@@ -103,17 +103,23 @@ def test_perturbation_formulas():
     # no extra regularization, scale 2 R / eps' = 2.5744782.
     eps_p, extra, scale = objective_perturbation_terms(1.0, 100, 0.01, 0.25, 1.0)
     assert (eps_p, extra, scale) == pytest.approx((0.7768564, 0.0, 2.5744782))
-    # eps = 0.1 < ln(1.25) leaves eps' < 0: Delta = c / (n (e^(eps/2) - 1)) - Lambda
-    # = 0.25 / (100 * 0.0512711) - 0.01 = 0.0387604 (the paper's e^(eps/4) gave 0.0887552),
-    # eps' = eps / 2 = 0.05, scale = 2 * 2 / 0.05 = 80 for R = 2.
+    # eps = 0.1: ln(1.25) >= eps / 2 (the paper's eps' < 0): the paper's Delta
+    # = c / (n (e^(eps/4) - 1)) - Lambda = 0.0887552, whose Jacobian term is eps / 4,
+    # so eps' = 3 eps / 4 = 0.075 (the paper's eps / 2), scale = 2 * 2 / 0.075 for R = 2.
     eps_p, extra, scale = objective_perturbation_terms(0.1, 100, 0.01, 0.25, 2.0)
-    assert (eps_p, extra, scale) == pytest.approx((0.05, 0.0387604, 80.0))
+    assert (eps_p, extra, scale) == pytest.approx((0.075, 0.0887552, 53.333333))
     # Huber h = 0.1, R = 1: c = 5, n Lambda = 50, eps = 0.5: eps' = 0.5 - ln(1.1) = 0.4046898.
     eps_p, extra, scale = objective_perturbation_terms(0.5, 1000, 0.05, 5.0, 1.0)
     assert (eps_p, extra, scale) == pytest.approx((0.4046898, 0.0, 4.9420566))
-    # At the switch the Jacobian term takes exactly eps / 2: log(1 + c / (n (Lambda + Delta))).
+    # With Delta the Jacobian term is exactly eps / 4: log(1 + c / (n (Lambda + Delta))).
     eps_p, extra, _ = objective_perturbation_terms(0.3, 50, 0.001, 5.0, 1.0)
-    assert math.log1p(5.0 / (50 * (0.001 + extra))) == pytest.approx(0.15) and eps_p == 0.15
+    assert math.log1p(5.0 / (50 * (0.001 + extra))) == pytest.approx(0.075)
+    assert eps_p == pytest.approx(0.225)
+    # Just below the paper's switch (ln(1 + c/(n Lambda)) = 0.499 < eps / 2): no Delta, and
+    # eps' = 0.501 where the paper's 1 - 2 * 0.499 = 0.002 needed 250 times the noise.
+    nl = 0.25 / math.expm1(0.499)
+    eps_p, extra, _ = objective_perturbation_terms(1.0, 100, nl / 100, 0.25, 1.0)
+    assert (eps_p, extra) == pytest.approx((0.501, 0.0))
 
 
 def _objpert_hessian(X, y, theta, loss, n_lambda, weights=None):
