@@ -74,10 +74,16 @@ def _make_accountant(accountant, neighbours="add-remove", interval=_PLD_COARSE):
                                            value_discretization_interval=interval)
 
 
+def _epsilon(noise_multiplier, sample_rate, steps, delta, accountant, neighbours,
+             interval=_PLD_COARSE):
+    acc = _make_accountant(accountant, neighbours, interval)
+    with _quiet_rdp():
+        acc.compose(_event(noise_multiplier, sample_rate, steps))
+        return float(acc.get_epsilon(delta))
+
+
 def _pld_epsilon(sigma, sample_rate, steps, delta, neighbours, interval):
-    acc = _make_accountant("pld", neighbours, interval)
-    acc.compose(_event(sigma, sample_rate, steps))
-    return float(acc.get_epsilon(delta))
+    return _epsilon(sigma, sample_rate, steps, delta, "pld", neighbours, interval)
 
 
 def _event(noise_multiplier, sample_rate, steps):
@@ -126,10 +132,7 @@ def subsampled_gaussian_epsilon(noise_multiplier, sample_rate, steps, delta, *,
     noise_multiplier = check_real(noise_multiplier, "noise_multiplier", low=0.0, low_inclusive=False)
     sample_rate, steps = _check_common(sample_rate, steps)
     check_epsilon_delta(1.0, delta, allow_zero_delta=False)
-    acc = _make_accountant(accountant, neighbours)
-    with _quiet_rdp():
-        acc.compose(_event(noise_multiplier, sample_rate, steps))
-        return float(acc.get_epsilon(delta))
+    return _epsilon(noise_multiplier, sample_rate, steps, delta, accountant, neighbours)
 
 
 def _calibrate_rdp(epsilon, delta, sample_rate, steps, tol=None):
