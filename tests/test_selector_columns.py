@@ -66,8 +66,9 @@ def test_tabular_pipeline_selects_spends_the_sum_of_its_private_parts_and_predic
                                                        PrivacyBudget(1.9, 2e-6))]
     assert sel.privacy_spent_ == PrivacyBudget(1.9, 2e-6)
     assert set(sel.best_params_) == {"prep__num__epsilon", "clf__epsilon"}
-    # Each candidate saw a fifth of the rows (360); a non-private model on the same pipeline
-    # shape reaches ~0.9; a model blind to the categorical column reaches ~0.75.
+    # Each candidate saw a fifth of the rows (360); a non-private model on all rows with the
+    # same pipeline shape reaches 0.97, one blind to the categorical column 0.67 (so the
+    # encoded column is used: the selected models reach 0.89-0.94 over seeds 0-3).
     X_test, y_test = arrays[0][:600], arrays[1][:600]
     baseline = Pipeline([("prep", ColumnTransformer(
         [("num", StandardScaler(), [0, 1]), ("cat", _encoder(), [2])], sparse_threshold=0)),

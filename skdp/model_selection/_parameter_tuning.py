@@ -184,7 +184,22 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         None or one of NumPy's own one-argument ufuncs that is finite on
         finite input (``np.tanh``, ``np.arctan``...: not ``np.log1p`` or
         ``np.sqrt``, whose NaN would be refused only after the charge), no
-        ``kw_args`` and no inverse check. Any other step (a
+        ``kw_args`` and no inverse check, or
+        :class:`~sklearn.preprocessing.OneHotEncoder` /
+        :class:`~sklearn.preprocessing.OrdinalEncoder` with the public
+        categories given (``categories=[[...], ...]``, not ``'auto'``),
+        ``handle_unknown='ignore'`` (or ``'infrequent_if_exist'``) /
+        ``'use_encoded_value'``, no ``min_frequency``, no ``max_categories``
+        and (one-hot) ``drop=None``. Steps may also be a
+        :class:`~sklearn.pipeline.Pipeline` (without ``memory``), a
+        :class:`~sklearn.pipeline.FeatureUnion` or a
+        :class:`~sklearn.compose.ColumnTransformer` (those exact classes)
+        whose parts are each accepted, recursively; a ColumnTransformer
+        needs ``sparse_threshold=0`` and columns given by index, name,
+        slice, boolean mask or :func:`~sklearn.compose.make_column_selector`
+        (no other callable), and its ``remainder`` is checked as a part.
+        A pandas DataFrame is passed on as is (its column names and dtypes
+        kept) when a candidate holds a ColumnTransformer. Any other step (a
         ``StandardScaler``, a ``PCA``, a user function) is refused with a
         ``TypeError`` or ``ValueError`` naming it, before anything is spent
         (see Privacy). Cloned for every candidate. Its ``accountant`` (the
@@ -194,7 +209,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     param_grid : dict or list of dict
         Candidate settings, as for :class:`sklearn.model_selection.GridSearchCV`;
         for a pipeline, ``<step>__<parameter>`` names (e.g.
-        ``dpstandardscaler__epsilon``) or whole steps. They may include
+        ``dpstandardscaler__epsilon``, or ``prep__num__epsilon`` for a part
+        ``num`` of a ColumnTransformer step ``prep``) or whole steps. They may include
         ``epsilon``, not ``accountant``.
     epsilon : float, default=1.0
         Budget of the selection step (exponential mechanism on the holdout,
@@ -248,7 +264,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         names (a pandas DataFrame).
     privacy_spent_ : PrivacyBudget
         ``(max(epsilon, max candidate epsilon), max candidate delta)``; a
-        pipeline candidate's budget is the sum of its private steps'.
+        pipeline candidate's budget is the sum of its private parts',
+        wherever nested.
 
     Privacy
     -------
@@ -278,7 +295,14 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     before the last maps every row on its own with released or public
     values, so the next step's training rows, and the holdout rows each
     prediction is made from, are still neighbours (adaptive basic
-    composition, seed 004 Lemma 2.1.5). The public steps are accepted
+    composition, seed 004 Lemma 2.1.5). Inside a ColumnTransformer or a
+    FeatureUnion every part sees the same rows (a column subset of them),
+    so private parts wherever nested compose the same way: their budgets
+    are added. A ColumnTransformer's choice between sparse and dense
+    output depends on the density of the transformed rows, hence
+    ``sparse_threshold=0``; the encoders read nothing from the rows given
+    public categories and encode an unknown category silently (an error
+    or a warning would reveal one after the charge). The public steps are accepted
     only from an explicit list whose ``fit`` reads nothing from the data
     but its shape (checked in their source); a step fitted on a part
     without noise (``StandardScaler``'s ``mean_`` and ``scale_``) would
@@ -311,6 +335,11 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     ``predict_proba``, ``-inf`` in ``predict_log_proba`` and the lowest
     finite float in ``decision_function`` (a binary model's score ``s`` of
     its second class becomes ``(-s, s)`` for its two classes).
+
+    For a DataFrame kept for a ColumnTransformer, the public rows hold 0
+    in numeric columns and a missing value elsewhere (an unknown category,
+    encoded as all zeros), in the columns' own dtypes; its numeric columns
+    must be finite.
 
     Before anything is spent, each candidate is fitted once on all-zero
     input of its training shape with every class present, and the fitted
