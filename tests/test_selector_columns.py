@@ -209,34 +209,31 @@ REFUSED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(REFUSED))
-def test_refused_before_any_charge(arrays, case):
-    X, y = arrays
-    make, error, match = REFUSED[case]
+def _assert_refused(pipe, data, error, match):
+    """Fitting a selector over ``pipe`` raises ``error`` and charges nothing."""
     acc = BudgetAccountant(epsilon=10.0, delta=1e-4)
-    sel = PrivateParameterSelector(make(), {"clf__epsilon": [1.0]}, epsilon=0.5,
+    sel = PrivateParameterSelector(pipe, {"clf__epsilon": [1.0]}, epsilon=0.5,
                                    classes=[0, 1], accountant=acc, random_state=0)
     with pytest.raises(error, match=match) as err:
-        sel.fit(X, y)
+        sel.fit(*data)
     assert "Nothing was spent" in str(err.value)
     assert acc.spends == []
 
 
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_before_any_charge(arrays, case):
+    make, error, match = REFUSED[case]
+    _assert_refused(make(), arrays, error, match)
+
+
 def test_a_nested_private_part_for_add_remove_neighbours_is_refused(arrays, monkeypatch):
-    X, y = arrays
     monkeypatch.setattr(DPStandardScaler, "_neighbouring_relation", "add/remove",
                         raising=False)
-    acc = BudgetAccountant(epsilon=10.0, delta=1e-4)
-    sel = PrivateParameterSelector(_pipe(), {"clf__epsilon": [1.0]}, classes=[0, 1],
-                                   accountant=acc, random_state=0)
-    with pytest.raises(TypeError, match=r"'prep__num'.*add/remove neighbours"):
-        sel.fit(X, y)
-    assert acc.spends == []
+    _assert_refused(_pipe(), arrays, TypeError, r"'prep__num'.*add/remove neighbours")
 
 
 def test_a_nested_part_that_overspends_is_caught_on_its_fitted_clone(arrays, monkeypatch):
     # The ColumnTransformer fits a clone; the dry-run spend check must read that clone.
-    X, y = arrays
     original = DPStandardScaler.fit
 
     def overspending_fit(self, X, y=None):
@@ -245,12 +242,7 @@ def test_a_nested_part_that_overspends_is_caught_on_its_fitted_clone(arrays, mon
         return self
 
     monkeypatch.setattr(DPStandardScaler, "fit", overspending_fit)
-    acc = BudgetAccountant(epsilon=10.0, delta=1e-4)
-    sel = PrivateParameterSelector(_pipe(), {"clf__epsilon": [1.0]}, classes=[0, 1],
-                                   accountant=acc, random_state=0)
-    with pytest.raises(ValueError, match=r"'prep__num'.*spent epsilon=0.6.*Nothing was spent"):
-        sel.fit(X, y)
-    assert acc.spends == []
+    _assert_refused(_pipe(), arrays, ValueError, r"'prep__num'.*spent epsilon=0.6")
 
 
 def test_explicit_delta_message_names_the_nested_key(arrays):
