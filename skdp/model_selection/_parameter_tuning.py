@@ -157,7 +157,8 @@ def _spent(model):
 
 
 @fill_doc
-class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    spends = [getattr(step, "privacy_spent_", None)
+              for _, step in fitted_private_steps(model)]
     """Choose among candidate hyperparameters privately, holdout included.
 
     Seed 002 (Chaudhuri, Monteleoni and Sarwate 2011), Sec. 6 and Alg. 3: the
