@@ -157,8 +157,7 @@ def _spent(model):
 
 
 @fill_doc
-    spends = [getattr(step, "privacy_spent_", None)
-              for _, step in fitted_private_steps(model)]
+class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Choose among candidate hyperparameters privately, holdout included.
 
     Seed 002 (Chaudhuri, Monteleoni and Sarwate 2011), Sec. 6 and Alg. 3: the
