@@ -203,6 +203,8 @@ REFUSED = {
     "nested pipeline with memory": (
         lambda: _pipe(num=Pipeline([("n", Normalizer())], memory="/tmp/nowhere")),
         ValueError, "memory="),
+    "top-level pipeline with memory": (
+        lambda: _pipe().set_params(memory="/tmp/nowhere"), ValueError, "memory="),
     "ColumnTransformer subclass": (
         lambda: _pipe(num=type("CT", (ColumnTransformer,), {})([("n", "passthrough", [0])])),
         TypeError, "not private and not known"),

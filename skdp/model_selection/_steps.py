@@ -315,6 +315,10 @@ def candidate_steps(estimator):
         raise TypeError(
             f"estimator is a subclass of Pipeline ({type(estimator).__name__}), which may fit "
             f"its steps differently; only sklearn.pipeline.Pipeline itself is accepted.")
+    if estimator.memory is not None:
+        raise ValueError(f"estimator has memory={estimator.memory!r}: it would store "
+                         f"transformers fitted on private rows on disk. Pass memory=None. "
+                         f"Nothing was spent.")
     *head, (last_name, last) = estimator.steps
     if not _is_private_classifier(last):
         raise TypeError(
