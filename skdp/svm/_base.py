@@ -124,8 +124,8 @@ def svm_noise_granularity(scale, weight_bound):
     """Public power-of-two grid ``g`` of the weights released by the discrete mechanisms.
 
     ``g`` is the largest power of two at most ``scale * 2**-30`` (``scale``:
-    the continuous mechanism's noise scale), raised if needed to the smallest
-    power of two with ``2**52 g >= weight_bound``. Both inputs are
+    the continuous mechanism's noise scale), raised if needed to ``2**(e - 52)``
+    where ``2**(e-1) <= weight_bound < 2**e`` (so ``2**52 g > weight_bound``). Both inputs are
     data-independent (``C``, ``n``, ``kappa``, ``tol``, the budget, the loss),
     so ``g`` is public.
 
