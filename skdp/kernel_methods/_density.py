@@ -230,6 +230,11 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     is measured in. Seed 003's ``c(delta) = sqrt(2 log(2/delta))`` is not
     (epsilon, delta)-DP for large epsilon; the default calibration is the exact
     analytic one.
+    With ``sample_weight`` a record is ``(x, w)``, ``w`` in ``[0, 1]``: replacing
+    it moves ``f_D`` by ``(w k(., x) - w' k(., x')) / n`` times the kernel's
+    normalization, of squared RKHS norm ``w^2 + w'^2 - 2 w w' k(x, x')
+    <= 2``, the same sensitivity; the public ``n`` divides the sum (the
+    weight sum is not released; ``score_samples`` renormalizes).
 
     See Also
     --------
@@ -449,6 +454,10 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     independent discrete Gaussian noise with ``rho = 2 / (2 sigma^2)``-zCDP
     (Canonne, Kamath and Steinke 2020), converted to ``(epsilon, delta)`` by
     seed 004, Lemma 2.1.13; the frequencies are post-processing.
+    With ``sample_weight`` a record is ``(x, w)``, ``w`` in ``[0, 1]`` (0 or 1
+    with discrete noise): replacing it moves the weighted counts by
+    ``w e_a - w' e_b``, of L2 norm at most ``sqrt(2)``, the same
+    sensitivity; the counts are divided by the public ``n``.
 
     See Also
     --------
