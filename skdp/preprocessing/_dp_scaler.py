@@ -114,16 +114,14 @@ def moment_sums(X, lower, upper, sample_weight=None):
     -------
     sums, square_sums : ndarray of shape (n_features,)
     """
-    return _column_sums(X, lambda values, lo, hi: _normalized(values, lo, hi),
-                        lower, upper, sample_weight)
+    return _column_sums(X, _normalized, lower, upper, sample_weight)
 
 
-def _column_sums(X, transform, lower, upper, weight, zero=0.0):
+def _column_sums(X, transform, lower, upper, weight):
     """``sum_i w_i t_ij`` and ``sum_i w_i t_ij**2`` with ``t = transform(x, lower, upper)``.
 
     Float arithmetic, or exact int64 arithmetic when ``transform`` returns
-    integers and ``weight`` is an int64 array or ``None`` (``zero`` is then an
-    int too).
+    integers and ``weight`` is an int64 array.
     """
     if not sp.issparse(X):
         T = transform(X, lower, upper)
@@ -136,7 +134,7 @@ def _column_sums(X, transform, lower, upper, weight, zero=0.0):
     stored = np.diff(X.indptr)
     columns = np.repeat(np.arange(d), stored)
     t = transform(X.data, lower[columns], upper[columns])
-    t_zero = transform(zero, lower, upper)
+    t_zero = transform(0.0, lower, upper)
     w = np.ones(n, dtype=t.dtype) if weight is None else weight
     w_rows = w[X.indices]
     sums, square_sums, stored_weight = (np.zeros(d, dtype=t.dtype) for _ in range(3))
@@ -287,7 +285,7 @@ def _discrete_sums(X, lower, upper, sample_weight, value_grid, weight_grid):
         omega = np.full(X.shape[0], weight_grid, dtype=np.int64)
     else:
         omega = np.floor(sample_weight * weight_grid + 0.5).astype(np.int64)
-    return _column_sums(X, rounded, lower, upper, omega, zero=0.0)
+    return _column_sums(X, rounded, lower, upper, omega)
 
 
 def _discrete_standardization(sums, square_sums, n_samples, mechanism, value_grid,
