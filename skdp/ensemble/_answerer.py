@@ -18,6 +18,7 @@ from skdp.ensemble._stability import (
 )
 from skdp.ensemble._teachers import (
     assign_teachers,
+    check_teacher_estimator,
     check_teacher_weights,
     fit_teachers,
     vote_counts,
@@ -36,8 +37,10 @@ def check_classifier_like(estimator, name):
     # Teachers whose fit raises abstain (the failure could depend on their private
     # rows), so a bad parameter value would only show as abstentions: scikit-learn
     # estimators can check their parameters without data, which reveals nothing.
+    # Only estimators that declare constraints: scikit-learn's `_validate_params` raises
+    # AttributeError on any other BaseEstimator (skdp's own and third-party ones).
     validate_params = getattr(estimator, "_validate_params", None)  # does not mutate
-    if callable(validate_params):
+    if callable(validate_params) and hasattr(estimator, "_parameter_constraints"):
         try:
             validate_params()
         except ValueError as exc:  # InvalidParameterError is a ValueError
@@ -173,7 +176,9 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         Any object with ``fit`` and ``predict`` (a scikit-learn classifier, a
         pipeline...). Cloned for each teacher. If it has a ``random_state``
         parameter left at ``None``, each teacher gets a seed drawn from
-        ``random_state`` (so fits are reproducible).
+        ``random_state`` (so fits are reproducible). It may be an skdp
+        estimator, but without an ``accountant`` (refused: how often the
+        teachers would charge it depends on their rows).
     n_teachers : int or "auto", default="auto"
         Number of teachers ``b``. ``"auto"``: the smallest number at which a
         unanimous vote is answered with probability 0.99
@@ -387,6 +392,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         X, y = validate_data(self, X, y)
         classes, _ = resolve_classes(self.classes, y, type(self).__name__)
         check_classifier_like(self.estimator, "estimator")
+        check_teacher_estimator(self.estimator)
         sample_weight = check_teacher_weights(self.estimator, sample_weight, X.shape[0])
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
         max_unstable = check_positive_int(self.max_unstable, "max_unstable")

@@ -19,7 +19,8 @@ from skdp.ensemble._answerer import (
     train_teachers,
 )
 from skdp.ensemble._stability import ABSTAINED, ANSWERED, CALIBRATIONS, REFUSED
-from skdp.ensemble._teachers import check_teacher_weights, keyed_row_hash, vote_counts
+from skdp.ensemble._teachers import (
+    check_teacher_estimator, check_teacher_weights, keyed_row_hash, vote_counts)
 from skdp.exceptions import FallbackModelWarning
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils import check_option, check_positive_int, check_real, fill_doc, resolve_classes
@@ -152,7 +153,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     Parameters
     ----------
     estimator : classifier
-        Any object with ``fit`` and ``predict``; cloned for each teacher.
+        Any object with ``fit`` and ``predict``; cloned for each teacher. It
+        may be an skdp estimator, but without an ``accountant`` (refused: how
+        often the teachers would charge it depends on their rows).
     student : classifier or None, default=None
         Model trained on the privately labeled public points; ``None`` uses a
         clone of ``estimator``.
@@ -414,6 +417,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         X, y = validate_data(self, X, y)
         classes, _ = resolve_classes(self.classes, y, type(self).__name__)
         check_classifier_like(self.estimator, "estimator")
+        check_teacher_estimator(self.estimator)
         student = self.estimator if self.student is None else self.student
         check_classifier_like(student, "student")
         sample_weight = check_teacher_weights(self.estimator, sample_weight, X.shape[0])

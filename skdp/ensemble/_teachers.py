@@ -11,6 +11,7 @@ from sklearn.dummy import DummyClassifier
 from sklearn.utils.validation import has_fit_parameter
 from threadpoolctl import ThreadpoolController
 
+from skdp.accounting import BudgetAccountant
 from skdp.utils._validation import check_sample_weight
 
 __all__ = ["assign_teachers", "check_teacher_weights", "fit_teachers", "keyed_row_hash",
@@ -116,6 +117,27 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None):
             # Whether a fit fails depends on this teacher's private rows (e.g. fewer rows
             # than neighbours): raising would reveal it, abstaining changes one vote only.
             return None
+
+
+def check_teacher_estimator(estimator, name="estimator"):
+    """Refuse (before any budget is charged) teachers that carry a budget accountant.
+
+    The ensemble's guarantee comes from its vote (seed 004, Sec. 5.1), not from
+    the teachers' own budgets, and an accountant shared by the teachers would be
+    an unnoised output of the private data: a teacher whose rows hold one class
+    is replaced by a constant vote and a teacher whose fit fails abstains, so the
+    accountant's ``spent`` would count, e.g., the teachers that saw two classes.
+    Nested estimators (pipelines, meta-estimators) are searched too.
+    """
+    params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else {}
+    for key, value in params.items():
+        if isinstance(value, BudgetAccountant):
+            raise ValueError(
+                f"{name} carries a BudgetAccountant ({key}=...). Teachers are trained on "
+                f"parts of the private data and protected by the ensemble's own budget; "
+                f"how often their accountant would be charged depends on their rows, so "
+                f"it would leak. Give the teachers accountant=None (the ensemble's "
+                f"`accountant` records the whole fit). Nothing was spent.")
 
 
 def check_teacher_weights(estimator, sample_weight, n_samples):

@@ -22,7 +22,12 @@ from skdp.kernel_methods._functional import (
 from skdp.kernel_methods._kernels import gaussian_kernel
 from skdp.mechanisms import discrete_gaussian_sigma2, sample_discrete_gaussian
 from skdp.utils._docstrings import fill_doc
-from skdp.utils._validation import check_option, check_positive_int, check_real
+from skdp.utils._validation import (
+    check_bounded_sample_weight,
+    check_option,
+    check_positive_int,
+    check_real,
+)
 
 # Quasi-Monte Carlo points used to normalize a released density over its box.
 _N_NORMALIZE = 4096
@@ -225,6 +230,11 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     is measured in. Seed 003's ``c(delta) = sqrt(2 log(2/delta))`` is not
     (epsilon, delta)-DP for large epsilon; the default calibration is the exact
     analytic one.
+    With ``sample_weight`` a record is ``(x, w)``, ``w`` in ``[0, 1]``: replacing
+    it moves ``f_D`` by ``(w k(., x) - w' k(., x')) / n`` times the kernel's
+    normalization, of squared RKHS norm ``w^2 + w'^2 - 2 w w' k(x, x')
+    <= 2``, the same sensitivity; the public ``n`` divides the sum (the
+    weight sum is not released; ``score_samples`` renormalizes).
 
     See Also
     --------
@@ -283,7 +293,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             return (n * (d + 2) / 4.0) ** (-1.0 / (d + 4))
         return check_real(self.bandwidth, "bandwidth", low=0.0, low_inclusive=False)
 
-    def fit(self, X, y=None, X_public=None):
+    def fit(self, X, y=None, sample_weight=None, X_public=None):
         """Release a private kernel density estimate of ``X``.
 
         Parameters
@@ -292,6 +302,16 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             Private data.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight ``w_i`` in ``[0, 1]`` of each point's kernel (weights
+            outside, NaN or of the wrong length are refused before any
+            budget is spent). A record is ``(x, w)``, protected as a whole.
+            The estimate is ``(1/n) sum_i w_i K_h(., x_i)`` with the public
+            ``n``: it integrates to ``sum_i w_i / n``, and ``score_samples``
+            renormalizes it over ``box_`` (post-processing), so the scored
+            density is the weighted density of
+            :class:`sklearn.neighbors.KernelDensity`. A zero weight removes
+            the point; unit weights give exactly the unweighted fit.
         X_public : array-like of shape (n_support, n_features) or None, default=None
             Public support points (not protected). ``None`` lays
             ``n_public`` points over ``bounds``.
@@ -303,6 +323,8 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         """
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
+        # Weights in [0, 1] (None when all are 1: unit weights run the unweighted code).
+        sample_weight = check_bounded_sample_weight(sample_weight, n, above="raise")
         h = self._bandwidth(n, d)
         check_option(self.calibration, "calibration", CALIBRATIONS)
         check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
@@ -326,7 +348,10 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
         norm = (2.0 * math.pi * h**2) ** (-d / 2.0)
-        values = norm * gaussian_kernel(support, X, gamma).mean(axis=1)
+        kernel = gaussian_kernel(support, X, gamma)
+        # (1/n) sum_i w_i k(u, x_i), n public: weights in [0, 1] keep kde_sensitivity.
+        values = norm * (kernel.mean(axis=1) if sample_weight is None
+                         else kernel @ sample_weight / n)
         self.dual_coef_, _ = gp_release(values, K_uu, self.noise_scale_, rng, factor=factor)
         self.support_ = support
         self.bandwidth_ = h
@@ -429,6 +454,10 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     independent discrete Gaussian noise with ``rho = 2 / (2 sigma^2)``-zCDP
     (Canonne, Kamath and Steinke 2020), converted to ``(epsilon, delta)`` by
     seed 004, Lemma 2.1.13; the frequencies are post-processing.
+    With ``sample_weight`` a record is ``(x, w)``, ``w`` in ``[0, 1]`` (0 or 1
+    with discrete noise): replacing it moves the weighted counts by
+    ``w e_a - w' e_b``, of L2 norm at most ``sqrt(2)``, the same
+    sensitivity; the counts are divided by the public ``n``.
 
     See Also
     --------
@@ -470,7 +499,7 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
                              f"got {self.bins!r}.")
         return [check_positive_int(b, "bins") for b in bins]
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Release a private histogram of ``X``.
 
         Parameters
@@ -479,6 +508,15 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             Private data.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight ``w_i`` in ``[0, 1]`` each point adds to its bin (weights
+            outside, NaN or of the wrong length are refused before any budget
+            is spent); with ``noise="discrete_gaussian"`` only 0 or 1, so
+            that the counts stay integers (fractional weights are refused).
+            A record is ``(x, w)``, protected as a whole. The frequencies are
+            the weighted counts over the public ``n``; ``score_samples``
+            renormalizes them (post-processing). A zero weight removes the
+            point; unit weights give exactly the unweighted fit.
 
         Returns
         -------
@@ -491,6 +529,13 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         box = check_bounds(self.bounds, d, type(self).__name__)
         check_option(self.calibration, "calibration", CALIBRATIONS)
         noise = check_option(self.noise, "noise", ("gaussian", "discrete_gaussian"))
+        # Weights in [0, 1] (None when all are 1: unit weights run the unweighted code).
+        sample_weight = check_bounded_sample_weight(sample_weight, n, above="raise")
+        if (noise == "discrete_gaussian" and sample_weight is not None
+                and np.any((sample_weight != 0.0) & (sample_weight != 1.0))):
+            raise ValueError("PrivateHistogram(noise='discrete_gaussian') takes sample_weight "
+                             "of 0 or 1 only (the released counts are integers); use "
+                             "noise='gaussian' for fractional weights.")
         check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sensitivity = histogram_sensitivity(n)
@@ -503,7 +548,8 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         edges = [np.linspace(lo, hi, b + 1) for (lo, hi), b in zip(box, bins)]
-        counts, _ = np.histogramdd(X, bins=edges)
+        # Weighted counts: one record moves w e_a - w' e_b, L2 norm <= sqrt(2) for w, w' in [0, 1].
+        counts, _ = np.histogramdd(X, bins=edges, weights=sample_weight)
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
         if noise == "gaussian":

@@ -38,9 +38,11 @@ __all__ = [
     "sample_discrete_laplace",
 ]
 
-# Largest |value / granularity| (or |value| for integer queries) accepted: the
-# grid index and the noisy index stay exact integers in int64 and in doubles.
+# Grid indices (round(value / granularity), or the value itself for integer queries)
+# are clamped to [-2**52, 2**52] before the noise, and the noisy indices of a float
+# release to [-2**53, 2**53] after it: both stay exact integers in int64 and in doubles.
 _MAX_GRID_INDEX = 2**52
+_MAX_NOISY_INDEX = 2**53
 # Noise draws at or beyond this magnitude do not fit the int64 output.
 _INT64_LIMIT = 2**62
 # Relative margin taken off the zCDP budget computed in floating point
@@ -621,7 +623,23 @@ def _grid_indices(value, granularity):
     ``x`` becomes ``floor(x / g + 1/2)`` (round half up) of its exact value:
     for floats ``x / g`` is a power-of-two scaling, exact except in the
     subnormal range where the index is 0 either way; integers are divided as
-    exact rationals.
+    exact rationals. Indices beyond ``+-2**52`` are clamped to ``+-2**52``.
+
+    Clamping keeps the grid sensitivities. ``c(k) = min(max(k, -M), M)`` is
+    monotone and 1-Lipschitz: for ``a >= b``, ``0 <= c(a) - c(b) <= a - b``
+    (if neither is clamped it is ``a - b``; if ``a > M`` then ``c(a) - c(b)
+    = M - c(b) <= a - c(b)``, and ``c(b) >= b`` unless ``b > M``, where the
+    difference is 0; symmetrically at ``-M``). So each coordinate of
+    ``c(round(u)) - c(round(u'))`` is at most, in absolute value, the same
+    coordinate of ``round(u) - round(u')``, and every L1 or L2 bound on the
+    rounded query (:func:`_grid_l1_sensitivity`,
+    :func:`_grid_l2_sensitivity_squared`) holds for the clamped one. Refusing
+    such values instead would let neighbours on either side of the edge be
+    told apart by whether a release happens at all. A float ``x / g`` that
+    overflows to infinity stands for an index beyond ``M`` and is clamped
+    with it. Non-finite *input* is still refused: a query of finite
+    sensitivity is finite on both neighbours or on neither, so that refusal
+    does not depend on which neighbour is used.
     """
     array = np.asarray(value)
     if array.dtype.kind not in "iuf":
@@ -641,25 +659,39 @@ def _grid_indices(value, granularity):
                 "value must be integer-valued when granularity=None (e.g. counts); for "
                 "real values pass a power-of-two granularity such as 2**-10."
             )
-        indices, what = array, "|value|"
+        indices = array
     elif array.dtype.kind == "f":
         exponent = (granularity.numerator.bit_length() - 1
                     - (granularity.denominator.bit_length() - 1))
         with np.errstate(over="ignore"):
             indices = _round_half_up(np.ldexp(array, -exponent))
-        what = "|value / granularity|"
     else:
         half = Fraction(1, 2)
         indices = np.array([math.floor(x / granularity + half) for x in array.ravel().tolist()],
                            dtype=object).reshape(array.shape)
-        what = "|value / granularity|"
-    # Compared in the input's own type (int64's minimum has no absolute value).
-    if np.any((indices > _MAX_GRID_INDEX) | (indices < -_MAX_GRID_INDEX)):
-        raise ValueError(
-            f"{what} must be at most 2**52 so that the grid index is exact; "
-            "rescale the query or use a coarser granularity."
-        )
-    return indices.astype(np.int64)
+    # Clamped in a type that holds the input exactly and +-2**52 (int64's minimum and
+    # uint64 values above 2**63 are not compared after a conversion that wraps them).
+    if indices.dtype.kind == "u":
+        return np.minimum(indices.astype(np.uint64), np.uint64(_MAX_GRID_INDEX)).astype(np.int64)
+    if indices.dtype.kind == "i":
+        indices = indices.astype(np.int64)
+    return np.clip(indices, -_MAX_GRID_INDEX, _MAX_GRID_INDEX).astype(np.int64)
+
+
+def _grid_release(indices, noise, granularity):
+    """The noisy release from clamped grid indices and integer noise of the same shape.
+
+    ``|index| <= 2**52`` and ``|noise| < 2**62``: the int64 sum is exact. With
+    a granularity the result is ``g`` times the sum clamped to ``+-2**53``
+    (post-processing of the integer release), an integer that converts to a
+    double exactly, times a power of two: an exact multiple of ``g`` (unless
+    it overflows the double range, ``g > 2**970``).
+    """
+    noisy = indices + noise.reshape(indices.shape)
+    if granularity is not None:
+        noisy = np.clip(noisy, -_MAX_NOISY_INDEX, _MAX_NOISY_INDEX).astype(float)
+        noisy *= float(granularity)
+    return noisy
 
 
 class _DiscreteNoiseMechanism(_AdditiveNoiseMechanism):
@@ -688,19 +720,18 @@ class _DiscreteNoiseMechanism(_AdditiveNoiseMechanism):
         noisy : int, float or ndarray
             ``value + Z`` (int64) when ``granularity=None``, else
             ``granularity * (round(value / granularity) + Z)`` (float64, an
-            exact multiple of ``granularity``).
+            exact multiple of ``granularity``). The index (``value`` or
+            ``round(value / granularity)``) is first clamped to
+            ``[-2**52, 2**52]``, which keeps the sensitivity (clamping is
+            non-expansive), and ``round(value / granularity) + Z`` is then
+            clamped to ``[-2**53, 2**53]`` (post-processing) so that the
+            float output is exact.
         """
         granularity = _check_granularity(self.granularity)
         indices = _grid_indices(value, granularity)
         # Calibrate (and validate epsilon, delta, sensitivity) before any noise is drawn.
         draws, args = self._sampler(self._noise_parameter(max(indices.size, 1)))
-        noise = draws(*args, indices.size, self._rng)
-        # |index| <= 2**52 and |noise| < 2**62: the sum fits in int64.
-        noisy = indices + noise.reshape(indices.shape)
-        if granularity is not None:
-            # A function of the integer release only (post-processing); exact while
-            # |index| <= 2**53, and still a multiple of g beyond.
-            noisy = noisy.astype(float) * float(granularity)
+        noisy = _grid_release(indices, draws(*args, indices.size, self._rng), granularity)
         return noisy.item() if noisy.ndim == 0 else noisy
 
 

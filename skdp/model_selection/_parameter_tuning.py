@@ -10,12 +10,14 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
+from sklearn.utils.validation import (check_array, check_consistent_length, check_is_fitted,
+                                      column_or_1d, has_fit_parameter, validate_data)
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
-from skdp.model_selection._steps import candidate_steps, seeded_steps
+from skdp.model_selection._steps import (candidate_steps, contains_column_transformer,
+                                         fitted_private_steps, seeded_steps)
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
@@ -31,9 +33,31 @@ def _has(attr):
     return check
 
 
-def _zero_rows(n_rows, n_features, sparse):
-    """All-zero feature rows (public: they depend on no record)."""
-    return sp.csr_matrix((n_rows, n_features)) if sparse else np.zeros((n_rows, n_features))
+def _is_frame(X):
+    return hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2
+
+
+def _rows(X, index):
+    return X.iloc[index] if _is_frame(X) else X[index]
+
+
+def _public_rows(X, n_rows):
+    """``n_rows`` rows of the kind of ``X`` that depend on no record.
+
+    All-zero rows (dense or CSR); for a DataFrame (kept for a ColumnTransformer), each
+    column of ``X``'s dtype (schema, public) holding 0 if numeric and a missing value
+    otherwise (an unknown category: all-zero in an accepted OneHotEncoder).
+    """
+    if _is_frame(X):
+        import pandas as pd  # X is a DataFrame: pandas is installed
+
+        return pd.DataFrame({
+            i: pd.Series([0 if pd.api.types.is_numeric_dtype(dtype) else None] * n_rows,
+                         dtype=dtype)
+            for i, dtype in enumerate(X.dtypes)}).set_axis(X.columns, axis=1)
+    if sp.issparse(X):
+        return sp.csr_matrix((n_rows, X.shape[1]))
+    return np.zeros((n_rows, X.shape[1]))
 
 
 def _with_public_rows(X_part, y_part, classes):
@@ -43,9 +67,15 @@ def _with_public_rows(X_part, y_part, classes):
     neighbouring, and every candidate sees every class (no part "has one
     class only", which would be a data-dependent failure).
     """
-    X_pub = _zero_rows(len(classes), X_part.shape[1], sp.issparse(X_part))
-    X_aug = sp.vstack([X_part, X_pub], format="csr") if sp.issparse(X_part) else np.vstack(
-        [X_part, X_pub])
+    X_pub = _public_rows(X_part, len(classes))
+    if _is_frame(X_part):
+        import pandas as pd
+
+        X_aug = pd.concat([X_part, X_pub], ignore_index=True)
+    elif sp.issparse(X_part):
+        X_aug = sp.vstack([X_part, X_pub], format="csr")
+    else:
+        X_aug = np.vstack([X_part, X_pub])
     return X_aug, np.concatenate([y_part, classes])
 
 
@@ -78,8 +108,7 @@ def _seed(model, rng):
     return model
 
 
-def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, rng,
-                           weighted=False):
+def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=False):
     """Fit a copy of a candidate on data-independent input of its training shape.
 
     This runs the estimator's own validation of its parameters (and of
@@ -90,7 +119,7 @@ def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, r
     ``PrivateParameterSelector`` spends ``max(epsilon, its candidates')``).
     With ``weighted``, the classifier also gets a public constant weight.
     """
-    X_dry = _zero_rows(n_rows, n_features, sparse)
+    X_dry = _public_rows(X, n_rows)  # reads only the schema of X
     y_dry = np.resize(classes, n_rows)  # every class present
     model = clone(model)
     fit_params = _weight_params(model, np.full(n_rows, 0.5) if weighted else None)
@@ -103,7 +132,7 @@ def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, r
             f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
             f"checked on data-independent input before any budget was spent; nothing was spent."
         ) from exc
-    for name, step in candidate_steps(dry):
+    for name, step in fitted_private_steps(dry):  # the fitted parts, which spent
         spent = getattr(step, "privacy_spent_", None)
         declared = step.get_params(deep=False)
         epsilon, delta = declared["epsilon"], declared.get("delta", 0.0)
@@ -123,7 +152,7 @@ def _check_on_public_input(model, params, n_rows, n_features, sparse, classes, r
 
 def _spent(model):
     """What a fitted candidate spent: the basic composition of its private steps' spends."""
-    spends = [getattr(step, "privacy_spent_", None) for _, step in candidate_steps(model)]
+    spends = [getattr(step, "privacy_spent_", None) for _, step in fitted_private_steps(model)]
     return None if None in spends else sum(spends[1:], spends[0])
 
 
@@ -155,7 +184,22 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         None or one of NumPy's own one-argument ufuncs that is finite on
         finite input (``np.tanh``, ``np.arctan``...: not ``np.log1p`` or
         ``np.sqrt``, whose NaN would be refused only after the charge), no
-        ``kw_args`` and no inverse check. Any other step (a
+        ``kw_args`` and no inverse check, or
+        :class:`~sklearn.preprocessing.OneHotEncoder` /
+        :class:`~sklearn.preprocessing.OrdinalEncoder` with the public
+        categories given (``categories=[[...], ...]``, not ``'auto'``),
+        ``handle_unknown='ignore'`` (or ``'infrequent_if_exist'``) /
+        ``'use_encoded_value'``, no ``min_frequency``, no ``max_categories``
+        and (one-hot) ``drop=None``. Steps may also be a
+        :class:`~sklearn.pipeline.Pipeline` (without ``memory``), a
+        :class:`~sklearn.pipeline.FeatureUnion` or a
+        :class:`~sklearn.compose.ColumnTransformer` (those exact classes)
+        whose parts are each accepted, recursively; a ColumnTransformer
+        needs ``sparse_threshold=0`` and columns given by index, name,
+        slice, boolean mask or :func:`~sklearn.compose.make_column_selector`
+        (no other callable), and its ``remainder`` is checked as a part.
+        A pandas DataFrame is passed on as is (its column names and dtypes
+        kept) when a candidate holds a ColumnTransformer. Any other step (a
         ``StandardScaler``, a ``PCA``, a user function) is refused with a
         ``TypeError`` or ``ValueError`` naming it, before anything is spent
         (see Privacy). Cloned for every candidate. Its ``accountant`` (the
@@ -165,7 +209,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     param_grid : dict or list of dict
         Candidate settings, as for :class:`sklearn.model_selection.GridSearchCV`;
         for a pipeline, ``<step>__<parameter>`` names (e.g.
-        ``dpstandardscaler__epsilon``) or whole steps. They may include
+        ``dpstandardscaler__epsilon``, or ``prep__num__epsilon`` for a part
+        ``num`` of a ColumnTransformer step ``prep``) or whole steps. They may include
         ``epsilon``, not ``accountant``.
     epsilon : float, default=1.0
         Budget of the selection step (exponential mechanism on the holdout,
@@ -219,7 +264,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         names (a pandas DataFrame).
     privacy_spent_ : PrivacyBudget
         ``(max(epsilon, max candidate epsilon), max candidate delta)``; a
-        pipeline candidate's budget is the sum of its private steps'.
+        pipeline candidate's budget is the sum of its private parts',
+        wherever nested.
 
     Privacy
     -------
@@ -249,7 +295,14 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     before the last maps every row on its own with released or public
     values, so the next step's training rows, and the holdout rows each
     prediction is made from, are still neighbours (adaptive basic
-    composition, seed 004 Lemma 2.1.5). The public steps are accepted
+    composition, seed 004 Lemma 2.1.5). Inside a ColumnTransformer or a
+    FeatureUnion every part sees the same rows (a column subset of them),
+    so private parts wherever nested compose the same way: their budgets
+    are added. A ColumnTransformer's choice between sparse and dense
+    output depends on the density of the transformed rows, hence
+    ``sparse_threshold=0``; the encoders read nothing from the rows given
+    public categories and encode an unknown category silently (an error
+    or a warning would reveal one after the charge). The public steps are accepted
     only from an explicit list whose ``fit`` reads nothing from the data
     but its shape (checked in their source); a step fitted on a part
     without noise (``StandardScaler``'s ``mean_`` and ``scale_``) would
@@ -282,6 +335,11 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     ``predict_proba``, ``-inf`` in ``predict_log_proba`` and the lowest
     finite float in ``decision_function`` (a binary model's score ``s`` of
     its second class becomes ``(-s, s)`` for its two classes).
+
+    For a DataFrame kept for a ColumnTransformer, the public rows hold 0
+    in numeric columns and a missing value elsewhere (an unknown category,
+    encoded as all zeros), in the columns' own dtypes; its numeric columns
+    must be finite.
 
     Before anything is spent, each candidate is fitted once on all-zero
     input of its training shape with every class present, and the fitted
@@ -419,6 +477,26 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                 overrides["n_jobs"] = self.n_jobs
             step.set_params(**overrides)
 
+    def _validate_frame(self, X, y=None, reset=True):
+        """Check a DataFrame that is passed on as is (to a ColumnTransformer).
+
+        Its feature names and width, as ``validate_data`` does, and its numeric columns
+        finite (other columns reach only the encoders, which take any value).
+        """
+        import pandas as pd  # X is a DataFrame: pandas is installed
+
+        if y is None:
+            validate_data(self, X, reset=reset, skip_check_array=True)
+        else:
+            validate_data(self, X, y, reset=reset, skip_check_array=True)
+            y = column_or_1d(check_array(y, ensure_2d=False, dtype=None), warn=True)
+            check_consistent_length(X, y)
+        numeric = [i for i, dtype in enumerate(X.dtypes) if pd.api.types.is_numeric_dtype(dtype)]
+        values = X.iloc[:, numeric].to_numpy(dtype=np.float64, na_value=np.nan)
+        if not np.all(np.isfinite(values)):
+            raise ValueError("X holds NaN or infinity in a numeric column. Nothing was spent.")
+        return X if y is None else (X, y)
+
     def fit(self, X, y, sample_weight=None):
         """Train every candidate on its own part and privately select one.
 
@@ -441,15 +519,19 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self : PrivateParameterSelector
             The fitted selector.
         """
-        X, y = validate_data(self, X, y, accept_sparse="csr")
+        candidates = list(ParameterGrid(self.param_grid))
+        if not candidates:
+            raise ValueError("param_grid has no candidate.")
+        models = [self._make_candidate(params) for params in candidates]
+        if _is_frame(X) and any(contains_column_transformer(m) for m in models):
+            X, y = self._validate_frame(X, y)  # kept as a DataFrame for the ColumnTransformer
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr")
         classes, _ = resolve_classes(self.classes, y, type(self).__name__)
         # Whether weights were passed (never whether they are all 1, which is protected)
         # decides the refusals and the dry runs below.
         weighted = sample_weight is not None
         sample_weight = check_bounded_sample_weight(sample_weight, X.shape[0])
-        candidates = list(ParameterGrid(self.param_grid))
-        if not candidates:
-            raise ValueError("param_grid has no candidate.")
         k = len(candidates)
         verbose = check_positive_int(self.verbose, "verbose", low=0)
         if X.shape[0] < 2 * (k + 1):
@@ -457,7 +539,6 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                 f"{k} candidates need {k + 1} disjoint parts of at least 2 rows; "
                 f"got n_samples={X.shape[0]}."
             )
-        models = [self._make_candidate(params) for params in candidates]
         # Refuses any part of a candidate that is neither private nor provably public.
         private_steps = [candidate_steps(model) for model in models]
         if weighted:
@@ -484,8 +565,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             print(f"[{name}] {k} candidates on {k + 1} parts of the {X.shape[0]} rows; "
                   f"checking each candidate on data-independent input first")
         for model, params, part, child in zip(models, candidates, parts, children[k:]):
-            _check_on_public_input(model, params, len(part) + len(classes), X.shape[1],
-                                   sp.issparse(X), classes, child,
+            _check_on_public_input(model, params, X, len(part) + len(classes), classes, child,
                                    weighted=weighted)
         if accountant is not None:
             accountant.spend(total, by=name)
@@ -499,20 +579,22 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             # let one record's weight change how every candidate is fitted.
             part_weight = (None if sample_weight is None or np.all(sample_weight[part] == 1.0)
                            else np.concatenate([sample_weight[part], np.ones(len(classes))]))
-            model.fit(*_with_public_rows(X[part], y[part], classes),
+            model.fit(*_with_public_rows(_rows(X, part), y[part], classes),
                       **_weight_params(model, part_weight))
         # Seed 002, Alg. 3 step 3: counts of correct holdout predictions,
         # selected with probability proportional to exp(epsilon * count / 2). Weighted
         # counts: one record adds at most its weight, at most 1, so the sensitivity stays 1.
         holdout_weight = np.ones(len(holdout)) if sample_weight is None else sample_weight[holdout]
-        correct = np.array([np.sum(holdout_weight * (m.predict(X[holdout]) == y[holdout]))
+        correct = np.array([np.sum(holdout_weight * (m.predict(_rows(X, holdout)) == y[holdout]))
                             for m in models], dtype=float)
         self.best_index_ = exponential_mechanism(correct, epsilon=selection.epsilon,
                                                  sensitivity=1.0, random_state=rng)
         self.best_estimator_ = models[self.best_index_]
         if accountant is not None:
             # Charged above for every candidate; a later refit by hand must be charged too.
-            for _, step in candidate_steps(self.best_estimator_):
+            # Both the fitted parts and those a refit clones (a ColumnTransformer's).
+            for _, step in (candidate_steps(self.best_estimator_)
+                            + fitted_private_steps(self.best_estimator_)):
                 if "accountant" in step.get_params(deep=False):
                     step.set_params(accountant=accountant)
         self.best_params_ = candidates[self.best_index_]
@@ -537,6 +619,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
+        if _is_frame(X) and contains_column_transformer(self.best_estimator_):
+            return self._validate_frame(X, reset=False)
         # Checked (feature names, width) and converted here, so the candidate,
         # fitted on NumPy parts, receives what it was fitted on.
         return validate_data(self, X, reset=False, accept_sparse="csr")

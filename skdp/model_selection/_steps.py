@@ -11,14 +11,17 @@ part's rows, without noise, inside the released model.
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer, PolynomialFeatures
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer, OneHotEncoder,
+                                   OrdinalEncoder, PolynomialFeatures)
 
 from skdp.base import DPEstimatorMixin
 from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 
-__all__ = ["candidate_steps", "seeded_steps"]
+__all__ = ["candidate_steps", "contains_column_transformer", "fitted_private_steps",
+           "seeded_steps"]
 
 
 # Finite doubles from every range a (validated, finite) entry may hold, and each side of the
@@ -68,6 +71,37 @@ def _always_public(step):
     return None
 
 
+def _encoder_issue(step, unknown_options):
+    """Why an OneHotEncoder or OrdinalEncoder may read more than its public categories."""
+    name = type(step).__name__
+    if isinstance(step.categories, str):  # 'auto'
+        return ("categories='auto' reads the categories from the private rows of each part "
+                "and ships them in categories_ (a rare category names its record); pass the "
+                "public list of every column's categories, categories=[[...], ...]")
+    if step.handle_unknown not in unknown_options:
+        return (f"handle_unknown={step.handle_unknown!r}: a private row whose category is not "
+                f"in the list would " + ("raise an error" if step.handle_unknown == "error"
+                                         else "emit a warning")
+                + " (after the budget is charged, an event that depends on the private data); "
+                f"pass handle_unknown={unknown_options[0]!r}")
+    if step.min_frequency is not None or step.max_categories is not None:
+        return ("min_frequency or max_categories counts each category in the private rows "
+                "(infrequent categories are grouped by those exact counts); leave both None")
+    if name == "OneHotEncoder" and step.drop is not None:
+        return (f"drop={step.drop!r}: with a drop, transform warns when a row holds an unknown "
+                "category (a warning that depends on the private holdout rows); pass "
+                "drop=None, and unknown categories are encoded as all zeros silently")
+    return None
+
+
+def _one_hot_issue(step):
+    return _encoder_issue(step, ("ignore", "infrequent_if_exist"))
+
+
+def _ordinal_issue(step):
+    return _encoder_issue(step, ("use_encoded_value",))
+
+
 # Transformers whose fit reads only the number of columns (and their names) of
 # its input, and whose transform maps each row on its own with parameters and
 # public constants (checked in scikit-learn 1.9's and skdp's source):
@@ -79,11 +113,26 @@ def _always_public(step):
 # - FunctionTransformer: fit only validates X unless it checks an inverse; the transform is
 #   per entry only for one of NumPy's one-argument ufuncs (or None, the identity), and it
 #   must be finite on finite input (see _PROBE).
+# - OneHotEncoder, OrdinalEncoder with explicit categories (scikit-learn 1.9,
+#   preprocessing/_encoders.py, _BaseEncoder._fit): fit casts each column's given categories
+#   to that column's dtype (schema, public) and checks them (sorted if numeric, no duplicate,
+#   NaN last): nothing from the rows. It reads the rows only (a) with categories='auto'
+#   (_unique(Xi)), (b) with handle_unknown='error' (_check_unknown(Xi, cats) raises on an
+#   unknown category, in fit and transform), (c) with min_frequency or max_categories
+#   (_get_counts: infrequent categories from the exact counts). OneHotEncoder.transform also
+#   warns on an unknown category when drop is set or handle_unknown='warn'
+#   (warn_on_unknown), a warning that depends on the holdout rows; with drop=None and
+#   handle_unknown 'ignore' or 'infrequent_if_exist' (no infrequent category then) an unknown
+#   category is an all-zero row, silently. OrdinalEncoder with
+#   handle_unknown='use_encoded_value' maps it to unknown_value, silently. Both map each row
+#   on its own (a lookup in the fitted, public categories_).
 # The value says why one instance's settings break that (or None).
 PUBLIC_TRANSFORMERS = {
     Binarizer: _always_public,
     FunctionTransformer: _function_transformer_issue,
     Normalizer: _always_public,
+    OneHotEncoder: _one_hot_issue,
+    OrdinalEncoder: _ordinal_issue,
     PolynomialFeatures: _always_public,
     PublicBoundsScaler: _always_public,
     RandomFourierFeatures: _always_public,
@@ -124,19 +173,11 @@ def _check_replace_one(what, step):
             f"was spent.")
 
 
-def _skipped(step):
-    return step is None or (isinstance(step, str) and step == "passthrough")
-
-
-def _is_private_classifier(step):
-    return (isinstance(step, DPEstimatorMixin) and is_classifier(step)
-            and "epsilon" in step.get_params(deep=False))
-
-
 def _check_pipeline_step(name, step):
     """True when ``step`` spends a budget, False when it is public; raise otherwise."""
     what = f"step {name!r} ({type(step).__name__})"
     if type(step) in PRIVATE_TRANSFORMERS:
+        _check_replace_one(f"the pipeline's {what}", step)
         return True
     if type(step) in PUBLIC_TRANSFORMERS:
         issue = PUBLIC_TRANSFORMERS[type(step)](step)
@@ -154,6 +195,91 @@ def _check_pipeline_step(name, step):
         f"rows inside best_estimator_ (StandardScaler's mean_ and scale_, for one). {_HINT}")
 
 
+def _skipped(step):
+    return step is None or (isinstance(step, str) and step in ("passthrough", "drop"))
+
+
+def _is_private_classifier(step):
+    return (isinstance(step, DPEstimatorMixin) and is_classifier(step)
+            and "epsilon" in step.get_params(deep=False))
+
+
+def _column_spec_issue(columns):
+    """Why a ColumnTransformer column specification may read more than the schema."""
+    # sklearn/compose/_column_transformer.py (1.9), _get_column_indices: an int, a str, a
+    # slice, a list or array of them, or a boolean mask selects columns by position or name
+    # (public: the shape and the feature names). A callable is called with X itself
+    # (_validate_column_callables: columns(X)) and may select columns by their values; only
+    # make_column_selector is known to read nothing but the names and dtypes (its __call__
+    # keeps df.iloc[:1] only for select_dtypes and a regex on the column names).
+    if callable(columns) and type(columns) is not make_column_selector:
+        return (f"its column selector {columns!r} is a callable, which receives the private X "
+                f"and may choose columns by their values; give the columns as indices, names, "
+                f"a slice, a boolean mask or a sklearn.compose.make_column_selector(pattern=, "
+                f"dtype_include=, dtype_exclude=)")
+    return None
+
+
+def _check_column_transformer(what, ct):
+    """Refuse the settings of a ColumnTransformer under which it reads the private rows."""
+    for name, _, columns in ct.transformers:
+        issue = _column_spec_issue(columns)
+        if issue is not None:
+            raise ValueError(f"{what}, transformer {name!r}: {issue}. Nothing was spent.")
+    # ColumnTransformer._hstack (1.9): when any part's output is sparse, the output is sparse
+    # iff nnz / size < sparse_threshold, a density that depends on the private rows (zeros in
+    # numeric columns, all-zero one-hot rows for unknown categories); the next step would then
+    # take its dense or its sparse code path depending on the data (and a candidate could
+    # fail only on the real rows). With sparse_threshold=0 the output is always dense.
+    if ct.sparse_threshold != 0:
+        raise ValueError(
+            f"{what} has sparse_threshold={ct.sparse_threshold!r}: whether it returns a sparse "
+            f"or a dense matrix depends on the density of the transformed private rows, and "
+            f"the next step's computation with it. Pass sparse_threshold=0 (always dense). "
+            f"Nothing was spent.")
+    # remainder: 'drop', 'passthrough' or a transformer, checked as a part below.
+    # transformer_weights are public constants multiplying each part's output.
+
+
+def _parts(container, fitted):
+    """``(name, part)`` of a ColumnTransformer, FeatureUnion or Pipeline, else None.
+
+    With ``fitted``, a fitted ColumnTransformer's ``transformers_`` (the clones it fitted,
+    not the objects in ``transformers``); a FeatureUnion and a Pipeline keep their fitted
+    parts in ``transformer_list`` and ``steps``.
+    """
+    kind = type(container)
+    if kind is Pipeline:
+        return list(container.steps)
+    if kind is FeatureUnion:
+        return list(container.transformer_list)
+    if kind is ColumnTransformer:
+        if fitted and hasattr(container, "transformers_"):
+            return [(name, part) for name, part, _ in container.transformers_]
+        return ([(name, part) for name, part, _ in container.transformers]
+                + [("remainder", container.remainder)])
+    return None
+
+
+def _walk(name, part, fitted=False, check=False):
+    """``(path, leaf)`` for every part nested in ``part``, paths as in ``get_params``."""
+    children = _parts(part, fitted)
+    if children is None:
+        yield name, part
+        return
+    if check:
+        what = f"the pipeline's step {name!r} ({type(part).__name__})"
+        if type(part) is ColumnTransformer:
+            _check_column_transformer(what, part)
+        elif type(part) is Pipeline and part.memory is not None:
+            raise ValueError(f"{what} has memory={part.memory!r}: it would store transformers "
+                             f"fitted on private rows on disk. Pass memory=None. Nothing was "
+                             f"spent.")
+    for child_name, child in children:
+        if not _skipped(child):
+            yield from _walk(f"{name}__{child_name}", child, fitted, check)
+
+
 def candidate_steps(estimator):
     """The private parts of a candidate, after checking every other part is public.
 
@@ -161,17 +287,21 @@ def candidate_steps(estimator):
     ----------
     estimator : estimator
         A candidate (an skdp classifier or a ``Pipeline``), parameters set.
+        Before its last step a pipeline may nest ``Pipeline``,
+        ``ColumnTransformer`` and ``FeatureUnion`` (those exact types), each
+        checked part by part.
 
     Returns
     -------
     private : list of (str or None, estimator)
-        The steps that spend a budget, with their names in the pipeline
-        (``None`` for an estimator alone).
+        The parts that spend a budget, named by their ``get_params`` path
+        (``prep__num`` for a transformer ``num`` of a ColumnTransformer step
+        ``prep``; ``None`` for an estimator alone), the classifier last.
 
     Raises
     ------
     TypeError, ValueError
-        Naming the refused step and why.
+        Naming the refused part and why.
     """
     if not isinstance(estimator, Pipeline):
         if "epsilon" not in estimator.get_params():
@@ -185,6 +315,10 @@ def candidate_steps(estimator):
         raise TypeError(
             f"estimator is a subclass of Pipeline ({type(estimator).__name__}), which may fit "
             f"its steps differently; only sklearn.pipeline.Pipeline itself is accepted.")
+    if estimator.memory is not None:
+        raise ValueError(f"estimator has memory={estimator.memory!r}: it would store "
+                         f"transformers fitted on private rows on disk. Pass memory=None. "
+                         f"Nothing was spent.")
     *head, (last_name, last) = estimator.steps
     if not _is_private_classifier(last):
         raise TypeError(
@@ -193,18 +327,47 @@ def candidate_steps(estimator):
             f"privately on its part and counts its correct predictions on the holdout. "
             f"Nothing was spent.")
     _check_replace_one(f"the pipeline's last step {last_name!r} ({type(last).__name__})", last)
-    private = [(name, step) for name, step in head
-               if not _skipped(step) and _check_pipeline_step(name, step)]
+    # Every private part, wherever nested, sees the same rows (a ColumnTransformer and a
+    # FeatureUnion give each part all rows): basic composition, seed 004 Lemma 2.1.5.
+    private = [(path, leaf) for name, step in head if not _skipped(step)
+               for path, leaf in _walk(name, step, check=True)
+               if _check_pipeline_step(path, leaf)]
     return private + [(last_name, last)]
+
+
+def fitted_private_steps(estimator):
+    """The private parts of a fitted candidate, as fitted (see :func:`candidate_steps`)."""
+    if not isinstance(estimator, Pipeline):
+        return [(None, estimator)]
+    *head, (last_name, last) = estimator.steps
+    private = [(path, leaf) for name, step in head if not _skipped(step)
+               for path, leaf in _walk(name, step, fitted=True)
+               if type(leaf) in PRIVATE_TRANSFORMERS]
+    return private + [(last_name, last)]
+
+
+def contains_column_transformer(estimator):
+    """Whether a ColumnTransformer is nested anywhere in a candidate."""
+    return any(type(part) is ColumnTransformer for part in _containers(estimator))
+
+
+def _containers(part):
+    children = _parts(part, fitted=False)
+    if children is not None:
+        yield part
+        for _, child in children:
+            if not _skipped(child):
+                yield from _containers(child)
 
 
 def seeded_steps(estimator):
     """The parts of a candidate whose ``random_state`` the selector sets.
 
-    Every step with a ``random_state`` parameter (the estimator itself when
-    it is not a pipeline), in order.
+    Every part with a ``random_state`` parameter (the estimator itself when
+    it is not a pipeline; the parts nested in a pipeline's steps), in order.
     """
     if not isinstance(estimator, Pipeline):
         return [estimator]
-    return [step for _, step in estimator.steps
-            if not _skipped(step) and "random_state" in step.get_params(deep=False)]
+    return [leaf for name, step in estimator.steps if not _skipped(step)
+            for _, leaf in _walk(name, step)
+            if "random_state" in leaf.get_params(deep=False)]

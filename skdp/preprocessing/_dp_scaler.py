@@ -1,22 +1,40 @@
 """Standardization with a differentially private mean and standard deviation."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from skdp.base import DPEstimatorMixin
-from skdp.mechanisms import gaussian_sigma_analytic, laplace_scale
+from skdp.mechanisms import (
+    discrete_gaussian_sigma2,
+    discrete_laplace_scale,
+    gaussian_sigma_analytic,
+    laplace_scale,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
 from skdp.preprocessing._bounds import _BoundedScalerMixin
 from skdp.utils._docstrings import fill_doc
+from skdp.utils._validation import check_bounded_sample_weight, check_option
 
-__all__ = ["DPStandardScaler", "moment_noise_scales", "moment_sums", "private_standardization"]
+__all__ = ["DPStandardScaler", "discrete_moment_noise", "moment_noise_scales", "moment_sums",
+           "private_standardization"]
 
 
 # c = sigma_1^2 / sigma_2^2 = (11 + 5 sqrt(5)) / 8: the largest weight of the sum of squares
 # that leaves the L2 sensitivity of (S1, sqrt(c) S2) at 2 per feature (DPStandardScaler's Notes).
 _SQUARE_WEIGHT = (11.0 + 5.0 * math.sqrt(5.0)) / 8.0
+# A rational c' = 2.772 <= c for the exact (discrete) release: any c' <= c keeps the bound.
+_SQUARE_WEIGHT_RATIONAL = Fraction(693, 250)
+# The discrete release's public grids: a weight w becomes round(w * 2**10) / 2**10; a
+# normalized value z becomes round(z * K) / K with K a power of two <= 2**16 (_value_grid).
+_WEIGHT_GRID = 2**10
+_MAX_VALUE_GRID = 2**16
+# Integer sums and noise draws are kept below this (int64 arithmetic, sampler output).
+_INT_LIMIT = 2**62
 
 
 def moment_noise_scales(n_features, epsilon, delta):
@@ -75,37 +93,57 @@ def _normalized(values, lower, upper):
     return np.clip((np.clip(values, lower, upper) - centre) / half_width, -1.0, 1.0)
 
 
-def moment_sums(X, lower, upper):
-    """Per-feature sums of the normalized values ``z`` and of ``z**2`` (dense or sparse).
+def moment_sums(X, lower, upper, sample_weight=None):
+    """Per-feature (weighted) sums of the normalized values ``z`` and of ``z**2`` (dense or sparse).
 
     ``z`` is :func:`_normalized` of each entry, in ``[-1, 1]``. For sparse
     ``X`` the unstored entries are zeros, each contributing ``z(0)``; the sums
-    are computed from the stored entries and the count of the others, in
-    ``O(nnz)``.
+    are computed from the stored entries and the (weighted) count of the
+    others, in ``O(nnz)``.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n_samples, n_features)
     lower, upper : ndarray of shape (n_features,)
         Public bounds.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights ``w_i`` in ``[0, 1]``: the sums are ``sum_i w_i z_ij`` and
+        ``sum_i w_i z_ij**2``. ``None``: every row weighs 1.
 
     Returns
     -------
     sums, square_sums : ndarray of shape (n_features,)
     """
+    return _column_sums(X, _normalized, lower, upper, sample_weight)
+
+
+def _column_sums(X, transform, lower, upper, weight):
+    """``sum_i w_i t_ij`` and ``sum_i w_i t_ij**2`` with ``t = transform(x, lower, upper)``.
+
+    Float arithmetic, or exact int64 arithmetic when ``transform`` returns
+    integers and ``weight`` is an int64 array.
+    """
     if not sp.issparse(X):
-        Z = _normalized(X, lower, upper)
-        return Z.sum(axis=0), np.einsum("ij,ij->j", Z, Z)
+        T = transform(X, lower, upper)
+        if weight is None:
+            return T.sum(axis=0), np.einsum("ij,ij->j", T, T)
+        return weight @ T, weight @ (T * T)
     X = X.tocsc(copy=True)
     X.sum_duplicates()
     n, d = X.shape
     stored = np.diff(X.indptr)
     columns = np.repeat(np.arange(d), stored)
-    z = _normalized(X.data, lower[columns], upper[columns])
-    z_zero = _normalized(0.0, lower, upper)
-    sums = np.bincount(columns, weights=z, minlength=d) + (n - stored) * z_zero
-    square_sums = np.bincount(columns, weights=z * z, minlength=d) + (n - stored) * z_zero**2
-    return sums, square_sums
+    t = transform(X.data, lower[columns], upper[columns])
+    t_zero = transform(0.0, lower, upper)
+    w = np.ones(n, dtype=t.dtype) if weight is None else weight
+    w_rows = w[X.indices]
+    sums, square_sums, stored_weight = (np.zeros(d, dtype=t.dtype) for _ in range(3))
+    # np.add.at, not np.bincount: it keeps integer sums exact.
+    np.add.at(sums, columns, w_rows * t)
+    np.add.at(square_sums, columns, w_rows * t * t)
+    np.add.at(stored_weight, columns, w_rows)
+    unstored_weight = w.sum() - stored_weight
+    return sums + unstored_weight * t_zero, square_sums + unstored_weight * t_zero * t_zero
 
 
 def private_standardization(sums, square_sums, n_samples, mechanism, sum_scale,
@@ -139,15 +177,135 @@ def private_standardization(sums, square_sums, n_samples, mechanism, sum_scale,
     var : ndarray of shape (n_features,)
         In ``[floor, 1]``, so always > 0.
     """
-    n, d = n_samples, len(sums)
+    d = len(sums)
     draw = rng.normal if mechanism == "gaussian" else rng.laplace
     noisy_sum = sums + draw(0.0, sum_scale, size=d)
     noisy_square_sum = square_sums + draw(0.0, square_sum_scale, size=d)
+    return _moments(noisy_sum, noisy_square_sum, n_samples, square_sum_scale)
+
+
+def _moments(noisy_sum, noisy_square_sum, n_samples, square_sum_scale):
+    """Post-processing of the noisy sums: clipped mean, floored variance (see above)."""
+    n = n_samples
     mean = np.clip(noisy_sum / n, -1.0, 1.0)
     second_moment = np.clip(noisy_square_sum / n, 0.0, 1.0)
     floor = min(square_sum_scale / n, 1.0)
     var = np.clip(second_moment - mean**2, floor, 1.0)
     return mean, var
+
+
+def discrete_moment_noise(n_features, n_samples, epsilon, delta):
+    """Public grid and exact noise parameters of the discrete release of ``S1`` and ``S2``.
+
+    Each row's normalized value ``z`` (in ``[-1, 1]``) is rounded to
+    ``k / K`` and its weight to ``omega / M`` (``M = 2**10``,
+    ``K <= 2**16``, both powers of two chosen from public values only); the
+    integer sums ``T1_j = sum_i omega_i k_ij`` and
+    ``T2_j = sum_i omega_i k_ij**2`` (exact, in int64) get independent exact
+    integer noise from :mod:`skdp.mechanisms` (Canonne, Kamath and Steinke
+    2020). A row contributes ``(p, q) = (w z, w z**2)`` with ``w = omega / M``
+    in ``[0, 1]`` and ``z = k / K`` in ``[-1, 1]``, a point of the convex hull
+    of the parabola ``{(z, z**2)}`` on which the continuous sensitivity
+    bounds of :func:`moment_noise_scales` hold, so they hold for the rounded,
+    weighted rows too (see :class:`DPStandardScaler`, Notes):
+
+    * discrete Gaussian (``delta > 0``): ``sigma_1^2 = 4 d (M K)^2 s^2`` on
+      ``T1`` and ``sigma_2^2 = sigma_1^2 K^2 / c'`` on ``T2``, with
+      ``s^2 = discrete_gaussian_sigma2(1, epsilon, delta)`` (at least
+      ``1 / (2 rho)``) and ``c' = 2.772 <= c``: the zCDP cost is
+      ``(M K)^2 / (2 sigma_1^2) sum_j (dp_j^2 + c' dq_j^2)
+      <= 4 d (M K)^2 / (2 sigma_1^2) <= rho``.
+    * discrete Laplace (``delta = 0``): scale ``t_1 = 2 d M K t`` on ``T1``
+      and ``t_2 = 2 K t_1`` on ``T2``, with
+      ``t = discrete_laplace_scale(1, epsilon)`` (at least ``1 / epsilon``):
+      the privacy loss is ``(M K / t_1) sum_j (|dp_j| + |dq_j| / 2)
+      <= 2 d M K / t_1 <= epsilon``.
+
+    ``K`` is the largest power of two up to ``2**16`` that keeps the sums
+    and 64 noise scales of ``T2`` below ``2**62``.
+
+    Parameters
+    ----------
+    n_features, n_samples : int
+        ``d`` and ``n``, public.
+    epsilon : float
+        > 0.
+    delta : float
+        In ``[0, 1)``; 0 selects the discrete Laplace mechanism.
+
+    Returns
+    -------
+    mechanism : {"discrete_gaussian", "discrete_laplace"}
+    value_grid, weight_grid : int
+        ``K`` and ``M``.
+    sum_noise, square_sum_noise : fractions.Fraction
+        ``sigma^2`` (discrete Gaussian) or the scale ``t`` (discrete Laplace)
+        of the integer noise on ``T1_j`` and on ``T2_j``.
+    """
+    d, m = n_features, _WEIGHT_GRID
+    if delta == 0.0:
+        mechanism = "discrete_laplace"
+        # Geometric mechanism (discrete Laplace, CKS Alg. 2): t >= Delta_1 / epsilon.
+        unit = discrete_laplace_scale(1.0, epsilon)
+        # Scale of T2's noise in units of (K^2 M): t_2 / (K^2 M) = 4 d t.
+        square_scale = 4 * d * unit
+    else:
+        mechanism = "discrete_gaussian"
+        # CKS: rho = Delta_2^2 / (2 sigma^2) per coordinate; unit = sigma^2 for Delta_2 = 1.
+        unit = discrete_gaussian_sigma2(1.0, epsilon, delta)
+        square_scale = (4 * d * unit / _SQUARE_WEIGHT_RATIONAL) ** 0.5
+    grid = _value_grid(n_samples * m, 64.0 * float(square_scale) * m)
+    if grid is None:
+        raise ValueError(
+            f"DPStandardScaler(noise='discrete'): n_samples={n_samples} with epsilon={epsilon:g} "
+            f"leaves no public grid on which the integer sums and noise fit in int64.")
+    if mechanism == "discrete_laplace":
+        t1 = 2 * d * m * grid * unit
+        return mechanism, grid, m, t1, 2 * grid * t1
+    sigma2 = 4 * d * (m * grid) ** 2 * unit
+    return mechanism, grid, m, sigma2, sigma2 * grid**2 / _SQUARE_WEIGHT_RATIONAL
+
+
+def _value_grid(*sizes):
+    """Largest power of two ``K <= 2**16`` with ``K^2 size < 2**62`` for every size (or None)."""
+    grid = _MAX_VALUE_GRID
+    while grid >= 1 and any(grid * grid * size >= _INT_LIMIT for size in sizes):
+        grid //= 2
+    return grid if grid >= 1 else None
+
+
+def _discrete_sums(X, lower, upper, sample_weight, value_grid, weight_grid):
+    """Exact int64 sums ``T1_j = sum_i omega_i k_ij``, ``T2_j = sum_i omega_i k_ij**2``."""
+    # floor(u + 1/2) with u = z K: z K is exact (K a power of two, |z K| <= 2**16), and so
+    # is adding 1/2.
+    def rounded(values, lo, hi):
+        return np.floor(_normalized(values, lo, hi) * value_grid + 0.5).astype(np.int64)
+
+    if sample_weight is None:
+        omega = np.full(X.shape[0], weight_grid, dtype=np.int64)
+    else:
+        omega = np.floor(sample_weight * weight_grid + 0.5).astype(np.int64)
+    return _column_sums(X, rounded, lower, upper, omega)
+
+
+def _discrete_standardization(sums, square_sums, n_samples, mechanism, value_grid,
+                              weight_grid, sum_noise, square_sum_noise, rng):
+    """Exact integer noise on the integer sums, then the post-processing of :func:`_moments`."""
+    d = len(sums)
+    draw = sample_discrete_gaussian if mechanism == "discrete_gaussian" else sample_discrete_laplace
+    noisy = [[int(v) + int(z) for v, z in zip(values, draw(noise, size=d, rng=rng))]
+             for values, noise in ((sums, sum_noise), (square_sums, square_sum_noise))]
+    # Python integers divided exactly-rounded into floats: post-processing of the release.
+    unit_1, unit_2 = weight_grid * value_grid, weight_grid * value_grid**2
+    noisy_sum = np.array([v / unit_1 for v in noisy[0]])
+    noisy_square_sum = np.array([v / unit_2 for v in noisy[1]])
+    return _moments(noisy_sum, noisy_square_sum, n_samples,
+                    _noise_std(mechanism, square_sum_noise) / unit_2)
+
+
+def _noise_std(mechanism, parameter):
+    """The noise scale reported for a discrete parameter: ``sigma`` or ``t``."""
+    return math.sqrt(parameter) if mechanism == "discrete_gaussian" else float(parameter)
 
 
 @fill_doc
@@ -197,6 +355,15 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         Also clip to the bounds in ``transform`` (the statistics describe the
         clipped data). With ``False`` values outside the bounds are
         standardized as they are. ``fit`` always clips.
+    noise : {"continuous", "discrete"}, default="continuous"
+        ``"continuous"``: floating-point Gaussian (``delta > 0``) or Laplace
+        (``delta = 0``) noise on the float sums. ``"discrete"``: each row's
+        normalized value is rounded to a public power-of-two grid, the sums
+        are computed exactly as integers and get exact discrete Gaussian or
+        discrete Laplace noise (:func:`discrete_moment_noise`), so that the
+        release is safe against floating-point attacks on the low-order
+        bits (Mironov 2012); about 20-30% more noise with ``delta > 0``
+        (the zCDP conversion), the same with ``delta = 0``.
     %(random_state)s
     %(accountant)s
 
@@ -215,12 +382,13 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         Lower bound of each feature (``bounds[0]`` broadcast).
     upper_ : ndarray of shape (n_features,)
         Upper bound of each feature (``bounds[1]`` broadcast).
-    mechanism_ : {"gaussian", "laplace"}
+    mechanism_ : {"gaussian", "laplace", "discrete_gaussian", "discrete_laplace"}
         The noise used (Laplace when ``delta = 0``).
     noise_scales_ : tuple of float
-        Noise standard deviation (Gaussian) or scale (Laplace) on the sum
-        and on the sum of squares of each feature, in units of the bounds'
-        half-width (see :func:`moment_noise_scales`).
+        Noise standard deviation (Gaussian; ``sigma`` for the discrete
+        Gaussian) or scale (Laplace) on the sum and on the sum of squares of
+        each feature, in units of the bounds' half-width (see
+        :func:`moment_noise_scales` and :func:`discrete_moment_noise`).
     delta_ : float
         The delta used.
     privacy_spent_ : PrivacyBudget
@@ -246,6 +414,20 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     released statistics and costs nothing more. Sparse input is the same
     data with its zeros unstored: the release and its guarantee are those
     of the dense array.
+
+    With ``sample_weight`` a record is ``(x, w)``, ``w`` in ``[0, 1]``, and
+    both are protected: the record adds ``(w z, w z^2)`` to the sums, a point
+    of the convex hull of ``{(z, z^2)}``, so the sensitivities above (maxima
+    of convex functions, reached on that curve) are unchanged (Notes). The
+    sums are divided by the public ``n_samples``; the private sum of the
+    weights is neither released nor used, and no attribute, warning or
+    error depends on the weights of an accepted fit. With
+    ``noise="discrete"`` the rows are rounded to the public grid first
+    (values to ``1 / K``, weights to ``2**-10``; per-row maps, free), the
+    sums are exact integers with the same sensitivities in grid units, and
+    the noise is the discrete Gaussian (zCDP of Canonne, Kamath and Steinke
+    2020, converted by seed 004, Lemma 2.1.13) or the discrete Laplace
+    (geometric mechanism), drawn exactly (:mod:`skdp.mechanisms`).
 
     In a :class:`~sklearn.pipeline.Pipeline` the scaler and the model after
     it each spend their own budget on the same rows, so the pipeline is
@@ -303,6 +485,23 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     data, ``scale_`` becomes the half-width of the bounds, as in
     :class:`PublicBoundsScaler`.
 
+    **Weights.** A row of weight ``w`` adds ``w (z, z^2) + (1 - w) (0, 0)``,
+    a point of the convex hull of the curve ``{(z, z^2): |z| <= 1}`` (which
+    contains ``(0, 0)``). For a fixed other row, the change is a convex
+    function of the row, so its maximum over the hull is reached at a point
+    of the curve, i.e. at an unweighted row: weights in ``[0, 1]`` leave both
+    sensitivities as they are. The released statistics are those of the
+    data in which a row of weight ``w`` is the mixture of ``w`` times itself
+    and ``1 - w`` times the centre of the bounds: dividing by the public
+    ``n`` keeps unit weights identical to no weights and needs no budget for
+    the weight sum (a noisy weight sum would need a release of its own).
+
+    **Discrete noise.** The grid ``K`` (a power of two up to ``2**16``)
+    depends only on ``n``, ``d``, ``epsilon`` and ``delta``; rounding each
+    row before summing (rather than rounding the float sums) keeps the
+    integer sums exact and their sensitivity free of the rounding slack of
+    a grid on the sums.
+
     References
     ----------
     B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for
@@ -324,13 +523,14 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     """
 
     def __init__(self, epsilon=1.0, delta=None, *, bounds=None, with_mean=True, with_std=True,
-                 clip=True, random_state=None, accountant=None):
+                 clip=True, noise="continuous", random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.with_mean = with_mean
         self.with_std = with_std
         self.clip = clip
+        self.noise = noise
         self.random_state = random_state
         self.accountant = accountant
 
@@ -338,7 +538,11 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         """Mechanism and noise scales (a method so tests can under-noise a copy)."""
         return moment_noise_scales(n_features, budget.epsilon, budget.delta)
 
-    def fit(self, X, y=None):
+    def _discrete_noise(self, n_features, n_samples, budget):
+        """Grid and exact noise parameters (a method so tests can under-noise a copy)."""
+        return discrete_moment_noise(n_features, n_samples, budget.epsilon, budget.delta)
+
+    def fit(self, X, y=None, sample_weight=None):
         """Spend the budget on a private mean and standard deviation per feature.
 
         Parameters
@@ -348,6 +552,20 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
             input needs ``with_mean=False`` and bounds that contain 0.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight ``w_i`` of each row, in ``[0, 1]`` (weights outside, NaN
+            or of the wrong length are refused before any budget is spent;
+            divide larger weights by a constant fixed in advance). A record
+            is ``(x, w)`` and its weight is protected like its features. The
+            released sums are ``sum_i w_i z_i`` and ``sum_i w_i z_i^2``, and
+            they are divided by the public ``n_samples``, not by the private
+            sum of the weights: a row of weight ``w`` counts as ``w`` times
+            itself plus ``1 - w`` times the centre of the bounds (a zero
+            weight removes the row's contribution; weights below 1 pull the
+            statistics towards the centre and the variance towards
+            ``w (1 - w)``-mixtures, see Notes). Unit weights give exactly
+            the unweighted fit. With ``noise="discrete"`` each weight is
+            rounded to a multiple of ``2**-10`` first.
 
         Returns
         -------
@@ -356,11 +574,14 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         for name in ("with_mean", "with_std"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}.")
+        noise = check_option(self.noise, "noise", ("continuous", "discrete"))
         if sp.issparse(X) and self.with_mean:
             raise ValueError("DPStandardScaler: cannot center sparse data (it would become "
                              "dense); pass with_mean=False to only scale it.")
         X, lower, upper = self._validate_for_fit(X)
         n, d = X.shape
+        # Weights in [0, 1] (None when all are 1: unit weights run the unweighted code).
+        sample_weight = check_bounded_sample_weight(sample_weight, n, above="raise")
         with np.errstate(over="ignore", under="ignore"):
             squared_half_width = ((upper - lower) / 2.0) ** 2
         bad = np.flatnonzero(~(np.isfinite(squared_half_width)
@@ -376,12 +597,25 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
 
         # The calibration (public, but able to fail, e.g. at epsilon=1e300) before the charge.
-        mechanism, sum_scale, square_sum_scale = self._noise_scales(
-            d, self._resolve_budget(n, default_delta, allow_zero_delta=True))
+        planned = self._resolve_budget(n, default_delta, allow_zero_delta=True)
+        if noise == "continuous":
+            mechanism, sum_scale, square_sum_scale = self._noise_scales(d, planned)
+        else:
+            mechanism, value_grid, weight_grid, sum_noise, square_sum_noise = (
+                self._discrete_noise(d, n, planned))
+            sum_scale = _noise_std(mechanism, sum_noise) / (weight_grid * value_grid)
+            square_sum_scale = (_noise_std(mechanism, square_sum_noise)
+                                / (weight_grid * value_grid**2))
         budget, rng = self._start_private_fit(n, default_delta=default_delta)
-        sums, square_sums = moment_sums(X, lower, upper)
-        mean, var = private_standardization(sums, square_sums, n, mechanism, sum_scale,
-                                            square_sum_scale, rng)
+        if noise == "continuous":
+            sums, square_sums = moment_sums(X, lower, upper, sample_weight)
+            mean, var = private_standardization(sums, square_sums, n, mechanism, sum_scale,
+                                                square_sum_scale, rng)
+        else:
+            sums, square_sums = _discrete_sums(X, lower, upper, sample_weight, value_grid,
+                                               weight_grid)
+            mean, var = _discrete_standardization(sums, square_sums, n, mechanism, value_grid,
+                                                  weight_grid, sum_noise, square_sum_noise, rng)
         # Whatever with_mean and with_std say, both statistics are released together (the
         # variance costs nothing more, Notes); the attributes then follow StandardScaler's.
         centre, half_width = (upper + lower) / 2.0, (upper - lower) / 2.0

@@ -1,6 +1,7 @@
 """Shared fitting of the output-perturbed SVMs of seed 001 (Alg. 2 and Alg. 3)."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -9,7 +10,20 @@ from sklearn.utils.validation import validate_data
 from skdp.base import DPEstimatorMixin
 from skdp.linear_model._base import PrivateLinearClassifierMixin
 from skdp.linear_model._losses import HuberSVMLoss
-from skdp.mechanisms import gaussian_sigma_analytic, laplace_scale
+from skdp.mechanisms import (
+    discrete_gaussian_sigma2,
+    discrete_laplace_scale,
+    gaussian_sigma_analytic,
+    laplace_scale,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
+from skdp.mechanisms._discrete import (
+    _MAX_GRID_INDEX,
+    _check_granularity,
+    _grid_indices,
+    _grid_release,
+)
 from skdp.svm._solver import solve_svm_certified
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import (
@@ -19,10 +33,14 @@ from skdp.utils._validation import (
     check_real,
 )
 
-__all__ = ["svm_noise_scale", "svm_sensitivity"]
+__all__ = ["svm_discrete_noise", "svm_noise_granularity", "svm_noise_scale", "svm_sensitivity"]
 
 LOSSES = ("hinge", "huber")
-MECHANISMS = ("laplace", "gaussian")
+MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian")
+PURE_DP_MECHANISMS = ("laplace", "discrete_laplace")
+# The discrete mechanisms' grid step is about 2**-GRID_BITS times the continuous noise
+# scale (see svm_noise_granularity).
+GRID_BITS = 30
 
 
 def svm_sensitivity(C, n_samples, kappa, lipschitz=1.0):
@@ -80,8 +98,9 @@ def svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta):
 
     Parameters
     ----------
-    mechanism : {"laplace", "gaussian"}
-        Noise distribution.
+    mechanism : {"laplace", "gaussian", "discrete_laplace", "discrete_gaussian"}
+        Noise distribution; a discrete mechanism gets the scale of its
+        continuous counterpart (the reference of :func:`svm_noise_granularity`).
     sensitivity : float
         L2 sensitivity ``Delta_2`` of the released weight vector.
     n_coef : int
@@ -96,9 +115,91 @@ def svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta):
     scale : float
         Laplace scale or Gaussian standard deviation.
     """
-    if mechanism == "laplace":
+    if mechanism in PURE_DP_MECHANISMS:
         return laplace_scale(math.sqrt(n_coef) * sensitivity, epsilon)
     return gaussian_sigma_analytic(sensitivity, epsilon, delta)
+
+
+def svm_noise_granularity(scale, weight_bound):
+    """Public power-of-two grid ``g`` of the weights released by the discrete mechanisms.
+
+    ``g`` is the largest power of two at most ``scale * 2**-30`` (``scale``:
+    the continuous mechanism's noise scale), raised if needed to ``2**(e - 52)``
+    where ``2**(e-1) <= weight_bound < 2**e`` (so ``2**52 g > weight_bound``). Both inputs are
+    data-independent (``C``, ``n``, ``kappa``, ``tol``, the budget, the loss),
+    so ``g`` is public.
+
+    * Rounding term. On the grid the noise is calibrated to
+      ``ceil(Delta_1 / g) + F - 1`` steps (L1) or about ``Delta_2 / g +
+      sqrt(F)`` (L2) (:func:`~skdp.mechanisms.discrete_laplace_scale`,
+      :func:`~skdp.mechanisms.discrete_gaussian_sigma2`), where
+      ``Delta / g >= 2**30 epsilon`` (Laplace) or ``~ 2**30 / sqrt(2 ln(1.25/delta))``
+      times ``epsilon`` (Gaussian). The extra noise is a relative ``F / (epsilon
+      2**30)`` for the Laplace mechanism (``1e-5`` at ``F = 10**4``, ``epsilon = 0.001``)
+      and ``~ 5 sqrt(F) / (epsilon 2**30)`` for the Gaussian: negligible.
+      (``2**-20`` would cost ``F / (epsilon 2**20)``, 10% at ``F = 10**4``,
+      ``epsilon = 0.1``, the budget of each of 10 classes at ``epsilon = 1``.)
+    * Fast sampler. The discrete Laplace scale is then about ``2**30 + F /
+      epsilon`` grid steps, below the ``2**40`` of the int64 sampler. The
+      discrete Gaussian's int64 path needs ``sigma < 2**14`` grid steps,
+      where the rounding term would be ``~ 5 sqrt(F) / (epsilon 2**14)`` (0.4%
+      at ``F = 200``, ``epsilon = 1``; 30% at ``F = 10**4``, ``epsilon = 0.1``):
+      it takes the exact Python-integer path instead (about 30,000 draws
+      per second).
+    * Clamping never binds. Grid indices are clamped to ``+-2**52``
+      (:class:`~skdp.mechanisms.DiscreteLaplaceMechanism`); ``weight_bound``
+      bounds every certified solution's norm, so the clamp never changes a
+      weight before the noise.
+
+    Parameters
+    ----------
+    scale : float
+        Continuous noise scale (:func:`svm_noise_scale`), ``> 0``.
+    weight_bound : float
+        Data-independent bound on the norm of the weight vector, ``> 0``.
+
+    Returns
+    -------
+    granularity : float
+        A power of two.
+    """
+    _, exponent = math.frexp(scale)  # scale in [2**(exponent - 1), 2**exponent)
+    granularity = math.ldexp(1.0, exponent - 1 - GRID_BITS)
+    _, exponent = math.frexp(weight_bound)  # weight_bound <= 2**exponent
+    return max(granularity, math.ldexp(1.0, exponent - _MAX_GRID_INDEX.bit_length() + 1))
+
+
+def svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granularity):
+    """Exact noise parameter, in grid steps, of a discrete mechanism on the weight vector.
+
+    Parameters
+    ----------
+    mechanism : {"discrete_laplace", "discrete_gaussian"}
+        Noise distribution.
+    sensitivity : float
+        L2 sensitivity ``Delta_2`` of the weight vector.
+    n_coef : int
+        Its dimension ``F``.
+    epsilon, delta : float
+        Budget of the release (``delta`` used by ``"discrete_gaussian"`` only).
+    granularity : float
+        The grid ``g`` (:func:`svm_noise_granularity`).
+
+    Returns
+    -------
+    parameter : fractions.Fraction
+        Discrete Laplace scale ``t`` or discrete Gaussian ``sigma^2``, in grid steps.
+    """
+    if mechanism == "discrete_laplace":
+        # Seed 001, Thm. 10: L1 sensitivity <= sqrt(F) Delta_2; on the grid it becomes
+        # ceil(sqrt(F) Delta_2 / g) + F - 1 steps, and the discrete Laplace (CKS Alg. 2,
+        # the geometric mechanism) of scale t = that / epsilon is epsilon-DP.
+        return discrete_laplace_scale(math.sqrt(n_coef) * sensitivity, epsilon, granularity,
+                                      n_coef)
+    # CKS Sec. 2 (discrete Gaussian, rho = Delta^2 / (2 sigma^2)-zCDP, added over the F
+    # coordinates) with the grid L2 bound of Delta_2 (seed 001, Lemma 9, tightened) and
+    # zCDP -> (epsilon, delta) by seed 004, Lemma 2.1.13.
+    return discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity, n_coef)
 
 
 class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierMixin,
@@ -122,9 +223,9 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         check_option(self.mechanism, "mechanism", MECHANISMS)
         tol = check_real(self.tol, "tol", low=0.0, low_inclusive=False)
         max_iter = check_positive_int(self.max_iter, "max_iter")
-        if self.mechanism == "laplace" and self.delta not in (0, 0.0):
-            raise ValueError("mechanism='laplace' is pure epsilon-DP and spends no delta; "
-                             f"set delta=0 (got delta={self.delta!r}) or use "
+        if self.mechanism in PURE_DP_MECHANISMS and self.delta not in (0, 0.0):
+            raise ValueError(f"mechanism={self.mechanism!r} is pure epsilon-DP and spends no "
+                             f"delta; set delta=0 (got delta={self.delta!r}) or use "
                              "mechanism='gaussian'.")
         return C, huber_h, tol, max_iter
 
@@ -169,7 +270,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         self._check_feature_params()
         verbose = check_positive_int(self.verbose, "verbose", low=0)
         budget, rng = self._start_private_fit(
-            X.shape[0], allow_zero_delta=self.mechanism == "laplace")
+            X.shape[0], allow_zero_delta=self.mechanism in PURE_DP_MECHANISMS)
         # Separate streams: the released feature map must not reveal the noise.
         map_rng, noise_rng = rng.spawn(2)
         features, kappa, fitted = self._features(X, map_rng)
@@ -185,17 +286,40 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         sensitivity = exact + 2.0 * radius
         part = budget.split(1 if n_classes == 2 else n_classes)
         scale = svm_noise_scale(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta)
+        discrete = self.mechanism.startswith("discrete_")
+        granularity = parameter = None
+        if discrete:
+            # ||w*||^2 / 2 <= P(w*) <= P(0) <= C loss(0) (weights <= 1), plus the certificate.
+            loss_at_0 = 1.0 if self.loss == "hinge" else float(HuberSVMLoss(huber_h).value(0.0))
+            granularity = svm_noise_granularity(scale, math.sqrt(2.0 * C * loss_at_0) + radius)
+            parameter = svm_discrete_noise(self.mechanism, sensitivity, n_coef, part.epsilon,
+                                           part.delta, granularity)
+            # In value units: the discrete Laplace scale t g or the discrete Gaussian's sigma g.
+            steps = parameter if self.mechanism == "discrete_laplace" else math.sqrt(parameter)
+            scale = float(steps) * granularity
         name = type(self).__name__
         targets = classes[1:] if n_classes == 2 else classes
         if verbose:
             print(f"[{name}] {len(targets)} class problem(s) on {n_samples} rows and {n_coef} "
                   f"coefficients, each at epsilon={part.epsilon:g}, delta={part.delta:g}: "
-                  f"sensitivity {sensitivity:.4g}, {self.mechanism} noise scale {scale:.4g}")
+                  f"sensitivity {sensitivity:.4g}, {self.mechanism} noise scale {scale:.4g}"
+                  + (f" on the grid {granularity:.4g} * Z" if discrete else ""))
 
         def fit_binary(F, y_pm1, child_rng):
             sol = solve_svm_certified(F, y_pm1, C, loss=self.loss, huber_h=huber_h,
                                       radius=radius, max_iter=max_iter,
                                       sample_weight=sample_weight)
+            if discrete:
+                # Exact integer noise on the public grid g Z (CKS Algorithms 2 and 3):
+                # g * (round(w / g) + Z), safe against floating-point attacks.
+                grid = _check_granularity(granularity)
+                multiplier = Fraction(self._noise_multiplier)
+                if self.mechanism == "discrete_laplace":
+                    noise = sample_discrete_laplace(parameter * multiplier, n_coef, child_rng)
+                else:
+                    noise = sample_discrete_gaussian(parameter * multiplier**2, n_coef,
+                                                     child_rng)
+                return _grid_release(_grid_indices(sol.coef, grid), noise, grid), sol
             if self.mechanism == "laplace":
                 noise = child_rng.laplace(0.0, scale, size=n_coef)
             else:
@@ -212,6 +336,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         self.classes_ = classes
         self._set_model(np.vstack([w for w, _ in results]), fitted)
         self.sensitivity_, self.noise_scale_ = sensitivity, scale
+        self.noise_granularity_ = granularity
         self.certified_distance_ = max(sol.distance_bound for _, sol in results)
         self.n_iter_ = max(sol.n_iter for _, sol in results)
         self.privacy_spent_ = budget

@@ -230,8 +230,8 @@ def check_sample_weight(sample_weight, n_samples):
     return None if np.all(w == 1.0) else w
 
 
-def check_bounded_sample_weight(sample_weight, n_samples):
-    """Validate per-row weights and clip them to ``[0, 1]``.
+def check_bounded_sample_weight(sample_weight, n_samples, *, above="clip"):
+    """Validate per-row weights and clip them to ``[0, 1]`` (or refuse weights above 1).
 
     A weight ``w`` in ``[0, 1]`` scales one row's loss, so that row's
     gradient, Hessian and Hessian trace stay within the bounds a private
@@ -245,6 +245,11 @@ def check_bounded_sample_weight(sample_weight, n_samples):
         Weights; ``None`` means every row weighs 1.
     n_samples : int
         Number of rows of the data they weight.
+    above : {"clip", "raise"}, default="clip"
+        What to do with weights above 1: clip them (with a warning), or
+        refuse them with a ``ValueError`` (for estimators whose weights have
+        a meaning of their own, such as a weighted mean, that clipping would
+        silently change).
 
     Returns
     -------
@@ -255,11 +260,17 @@ def check_bounded_sample_weight(sample_weight, n_samples):
     Raises
     ------
     ValueError
-        As :func:`check_sample_weight`.
+        As :func:`check_sample_weight`, and for weights above 1 when
+        ``above="raise"``.
     """
     w = check_sample_weight(sample_weight, n_samples)
     if w is None:
         return None
+    if above == "raise" and np.any(w > 1):
+        raise ValueError(
+            "sample_weight must be in [0, 1]: the privacy guarantee bounds one row's "
+            "influence by a weight of 1. Divide the weights by a constant fixed in advance "
+            "(not by their maximum, which depends on the data).")
     if np.any(w > 1):
         warnings.warn(
             "Sample weights above 1 were clipped to 1: the privacy guarantee bounds one "

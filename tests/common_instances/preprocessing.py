@@ -10,6 +10,26 @@ INSTANCES = [
     DPStandardScaler(epsilon=1.0, delta=0.0, bounds=(-5.0, 5.0), random_state=0),
     # Sparse input (with_mean=False), so the checks also run on CSR/CSC/COO data.
     DPStandardScaler(epsilon=1.0, bounds=(-5.0, 5.0), with_mean=False, random_state=0),
+    # Exact integer noise on a public grid, on dense and sparse input.
+    DPStandardScaler(epsilon=1.0, bounds=(-5.0, 5.0), with_mean=False, noise="discrete",
+                     random_state=0),
 ]
 
-EXPECTED_FAILED_CHECKS = {}
+# Weighted fits whose weights must lie in [0, 1] (refused above) and are divided by the public
+# n (shared with common_instances.kernel_methods).
+BOUNDED_WEIGHT_CHECKS = {
+    check: ("DP bounds one record's influence by a weight of 1: the check's weights "
+            "above 1 are refused, not clipped (clipping would change a weighted mean silently)")
+    for check in ("check_sample_weights_list", "check_sample_weights_not_overwritten")
+}
+BOUNDED_WEIGHT_CHECKS.update({
+    check: ("weights are bounded by 1 and the sums are divided by the public n, not by the "
+            "private weight sum, so repeating a row is not weighting it by 2 (DP)")
+    for check in ("check_sample_weight_equivalence_on_dense_data",
+                  "check_sample_weight_equivalence_on_sparse_data")
+})
+BOUNDED_WEIGHT_CHECKS["check_all_zero_sample_weights_error"] = (
+    "weights are protected like the rows: an error only for all-zero weights would tell that "
+    "data set from its neighbours, so the fit releases noise only")
+
+EXPECTED_FAILED_CHECKS = {"DPStandardScaler": BOUNDED_WEIGHT_CHECKS}

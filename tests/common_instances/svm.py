@@ -8,6 +8,9 @@ INSTANCES = [
     RandomFourierFeatures(n_components=20, random_state=0),
     PrivateSVMRFF(n_components=20, random_state=0),
     PrivateLinearSVM(random_state=0),
+    # Exact discrete noise on a public grid (floating-point safe releases).
+    PrivateSVMRFF(n_components=20, mechanism="discrete_gaussian", delta=1e-5, random_state=0),
+    PrivateLinearSVM(mechanism="discrete_laplace", random_state=0),
 ]
 
 # The weight-equivalence and all-zero-weight checks fail for the reasons of the other
