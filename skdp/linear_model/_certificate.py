@@ -116,7 +116,7 @@ def two_product(a, b, a_split=None, b_split=None):
     return p, e
 
 
-def _exact_sum(h, r, reduce, n_terms):
+def _exact_sum(h, r, reduce, n_terms, top):
     """Sum ``h + r`` with ``reduce`` as ``S + C`` with ``|S + C - exact| <= err``.
 
     ``reduce`` adds up the entries of an array of the shape of ``h`` in groups
@@ -124,9 +124,8 @@ def _exact_sum(h, r, reduce, n_terms):
     order. ``S`` is the exact sum of the high parts of ``h`` extracted
     against a power of two ``sigma`` (ROO 2008, Alg. 3.2 / Lemma 3.2); ``C``
     the rounded sum of the remainders and of ``r`` (``|r| <= u |h|``, as from
-    TwoProduct).
+    TwoProduct); ``top >= max |h|``.
     """
-    top = float(np.max(np.abs(h))) if h.size else 0.0
     levels = math.ceil(math.log2(n_terms + 2))
     sigma = math.ldexp(1.0, levels + math.frexp(top)[1])  # >= 2^levels * top
     q = (sigma + h) - sigma  # h = q + (h - q) exactly, q a multiple of u sigma
@@ -177,15 +176,20 @@ class _Block:
             self.values = np.ascontiguousarray(B)
         self.sparse = sp.issparse(B)
         self.split = _split(self.values)
-
-    def row_norms_bound(self):
-        """Upper bounds on the rows' L2 norms (computed norm times ``1 + gamma_{d+2}``)."""
+        # Upper bounds on the rows' L2 norms (computed norm times 1 + gamma_{d+2}),
+        # and so on every |x_ij|.
         squares = self.values * self.values
         if self.sparse:
             sums = np.bincount(self.rows, weights=squares, minlength=self.n_rows)
         else:
             sums = squares.sum(axis=1)
-        return np.sqrt(sums) * (1.0 + gamma_n(self.n_cols + 2)) + math.sqrt(self.n_cols * ETA)
+        self.row_norms = (np.sqrt(sums) * (1.0 + gamma_n(self.n_cols + 2))
+                          + math.sqrt(self.n_cols * ETA))
+        self.max_entry = float(self.row_norms.max(initial=0.0))
+
+    def _top(self, v):
+        """Bound on ``|fl(x_ij v)|`` over the block."""
+        return self.max_entry * float(np.max(np.abs(v), initial=0.0)) * (1.0 + 2 * U)
 
     def scores(self, thetas):
         """Accurate ``B @ theta_k`` for each row of ``thetas``; ``(Z, err)``, both (c, K)."""
@@ -194,10 +198,11 @@ class _Block:
         for k in range(K):
             if self.sparse:
                 h, r = two_product(self.values, thetas[k, self.cols], self.split)
-                S, C, e = _exact_sum(h, r, self._row_sum, self.row_terms)
+                S, C, e = _exact_sum(h, r, self._row_sum, self.row_terms, self._top(thetas[k]))
             else:
                 h, r = two_product(self.values, thetas[k], self.split)
-                S, C, e = _exact_sum(h, r, lambda a: a.sum(axis=1), self.n_cols)
+                S, C, e = _exact_sum(h, r, lambda a: a.sum(axis=1), self.n_cols,
+                                     self._top(thetas[k]))
             Z[:, k] = S + C
             # the final rounding of S + C, then the remainders' error
             err[:, k] = U * np.abs(Z[:, k]) * (1.0 + 2 * U) + e
@@ -208,11 +213,12 @@ class _Block:
         for k in range(s.shape[1]):
             if self.sparse:
                 h, r = two_product(self.values, s[self.rows, k], self.split)
-                S, C, e = _exact_sum(h, r, self._col_sum, self.n_rows)
+                S, C, e = _exact_sum(h, r, self._col_sum, self.n_rows, self._top(s[:, k]))
             else:
                 col = s[:, k:k + 1]
                 h, r = two_product(self.values, col, self.split, _split(col))
-                S, C, e = _exact_sum(h, r, lambda a: a.sum(axis=0), self.n_rows)
+                S, C, e = _exact_sum(h, r, lambda a: a.sum(axis=0), self.n_rows,
+                                     self._top(col))
             acc.add(k, S, C, e)
 
     def _row_sum(self, a):
@@ -332,7 +338,7 @@ def gradient_norm_bound(objective, theta):
             Z, Z_err = block.scores(thetas)
             s, delta = residuals(objective, Z, Z_err, slice(start, stop))
             block.add_transposed_product(s, acc)
-            residual_term += float(delta @ block.row_norms_bound())
+            residual_term += float(delta @ block.row_norms)
         g, g_err = _assemble(acc, m, objective.reg, thetas, objective.b.reshape(thetas.shape))
         n = g.size
         squares = float(np.dot(g, g))
