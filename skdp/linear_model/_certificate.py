@@ -333,7 +333,9 @@ def gradient_norm_bound(objective, theta):
     acc = _Accumulator(thetas.shape)
     residual_term = 0.0
     with np.errstate(all="ignore"):
-        for start, stop in _chunks(m, d * thetas.shape[0]):
+        # entries touched per row: d (dense) or the mean number stored (sparse)
+        width = (X.nnz / max(1, m) if sp.issparse(X) else d) * thetas.shape[0]
+        for start, stop in _chunks(m, math.ceil(width)):
             block = _Block(X, start, stop)
             Z, Z_err = block.scores(thetas)
             s, delta = residuals(objective, Z, Z_err, slice(start, stop))
