@@ -652,8 +652,9 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         Solver iterations of each AMP run (one for binary and multinomial).
         Not private (see Privacy).
     gradient_norm_ : ndarray of shape (n_problems,)
-        Exact gradient norm of the perturbed objective at the point that was
-        released, each ``<= calibration_.gamma`` (the certificate, which is
+        Certified upper bound on the exact gradient norm of the perturbed
+        objective at the point that was released (rounding errors
+        included), each ``<= calibration_.gamma`` (the certificate, which is
         what the guarantee uses). Not private (see Privacy).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
@@ -760,9 +761,14 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     (2011), the change of variables of Lemma 4.3.2 is applied where the
     Hessian exists (everywhere but a null set).
 
-    The certificate is evaluated in double precision; its rounding error
-    (around ``1e-15`` for unit-norm rows) is far below ``gamma = 1 / m^2``
-    for any data set that fits in memory.
+    The certificate is a rigorous upper bound on the *exact* gradient norm:
+    margins and the sum ``X^T s`` are computed with error-free
+    transformations (TwoProduct, exact extraction, double-double
+    accumulation) and every remaining rounding is bounded
+    (:mod:`skdp.linear_model._certificate`, assuming IEEE binary64 with
+    round-to-nearest and ``numpy.exp`` within 4 ulp). Its slack is about
+    ``1e-15`` times ``data_norm``, whatever ``m``; the plain floating-point
+    norm, whose error grows with ``m``, only steers the solver.
 
     References
     ----------
