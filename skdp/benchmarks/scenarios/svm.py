@@ -72,6 +72,11 @@ def _run_dataset(data, settings, n_draws, seed, repeats, objective_runs):
     candidates = [
         ("PrivateSVMRFF (laplace)", PrivateSVMRFF(**common)),
         ("PrivateSVMRFF (gaussian)", PrivateSVMRFF(mechanism="gaussian", delta=DELTA, **common)),
+        # The same releases with exact integer noise on a public grid (floating-point safe).
+        ("PrivateSVMRFF (discrete_laplace)", PrivateSVMRFF(mechanism="discrete_laplace",
+                                                           **common)),
+        ("PrivateSVMRFF (discrete_gaussian)", PrivateSVMRFF(mechanism="discrete_gaussian",
+                                                            delta=DELTA, **common)),
         ("PrivateLinearSVM (laplace, raw features)",
          PrivateLinearSVM(data_norm=data_norm, C=C_linear)),
         ("PrivateLinearSVM (gaussian, raw features)",
