@@ -189,7 +189,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         :class:`~sklearn.preprocessing.OrdinalEncoder` with the public
         categories given (``categories=[[...], ...]``, not ``'auto'``),
         ``handle_unknown='ignore'`` (or ``'infrequent_if_exist'``) /
-        ``'use_encoded_value'``, no ``min_frequency``, no ``max_categories``
+        ``'use_encoded_value'`` (with a finite ``unknown_value``), no
+        ``min_frequency``, no ``max_categories``
         and (one-hot) ``drop=None``. Steps may also be a
         :class:`~sklearn.pipeline.Pipeline` (without ``memory``), a
         :class:`~sklearn.pipeline.FeatureUnion` or a

@@ -9,6 +9,8 @@ Anything else is refused: fitted on a part, it would ship statistics of that
 part's rows, without noise, inside the released model.
 """
 
+from numbers import Real
+
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.compose import ColumnTransformer, make_column_selector
@@ -99,7 +101,16 @@ def _one_hot_issue(step):
 
 
 def _ordinal_issue(step):
-    return _encoder_issue(step, ("use_encoded_value",))
+    issue = _encoder_issue(step, ("use_encoded_value",))
+    if issue is None and isinstance(step.unknown_value, Real) and np.isnan(step.unknown_value):
+        # The public rows of the dry run may hold only known categories (0 in a numeric
+        # column), so the NaN that a private row's unknown category becomes would be refused
+        # by the classifier only after the charge.
+        return ("unknown_value=nan: a private row whose category is not in the list would "
+                "become NaN, which the next step refuses only after the budget is charged "
+                "(an error that depends on the private data); pass a finite unknown_value, "
+                "such as -1")
+    return issue
 
 
 # Transformers whose fit reads only the number of columns (and their names) of
@@ -124,8 +135,9 @@ def _ordinal_issue(step):
 #   (warn_on_unknown), a warning that depends on the holdout rows; with drop=None and
 #   handle_unknown 'ignore' or 'infrequent_if_exist' (no infrequent category then) an unknown
 #   category is an all-zero row, silently. OrdinalEncoder with
-#   handle_unknown='use_encoded_value' maps it to unknown_value, silently. Both map each row
-#   on its own (a lookup in the fitted, public categories_).
+#   handle_unknown='use_encoded_value' maps it to unknown_value, silently (refused when NaN:
+#   the next step would reject the row after the charge). Both map each row on its own (a
+#   lookup in the fitted, public categories_).
 # The value says why one instance's settings break that (or None).
 PUBLIC_TRANSFORMERS = {
     Binarizer: _always_public,
