@@ -481,8 +481,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     def _validate_frame(self, X, y=None, reset=True):
         """Check a DataFrame that is passed on as is (to a ColumnTransformer).
 
-        Its feature names and width, as ``validate_data`` does, and its numeric columns
-        finite (other columns reach only the encoders, which take any value).
+        Its feature names and width, as ``validate_data`` does, its numeric columns finite,
+        and the values of its other columns hashable (they reach only the encoders, which
+        look each one up in a hash table of the public categories; an unhashable value would
+        raise a ``TypeError`` only after the charge).
         """
         import pandas as pd  # X is a DataFrame: pandas is installed
 
@@ -496,6 +498,14 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         values = X.iloc[:, numeric].to_numpy(dtype=np.float64, na_value=np.nan)
         if not np.all(np.isfinite(values)):
             raise ValueError("X holds NaN or infinity in a numeric column. Nothing was spent.")
+        for i in sorted(set(range(X.shape[1])) - set(numeric)):
+            try:
+                set(X.iloc[:, i])
+            except TypeError as exc:
+                raise ValueError(
+                    f"X's column {X.columns[i]!r} holds a value that is not hashable ({exc}); "
+                    f"the encoders look each value up among the public categories. Nothing "
+                    f"was spent.") from None
         return X if y is None else (X, y)
 
     def fit(self, X, y, sample_weight=None):
