@@ -222,7 +222,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     %(random_state)s
         Every step of a candidate that has a ``random_state`` gets its own
         generator spawned from this one (its own setting is replaced); no
-        two steps or candidates share one.
+        two steps or candidates share one. The parts of ``best_estimator_``
+        are left with ``random_state=None``: their generators would
+        reproduce the noise of the released model (a refit draws fresh
+        noise).
     %(accountant)s
         Here the spend is the selector's total (``privacy_spent_``), charged
         once before any candidate touches the data; the candidates' own fits
@@ -608,6 +611,13 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                             + fitted_private_steps(self.best_estimator_)):
                 if "accountant" in step.get_params(deep=False):
                     step.set_params(accountant=accountant)
+        # The generators that drew the released model's noise are not released with it: a
+        # ColumnTransformer fits clones of its parts, so its own parts hold the very state the
+        # noise was drawn from, and a generator used in place can be rewound (PCG64.advance);
+        # with one, the noise, then exact statistics of the part's rows, could be read off.
+        for step in (seeded_steps(self.best_estimator_)
+                     + seeded_steps(self.best_estimator_, fitted=True)):
+            step.set_params(random_state=None)
         self.best_params_ = candidates[self.best_index_]
         self.candidate_params_ = candidates
         self.classes_ = classes

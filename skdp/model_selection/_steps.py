@@ -372,14 +372,16 @@ def _containers(part):
                 yield from _containers(child)
 
 
-def seeded_steps(estimator):
+def seeded_steps(estimator, fitted=False):
     """The parts of a candidate whose ``random_state`` the selector sets.
 
     Every part with a ``random_state`` parameter (the estimator itself when
-    it is not a pipeline; the parts nested in a pipeline's steps), in order.
+    it is not a pipeline; the parts nested in a pipeline's steps), in order;
+    with ``fitted``, a fitted ColumnTransformer's fitted clones instead of
+    its transformers (see :func:`_parts`).
     """
     if not isinstance(estimator, Pipeline):
         return [estimator]
     return [leaf for name, step in estimator.steps if not _skipped(step)
-            for _, leaf in _walk(name, step)
+            for _, leaf in _walk(name, step, fitted=fitted)
             if "random_state" in leaf.get_params(deep=False)]
