@@ -123,3 +123,20 @@ def test_the_released_model_carries_no_generator_that_reproduces_its_noise(conta
     assert released == []
     # Still predicts, and a later refit draws fresh noise (and is charged).
     assert sel.predict(X[:5]).shape == (5,)
+
+
+def test_infinity_in_a_categorical_column_is_refused_before_the_charge():
+    # A pandas categorical column with numeric categories is not a numeric column, but the
+    # encoders' own check (check_array with allow-nan) refuses its infinite values: after the
+    # charge, unless the selector checks the column as the encoders will.
+    pd = pytest.importorskip("pandas")
+    num, cat, y = _data()
+    codes = np.where(np.arange(len(cat)) == 3, np.inf, cat.astype(float))
+    df = pd.DataFrame({"a": num[:, 0], "b": num[:, 1], "c": pd.Categorical(codes)})
+    for enc in (OneHotEncoder(categories=[CATS], handle_unknown="ignore"),
+                OrdinalEncoder(categories=[CATS], handle_unknown="use_encoded_value",
+                               unknown_value=-1)):
+        acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+        with pytest.raises(ValueError, match="'c'.*infinity.*Nothing was spent"):
+            _selector(_pipe(enc, ["a", "b"], ["c"]), acc).fit(df, y)
+        assert acc.spends == []
