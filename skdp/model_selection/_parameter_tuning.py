@@ -485,9 +485,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         """Check a DataFrame that is passed on as is (to a ColumnTransformer).
 
         Its feature names and width, as ``validate_data`` does, its numeric columns finite,
-        and the values of its other columns hashable (they reach only the encoders, which
-        look each one up in a hash table of the public categories; an unhashable value would
-        raise a ``TypeError`` only after the charge).
+        and its other columns as the encoders (which alone take them) check them only after
+        the charge: each column by ``check_array(dtype=None, ensure_all_finite='allow-nan')``
+        (no infinity in a categorical column of numbers), and its values hashable (looked
+        up in a hash table of the public categories).
         """
         import pandas as pd  # X is a DataFrame: pandas is installed
 
@@ -502,13 +503,15 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         if not np.all(np.isfinite(values)):
             raise ValueError("X holds NaN or infinity in a numeric column. Nothing was spent.")
         for i in sorted(set(range(X.shape[1])) - set(numeric)):
+            # sklearn/preprocessing/_encoders.py (1.9), _BaseEncoder._check_X on a DataFrame.
             try:
-                set(X.iloc[:, i])
-            except TypeError as exc:
+                set(check_array(X.iloc[:, i], ensure_2d=False, dtype=None,
+                                ensure_all_finite="allow-nan"))
+            except (TypeError, ValueError) as exc:
                 raise ValueError(
-                    f"X's column {X.columns[i]!r} holds a value that is not hashable ({exc}); "
-                    f"the encoders look each value up among the public categories. Nothing "
-                    f"was spent.") from None
+                    f"X's column {X.columns[i]!r} holds a value the encoders refuse ({exc}; "
+                    f"their values must be hashable, and not infinite). Nothing was "
+                    f"spent.") from None
         return X if y is None else (X, y)
 
     def fit(self, X, y, sample_weight=None):
