@@ -1,6 +1,8 @@
 """Adversarial cases for PrivateParameterSelector over tabular pipelines: events that depend on
 the private rows after the charge, and what the released model carries."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.compose import ColumnTransformer
@@ -140,3 +142,25 @@ def test_infinity_in_a_categorical_column_is_refused_before_the_charge():
         with pytest.raises(ValueError, match="'c'.*infinity.*Nothing was spent"):
             _selector(_pipe(enc, ["a", "b"], ["c"]), acc).fit(df, y)
         assert acc.spends == []
+
+
+def test_a_dataframe_kept_for_the_fit_is_kept_for_predict_when_the_released_model_has_no_ct():
+    # With a ColumnTransformer in some candidate the DataFrame is passed as is to every
+    # candidate; the released one may have none, and it was still fitted with feature names.
+    pd = pytest.importorskip("pandas")
+    num, cat, y = _data()
+    df = pd.DataFrame({"a": num[:, 0], "b": num[:, 1], "c": cat.astype(float)})
+    ct = ColumnTransformer([("num", DPStandardScaler(0.3, 1e-6, bounds=BOUNDS), ["a", "b"]),
+                            ("cat", OneHotEncoder(categories=[CATS], handle_unknown="ignore"),
+                             ["c"])], sparse_threshold=0)
+    pipe = Pipeline([("prep", ct), ("clf", DPLogisticRegressionAMP(1.0, 1e-6))])
+    grid = {"prep": [ct, DPStandardScaler(0.3, 1e-6, bounds=BOUNDS)]}
+    for seed in range(20):
+        sel = PrivateParameterSelector(pipe, grid, epsilon=0.5, classes=[0, 1],
+                                       random_state=seed).fit(df, y)
+        if sel.best_index_ == 1:
+            break
+    assert sel.best_index_ == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sel.predict(df).shape == (len(df),)
