@@ -540,7 +540,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         if not candidates:
             raise ValueError("param_grid has no candidate.")
         models = [self._make_candidate(params) for params in candidates]
-        if _is_frame(X) and any(contains_column_transformer(m) for m in models):
+        # Decided for all candidates at once; predict passes a DataFrame on the same way.
+        keep_frame = _is_frame(X) and any(contains_column_transformer(m) for m in models)
+        if keep_frame:
             X, y = self._validate_frame(X, y)  # kept as a DataFrame for the ColumnTransformer
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr")
@@ -624,6 +626,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         self.best_params_ = candidates[self.best_index_]
         self.candidate_params_ = candidates
         self.classes_ = classes
+        self._keep_frame = keep_frame
         # Data-size dependent default deltas (delta=None) are known only now.
         spent = [_spent(model) for model in models]
         self.privacy_spent_ = PrivacyBudget(
@@ -643,7 +646,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
-        if _is_frame(X) and contains_column_transformer(self.best_estimator_):
+        if _is_frame(X) and self._keep_frame:
             return self._validate_frame(X, reset=False)
         # Checked (feature names, width) and converted here, so the candidate,
         # fitted on NumPy parts, receives what it was fitted on.
