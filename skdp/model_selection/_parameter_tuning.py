@@ -306,7 +306,13 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     output depends on the density of the transformed rows, hence
     ``sparse_threshold=0``; the encoders read nothing from the rows given
     public categories and encode an unknown category silently (an error
-    or a warning would reveal one after the charge). The public steps are accepted
+    or a warning would reveal one after the charge). A DataFrame's column
+    names and dtypes are public, the schema: column selectors, the public
+    rows and the encoders' casts read them. A dtype inferred from the values
+    (``pandas.read_csv`` without ``dtype=`` makes a column int64, float64 or
+    object depending on what its rows hold; ``astype("category")`` takes its
+    categories from them) is not protected: set dtypes from public knowledge.
+    The public steps are accepted
     only from an explicit list whose ``fit`` reads nothing from the data
     but its shape (checked in their source); a step fitted on a part
     without noise (``StandardScaler``'s ``mean_`` and ``scale_``) would
