@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
-from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, PolynomialFeatures
 
 from skdp import BudgetAccountant
 from skdp.kernel_approximation import RandomFourierFeatures
@@ -164,3 +164,26 @@ def test_a_dataframe_kept_for_the_fit_is_kept_for_predict_when_the_released_mode
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert sel.predict(df).shape == (len(df),)
+
+
+@pytest.mark.parametrize("step, value", [
+    (PolynomialFeatures(2), 1e200),  # squared: infinity
+    (RandomFourierFeatures(gamma=1.0, n_components=20), 1e308),  # w.x infinite: cos is NaN
+    (ColumnTransformer([("p", PolynomialFeatures(3), [0]), ("o", "passthrough", [1, 2])],
+                       sparse_threshold=0), 1e120),
+])
+def test_finite_rows_that_the_public_steps_overflow_are_refused_before_the_charge(step, value):
+    # The public steps before the first private part are fitted from the schema alone, but
+    # map some finite rows to NaN or infinity, which the classifier refuses only after the
+    # charge. Refused as bad input (like NaN in X) before anything is spent.
+    num, cat, y = _data()
+    X = np.column_stack([num, cat]).astype(float)
+    X[7, 0] = value
+    pipe = Pipeline([("pub", step), ("clf", DPLogisticRegressionAMP(1.0, 1e-6))])
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="'pub'.*NaN or infinity.*Nothing was spent"):
+        _selector(pipe, acc).fit(X, y)
+    assert acc.spends == []
+    X[7, 0] = 3.0
+    _selector(pipe, acc).fit(X, y)
+    assert len(acc.spends) == 1
