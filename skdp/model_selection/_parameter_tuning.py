@@ -17,7 +17,7 @@ from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
 from skdp.model_selection._steps import (candidate_steps, contains_column_transformer,
-                                         fitted_private_steps, seeded_steps)
+                                         fitted_private_steps, public_prefix, seeded_steps)
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
@@ -132,6 +132,7 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
             f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
             f"checked on data-independent input before any budget was spent; nothing was spent."
         ) from exc
+    _check_public_prefix(dry, params, X)
     for name, step in fitted_private_steps(dry):  # the fitted parts, which spent
         spent = getattr(step, "privacy_spent_", None)
         declared = step.get_params(deep=False)
@@ -148,6 +149,38 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
                 f"(a PrivateParameterSelector spends the largest of its own and its "
                 f"candidates' epsilons); the selector's total would be too small. Select its "
                 f"parameters directly. Nothing was spent.")
+
+
+def _check_public_prefix(dry, params, X):
+    """Refuse ``X`` if the candidate's leading public steps map a row to NaN or infinity.
+
+    Finite input, but too large for a public step (``PolynomialFeatures`` raises it to a
+    power, ``RandomFourierFeatures`` multiplies it): the next step would refuse those rows
+    only after the charge. Bad input, refused before it as NaN in ``X`` is; ``dry`` (fitted
+    on public input) transforms the rows as the candidate will, its public steps reading
+    nothing but the schema.
+    """
+    n_public = public_prefix(dry)
+    if n_public == 0:
+        return
+    names = [name for name, _ in dry.steps[:n_public]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # overflow warnings: the error below says it
+        try:
+            Xt = dry[:n_public].transform(X)
+        except Exception as exc:
+            raise ValueError(
+                f"candidate {params!r}: its public steps {names} fail on X ({type(exc).__name__}"
+                f": {exc}), as they would after the budget is charged. Nothing was "
+                f"spent.") from exc
+        values = Xt.data if sp.issparse(Xt) else np.asarray(Xt)
+        finite = values.dtype.kind not in "fc" or bool(np.all(np.isfinite(values)))
+    if not finite:
+        raise ValueError(
+            f"candidate {params!r}: X holds finite values that its public steps {names} map "
+            f"to NaN or infinity (too large for them), which its next step would refuse only "
+            f"after the budget is charged. Bring X into a public range first (e.g. a "
+            f"PublicBoundsScaler, which clips, as the first step). Nothing was spent.")
 
 
 def _spent(model):
@@ -290,7 +323,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     (with a :class:`~skdp.PrivacyLeakWarning`). The check of the
     candidates before the charge (Notes) sees only public input (the parts'
     sizes, ``classes_``, the parameters), so whether it fails reveals
-    nothing else.
+    nothing else; only invalid ``X`` (NaN or infinity, in ``X`` or after its
+    leading public steps) is refused from the rows, before the charge, as
+    any estimator refuses it.
 
     A pipeline candidate's ``(epsilon_i, delta_i)`` is the sum of the
     ``(epsilon, delta)`` of its private steps, read from its parameters
@@ -355,7 +390,13 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     input of its training shape with every class present, and the fitted
     copy is discarded: invalid candidate parameters then fail with a
     ``ValueError`` before the budget is charged (this can up to double the
-    fitting time). An error that only the real data triggers (for instance a
+    fitting time). The candidate's leading public steps (those before its
+    first private part), fitted so from the schema alone, then transform
+    ``X``: a finite value they map to NaN or infinity (too large for
+    ``PolynomialFeatures`` or ``RandomFourierFeatures``) is refused there,
+    since the next step would refuse it only after the charge. Public steps
+    after a private part see its released output and are not checked so.
+    An error that only the real data triggers (for instance a
     :class:`~skdp.exceptions.CertificationError`) propagates from ``fit``
     after the budget is charged, with nothing released, as it does when the
     estimator is fitted alone.

@@ -23,7 +23,7 @@ from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 
 __all__ = ["candidate_steps", "contains_column_transformer", "fitted_private_steps",
-           "seeded_steps"]
+           "public_prefix", "seeded_steps"]
 
 
 # Finite doubles from every range a (validated, finite) entry may hold, and each side of the
@@ -356,6 +356,21 @@ def fitted_private_steps(estimator):
                for path, leaf in _walk(name, step, fitted=True)
                if type(leaf) in PRIVATE_TRANSFORMERS]
     return private + [(last_name, last)]
+
+
+def public_prefix(estimator):
+    """How many leading steps of a candidate hold no private part (0 for an estimator alone).
+
+    Those steps are fitted from the schema alone, so, fitted on public input, they transform
+    the private rows exactly as the candidate's own will.
+    """
+    if not isinstance(estimator, Pipeline):
+        return 0
+    for i, (name, step) in enumerate(estimator.steps[:-1]):
+        if not _skipped(step) and any(type(leaf) in PRIVATE_TRANSFORMERS
+                                      for _, leaf in _walk(name, step)):
+            return i
+    return len(estimator.steps) - 1
 
 
 def contains_column_transformer(estimator):
