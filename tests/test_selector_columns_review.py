@@ -187,3 +187,24 @@ def test_finite_rows_that_the_public_steps_overflow_are_refused_before_the_charg
     X[7, 0] = 3.0
     _selector(pipe, acc).fit(X, y)
     assert len(acc.spends) == 1
+
+
+def test_an_unfitted_private_part_does_not_hide_the_data_size_deltas_of_the_others():
+    # A private part given no column is charged but not fitted (no privacy_spent_); the
+    # spends of the fitted parts (delta=None: a default that depends on the part's size)
+    # must still be reported, not dropped for the charged total with delta=None counted 0.
+    num, cat, y = _data()
+    X = np.column_stack([num, cat]).astype(float)
+    ct = ColumnTransformer(
+        [("num", DPStandardScaler(0.3, bounds=BOUNDS), [0, 1]),
+         ("empty", DPStandardScaler(0.1, 1e-7, bounds=BOUNDS), []),
+         ("cat", OneHotEncoder(categories=[CATS], handle_unknown="ignore"), [2])],
+        sparse_threshold=0)
+    pipe = Pipeline([("prep", ct), ("clf", DPLogisticRegressionAMP(1.0))])
+    sel = PrivateParameterSelector(pipe, {"clf__epsilon": [1.0]}, epsilon=0.5, classes=[0, 1],
+                                   random_state=0).fit(X, y)
+    scaler = sel.best_estimator_.named_steps["prep"].named_transformers_["num"]
+    clf = sel.best_estimator_.named_steps["clf"]
+    assert scaler.delta_ > 1e-6 and clf.delta_ > 1e-6
+    assert sel.privacy_spent_.epsilon == pytest.approx(1.4)
+    assert sel.privacy_spent_.delta == pytest.approx(scaler.delta_ + clf.delta_ + 1e-7)
