@@ -184,9 +184,19 @@ def _check_public_prefix(dry, params, X):
 
 
 def _spent(model):
-    """What a fitted candidate spent: the basic composition of its private steps' spends."""
-    spends = [getattr(step, "privacy_spent_", None) for _, step in fitted_private_steps(model)]
-    return None if None in spends else sum(spends[1:], spends[0])
+    """What a fitted candidate spent: the basic composition of its private steps' spends.
+
+    A part that reports none (a ColumnTransformer part given no column is not fitted)
+    counts as charged, its parameters' budget (``delta=None`` as 0).
+    """
+    spends = []
+    for _, step in fitted_private_steps(model):
+        spent = getattr(step, "privacy_spent_", None)
+        if spent is None:
+            declared = step.get_params(deep=False)
+            spent = PrivacyBudget(declared["epsilon"], declared.get("delta") or 0.0)
+        spends.append(spent)
+    return sum(spends[1:], spends[0])
 
 
 @fill_doc
@@ -677,7 +687,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         # Data-size dependent default deltas (delta=None) are known only now.
         spent = [_spent(model) for model in models]
         self.privacy_spent_ = PrivacyBudget(
-            total.epsilon, max([total.delta] + [b.delta for b in spent if b is not None]))
+            total.epsilon, max([total.delta] + [b.delta for b in spent]))
         if verbose:
             print(f"[{name}] selected candidate {self.best_index_ + 1}/{k} (best_index_="
                   f"{self.best_index_}) by the exponential mechanism on part {k + 1} "
