@@ -208,3 +208,24 @@ def test_an_unfitted_private_part_does_not_hide_the_data_size_deltas_of_the_othe
     assert scaler.delta_ > 1e-6 and clf.delta_ > 1e-6
     assert sel.privacy_spent_.epsilon == pytest.approx(1.4)
     assert sel.privacy_spent_.delta == pytest.approx(scaler.delta_ + clf.delta_ + 1e-7)
+
+
+def test_the_overflow_check_transforms_x_with_the_candidates_own_frequencies(monkeypatch):
+    # Whether w.x overflows depends on the frequencies w: the check must use those the
+    # candidate draws (its public steps, seeded as the candidate is), not the dry run's.
+    num, cat, y = _data()
+    X = np.column_stack([num, cat]).astype(float)
+    seen = []
+    original = RandomFourierFeatures.transform
+
+    def recording_transform(self, Z):
+        seen.append((len(Z), self.frequencies_.copy()))
+        return original(self, Z)
+
+    monkeypatch.setattr(RandomFourierFeatures, "transform", recording_transform)
+    pipe = Pipeline([("rff", RandomFourierFeatures(gamma=1.0, n_components=8)),
+                     ("clf", DPLogisticRegressionAMP(1.0, 1e-6))])
+    sel = _selector(pipe, BudgetAccountant(epsilon=10.0, delta=1e-3)).fit(X, y)
+    released = sel.best_estimator_.named_steps["rff"].frequencies_
+    checked = [w for n_rows, w in seen if n_rows == len(X)]
+    assert len(checked) == 1 and np.array_equal(checked[0], released)
