@@ -121,18 +121,18 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
     """
     X_dry = _public_rows(X, n_rows)  # reads only the schema of X
     y_dry = np.resize(classes, n_rows)  # every class present
-    model = clone(model)
-    fit_params = _weight_params(model, np.full(n_rows, 0.5) if weighted else None)
+    candidate = clone(model)
+    fit_params = _weight_params(candidate, np.full(n_rows, 0.5) if weighted else None)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # warnings about the stand-in data are noise
-            dry = _seed(model, rng).fit(X_dry, y_dry, **fit_params)
+            dry = _seed(candidate, rng).fit(X_dry, y_dry, **fit_params)
     except Exception as exc:
         raise ValueError(
             f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
             f"checked on data-independent input before any budget was spent; nothing was spent."
         ) from exc
-    _check_public_prefix(dry, params, X)
+    _check_public_prefix(model, params, X, X_dry)
     for name, step in fitted_private_steps(dry):  # the fitted parts, which spent
         spent = getattr(step, "privacy_spent_", None)
         declared = step.get_params(deep=False)
@@ -151,23 +151,24 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
                 f"parameters directly. Nothing was spent.")
 
 
-def _check_public_prefix(dry, params, X):
+def _check_public_prefix(model, params, X, X_dry):
     """Refuse ``X`` if the candidate's leading public steps map a row to NaN or infinity.
 
     Finite input, but too large for a public step (``PolynomialFeatures`` raises it to a
     power, ``RandomFourierFeatures`` multiplies it): the next step would refuse those rows
-    only after the charge. Bad input, refused before it as NaN in ``X`` is; ``dry`` (fitted
-    on public input) transforms the rows as the candidate will, its public steps reading
-    nothing but the schema.
+    only after the charge. Bad input, refused before it as NaN in ``X`` is. Those steps
+    read nothing but the schema, so a copy of them with the candidate's own (seeded)
+    generators, fitted on the public rows ``X_dry``, is exactly the candidate's (the same
+    random frequencies) and transforms ``X`` as it will.
     """
-    n_public = public_prefix(dry)
+    n_public = public_prefix(model)
     if n_public == 0:
         return
-    names = [name for name, _ in dry.steps[:n_public]]
+    names = [name for name, _ in model.steps[:n_public]]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # overflow warnings: the error below says it
         try:
-            Xt = dry[:n_public].transform(X)
+            Xt = clone(model)[:n_public].fit(X_dry).transform(X)
         except Exception as exc:
             raise ValueError(
                 f"candidate {params!r}: its public steps {names} fail on X ({type(exc).__name__}"
