@@ -171,6 +171,11 @@ def test_a_dataframe_kept_for_the_fit_is_kept_for_predict_when_the_released_mode
     (RandomFourierFeatures(gamma=1.0, n_components=20), 1e308),  # w.x infinite: cos is NaN
     (ColumnTransformer([("p", PolynomialFeatures(3), [0]), ("o", "passthrough", [1, 2])],
                        sparse_threshold=0), 1e120),
+    # Beside a private part, in the first step that holds one: its public parts read X too.
+    (ColumnTransformer([("s", DPStandardScaler(0.3, 1e-6, bounds=BOUNDS), [0, 1]),
+                        ("p", PolynomialFeatures(3), [0])], sparse_threshold=0), 1e120),
+    (FeatureUnion([("s", DPStandardScaler(0.3, 1e-6, bounds=BOUNDS)),
+                   ("p", PolynomialFeatures(2))]), 1e200),
 ])
 def test_finite_rows_that_the_public_steps_overflow_are_refused_before_the_charge(step, value):
     # The public steps before the first private part are fitted from the schema alone, but
