@@ -17,7 +17,7 @@ from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
 from skdp.model_selection._steps import (candidate_steps, contains_column_transformer,
-                                         fitted_private_steps, public_prefix, seeded_steps)
+                                         fitted_private_steps, public_front, seeded_steps)
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
@@ -132,7 +132,7 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
             f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
             f"checked on data-independent input before any budget was spent; nothing was spent."
         ) from exc
-    _check_public_prefix(model, params, X, X_dry)
+    _check_public_front(model, params, X, X_dry)
     for name, step in fitted_private_steps(dry):  # the fitted parts, which spent
         spent = getattr(step, "privacy_spent_", None)
         declared = step.get_params(deep=False)
@@ -151,24 +151,24 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
                 f"parameters directly. Nothing was spent.")
 
 
-def _check_public_prefix(model, params, X, X_dry):
-    """Refuse ``X`` if the candidate's leading public steps map a row to NaN or infinity.
+def _check_public_front(model, params, X, X_dry):
+    """Refuse ``X`` if the candidate's public parts that read it map a row to NaN or infinity.
 
     Finite input, but too large for a public step (``PolynomialFeatures`` raises it to a
     power, ``RandomFourierFeatures`` multiplies it): the next step would refuse those rows
-    only after the charge. Bad input, refused before it as NaN in ``X`` is. Those steps
-    read nothing but the schema, so a copy of them with the candidate's own (seeded)
-    generators, fitted on the public rows ``X_dry``, is exactly the candidate's (the same
-    random frequencies) and transforms ``X`` as it will.
+    only after the charge. Bad input, refused before it as NaN in ``X`` is. Those parts
+    (:func:`~skdp.model_selection._steps.public_front`) read nothing but the schema, so
+    fitted on the public rows ``X_dry`` with the candidate's own (seeded) generators they
+    are exactly the candidate's (the same random frequencies) and transform ``X`` as it will.
     """
-    n_public = public_prefix(model)
-    if n_public == 0:
+    front = public_front(model)
+    if front is None:
         return
-    names = [name for name, _ in model.steps[:n_public]]
+    names = [name for name, _ in front.steps]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # overflow warnings: the error below says it
         try:
-            Xt = clone(model)[:n_public].fit(X_dry).transform(X)
+            Xt = front.fit(X_dry).transform(X)
         except Exception as exc:
             raise ValueError(
                 f"candidate {params!r}: its public steps {names} fail on X ({type(exc).__name__}"
@@ -401,12 +401,14 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     input of its training shape with every class present, and the fitted
     copy is discarded: invalid candidate parameters then fail with a
     ``ValueError`` before the budget is charged (this can up to double the
-    fitting time). The candidate's leading public steps (those before its
-    first private part), fitted so from the schema alone, then transform
-    ``X``: a finite value they map to NaN or infinity (too large for
-    ``PolynomialFeatures`` or ``RandomFourierFeatures``) is refused there,
-    since the next step would refuse it only after the charge. Public steps
-    after a private part see its released output and are not checked so.
+    fitting time). The candidate's public parts that read ``X`` itself (its
+    leading public steps, and the public parts of a ColumnTransformer or
+    FeatureUnion beside its first private part), fitted so from the schema
+    alone, then transform ``X``: a finite value they map to NaN or infinity
+    (too large for ``PolynomialFeatures`` or ``RandomFourierFeatures``) is
+    refused there, since the next step would refuse it only after the
+    charge. Public steps after a private part see its released output and
+    are not checked so.
     An error that only the real data triggers (for instance a
     :class:`~skdp.exceptions.CertificationError`) propagates from ``fit``
     after the budget is charged, with nothing released, as it does when the

@@ -12,7 +12,7 @@ part's rows, without noise, inside the released model.
 from numbers import Real
 
 import numpy as np
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer, OneHotEncoder,
@@ -23,7 +23,7 @@ from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 
 __all__ = ["candidate_steps", "contains_column_transformer", "fitted_private_steps",
-           "public_prefix", "seeded_steps"]
+           "public_front", "seeded_steps"]
 
 
 # Finite doubles from every range a (validated, finite) entry may hold, and each side of the
@@ -358,19 +358,42 @@ def fitted_private_steps(estimator):
     return private + [(last_name, last)]
 
 
-def public_prefix(estimator):
-    """How many leading steps of a candidate hold no private part (0 for an estimator alone).
+def _holds_private(name, part):
+    return not _skipped(part) and any(type(leaf) in PRIVATE_TRANSFORMERS
+                                      for _, leaf in _walk(name, part))
 
-    Those steps are fitted from the schema alone, so, fitted on public input, they transform
-    the private rows exactly as the candidate's own will.
+
+def public_front(estimator):
+    """The public parts of a candidate that read its input rows, as an unfitted Pipeline.
+
+    A copy of its leading steps that hold no private part, and of the first step that
+    holds one if it is a ColumnTransformer or a FeatureUnion: its public parts, with the
+    parts that hold a private one dropped. None when there is no such part. Those parts
+    are fitted from the schema alone, so, fitted on public rows with the candidate's own
+    generators (a copy made by ``clone`` keeps their state), they transform the rows
+    exactly as the candidate's will.
     """
     if not isinstance(estimator, Pipeline):
-        return 0
-    for i, (name, step) in enumerate(estimator.steps[:-1]):
-        if not _skipped(step) and any(type(leaf) in PRIVATE_TRANSFORMERS
-                                      for _, leaf in _walk(name, step)):
-            return i
-    return len(estimator.steps) - 1
+        return None
+    front = clone(estimator)
+    n = 0
+    while n < len(front.steps) - 1 and not _holds_private(*front.steps[n]):
+        n += 1
+    name, step = front.steps[n]
+    if n < len(front.steps) - 1 and type(step) in (ColumnTransformer, FeatureUnion):
+        public = [(child, part) for child, part in _parts(step, fitted=False)
+                  if not _skipped(part) and not _holds_private(child, part)]
+        if public:
+            if type(step) is FeatureUnion:
+                step.transformer_list = [(child, "drop" if _holds_private(child, part)
+                                          else part) for child, part in step.transformer_list]
+            else:
+                step.transformers = [(child, "drop" if _holds_private(child, part) else part,
+                                      columns) for child, part, columns in step.transformers]
+                if _holds_private("remainder", step.remainder):
+                    step.remainder = "drop"
+            n += 1
+    return front[:n] if n else None
 
 
 def contains_column_transformer(estimator):
