@@ -379,11 +379,10 @@ def public_front(estimator):
     n = 0
     while n < len(front.steps) - 1 and not _holds_private(*front.steps[n]):
         n += 1
-    name, step = front.steps[n]
+    step = front.steps[n][1]
     if n < len(front.steps) - 1 and type(step) in (ColumnTransformer, FeatureUnion):
-        public = [(child, part) for child, part in _parts(step, fitted=False)
-                  if not _skipped(part) and not _holds_private(child, part)]
-        if public:
+        if any(not _skipped(part) and not _holds_private(child, part)
+               for child, part in _parts(step, fitted=False)):
             if type(step) is FeatureUnion:
                 step.transformer_list = [(child, "drop" if _holds_private(child, part)
                                           else part) for child, part in step.transformer_list]
