@@ -17,7 +17,7 @@ from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
 from skdp.model_selection._steps import (candidate_steps, contains_column_transformer,
-                                         fitted_private_steps, seeded_steps)
+                                         fitted_private_steps, public_front, seeded_steps)
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
@@ -121,17 +121,18 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
     """
     X_dry = _public_rows(X, n_rows)  # reads only the schema of X
     y_dry = np.resize(classes, n_rows)  # every class present
-    model = clone(model)
-    fit_params = _weight_params(model, np.full(n_rows, 0.5) if weighted else None)
+    candidate = clone(model)
+    fit_params = _weight_params(candidate, np.full(n_rows, 0.5) if weighted else None)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # warnings about the stand-in data are noise
-            dry = _seed(model, rng).fit(X_dry, y_dry, **fit_params)
+            dry = _seed(candidate, rng).fit(X_dry, y_dry, **fit_params)
     except Exception as exc:
         raise ValueError(
             f"candidate {params!r} cannot be fitted ({type(exc).__name__}: {exc}). It was "
             f"checked on data-independent input before any budget was spent; nothing was spent."
         ) from exc
+    _check_public_front(model, params, X, X_dry)
     for name, step in fitted_private_steps(dry):  # the fitted parts, which spent
         spent = getattr(step, "privacy_spent_", None)
         declared = step.get_params(deep=False)
@@ -150,10 +151,53 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
                 f"parameters directly. Nothing was spent.")
 
 
+def _check_public_front(model, params, X, X_dry):
+    """Refuse ``X`` if the candidate's public parts that read it map a row to NaN or infinity.
+
+    Finite input, but too large for a public step (``PolynomialFeatures`` raises it to a
+    power, ``RandomFourierFeatures`` multiplies it): the next step would refuse those rows
+    only after the charge. Bad input, refused before it as NaN in ``X`` is. Those parts
+    (:func:`~skdp.model_selection._steps.public_front`) read nothing but the schema, so
+    fitted on the public rows ``X_dry`` with the candidate's own (seeded) generators they
+    are exactly the candidate's (the same random frequencies) and transform ``X`` as it will.
+    """
+    front = public_front(model)
+    if front is None:
+        return
+    names = [name for name, _ in front.steps]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # overflow warnings: the error below says it
+        try:
+            Xt = front.fit(X_dry).transform(X)
+        except Exception as exc:
+            raise ValueError(
+                f"candidate {params!r}: its public steps {names} fail on X ({type(exc).__name__}"
+                f": {exc}), as they would after the budget is charged. Nothing was "
+                f"spent.") from exc
+        values = Xt.data if sp.issparse(Xt) else np.asarray(Xt)
+        finite = values.dtype.kind not in "fc" or bool(np.all(np.isfinite(values)))
+    if not finite:
+        raise ValueError(
+            f"candidate {params!r}: X holds finite values that its public steps {names} map "
+            f"to NaN or infinity (too large for them), which its next step would refuse only "
+            f"after the budget is charged. Bring X into a public range first (e.g. a "
+            f"PublicBoundsScaler, which clips, as the first step). Nothing was spent.")
+
+
 def _spent(model):
-    """What a fitted candidate spent: the basic composition of its private steps' spends."""
-    spends = [getattr(step, "privacy_spent_", None) for _, step in fitted_private_steps(model)]
-    return None if None in spends else sum(spends[1:], spends[0])
+    """What a fitted candidate spent: the basic composition of its private steps' spends.
+
+    A part that reports none (a ColumnTransformer part given no column is not fitted)
+    counts as charged, its parameters' budget (``delta=None`` as 0).
+    """
+    spends = []
+    for _, step in fitted_private_steps(model):
+        spent = getattr(step, "privacy_spent_", None)
+        if spent is None:
+            declared = step.get_params(deep=False)
+            spent = PrivacyBudget(declared["epsilon"], declared.get("delta") or 0.0)
+        spends.append(spent)
+    return sum(spends[1:], spends[0])
 
 
 @fill_doc
@@ -189,7 +233,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         :class:`~sklearn.preprocessing.OrdinalEncoder` with the public
         categories given (``categories=[[...], ...]``, not ``'auto'``),
         ``handle_unknown='ignore'`` (or ``'infrequent_if_exist'``) /
-        ``'use_encoded_value'``, no ``min_frequency``, no ``max_categories``
+        ``'use_encoded_value'`` (with a finite ``unknown_value``), no
+        ``min_frequency``, no ``max_categories``
         and (one-hot) ``drop=None``. Steps may also be a
         :class:`~sklearn.pipeline.Pipeline` (without ``memory``), a
         :class:`~sklearn.pipeline.FeatureUnion` or a
@@ -221,7 +266,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     %(random_state)s
         Every step of a candidate that has a ``random_state`` gets its own
         generator spawned from this one (its own setting is replaced); no
-        two steps or candidates share one.
+        two steps or candidates share one. The parts of ``best_estimator_``
+        are left with ``random_state=None``: their generators would
+        reproduce the noise of the released model (a refit draws fresh
+        noise).
     %(accountant)s
         Here the spend is the selector's total (``privacy_spent_``), charged
         once before any candidate touches the data; the candidates' own fits
@@ -286,7 +334,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     (with a :class:`~skdp.PrivacyLeakWarning`). The check of the
     candidates before the charge (Notes) sees only public input (the parts'
     sizes, ``classes_``, the parameters), so whether it fails reveals
-    nothing else.
+    nothing else; only invalid ``X`` (NaN or infinity, in ``X`` or after its
+    leading public steps) is refused from the rows, before the charge, as
+    any estimator refuses it.
 
     A pipeline candidate's ``(epsilon_i, delta_i)`` is the sum of the
     ``(epsilon, delta)`` of its private steps, read from its parameters
@@ -302,7 +352,13 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     output depends on the density of the transformed rows, hence
     ``sparse_threshold=0``; the encoders read nothing from the rows given
     public categories and encode an unknown category silently (an error
-    or a warning would reveal one after the charge). The public steps are accepted
+    or a warning would reveal one after the charge). A DataFrame's column
+    names and dtypes are public, the schema: column selectors, the public
+    rows and the encoders' casts read them. A dtype inferred from the values
+    (``pandas.read_csv`` without ``dtype=`` makes a column int64, float64 or
+    object depending on what its rows hold; ``astype("category")`` takes its
+    categories from them) is not protected: set dtypes from public knowledge.
+    The public steps are accepted
     only from an explicit list whose ``fit`` reads nothing from the data
     but its shape (checked in their source); a step fitted on a part
     without noise (``StandardScaler``'s ``mean_`` and ``scale_``) would
@@ -345,7 +401,15 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     input of its training shape with every class present, and the fitted
     copy is discarded: invalid candidate parameters then fail with a
     ``ValueError`` before the budget is charged (this can up to double the
-    fitting time). An error that only the real data triggers (for instance a
+    fitting time). The candidate's public parts that read ``X`` itself (its
+    leading public steps, and the public parts of a ColumnTransformer or
+    FeatureUnion beside its first private part), fitted so from the schema
+    alone, then transform ``X``: a finite value they map to NaN or infinity
+    (too large for ``PolynomialFeatures`` or ``RandomFourierFeatures``) is
+    refused there, since the next step would refuse it only after the
+    charge. Public steps after a private part see its released output and
+    are not checked so.
+    An error that only the real data triggers (for instance a
     :class:`~skdp.exceptions.CertificationError`) propagates from ``fit``
     after the budget is charged, with nothing released, as it does when the
     estimator is fitted alone.
@@ -480,8 +544,11 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     def _validate_frame(self, X, y=None, reset=True):
         """Check a DataFrame that is passed on as is (to a ColumnTransformer).
 
-        Its feature names and width, as ``validate_data`` does, and its numeric columns
-        finite (other columns reach only the encoders, which take any value).
+        Its feature names and width, as ``validate_data`` does, its numeric columns finite,
+        and its other columns as the encoders (which alone take them) check them only after
+        the charge: each column by ``check_array(dtype=None, ensure_all_finite='allow-nan')``
+        (no infinity in a categorical column of numbers), and its values hashable (looked
+        up in a hash table of the public categories).
         """
         import pandas as pd  # X is a DataFrame: pandas is installed
 
@@ -495,6 +562,16 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         values = X.iloc[:, numeric].to_numpy(dtype=np.float64, na_value=np.nan)
         if not np.all(np.isfinite(values)):
             raise ValueError("X holds NaN or infinity in a numeric column. Nothing was spent.")
+        for i in sorted(set(range(X.shape[1])) - set(numeric)):
+            # sklearn/preprocessing/_encoders.py (1.9), _BaseEncoder._check_X on a DataFrame.
+            try:
+                set(check_array(X.iloc[:, i], ensure_2d=False, dtype=None,
+                                ensure_all_finite="allow-nan"))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"X's column {X.columns[i]!r} holds a value the encoders refuse ({exc}; "
+                    f"their values must be hashable, and not infinite). Nothing was "
+                    f"spent.") from None
         return X if y is None else (X, y)
 
     def fit(self, X, y, sample_weight=None):
@@ -523,7 +600,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         if not candidates:
             raise ValueError("param_grid has no candidate.")
         models = [self._make_candidate(params) for params in candidates]
-        if _is_frame(X) and any(contains_column_transformer(m) for m in models):
+        # Decided for all candidates at once; predict passes a DataFrame on the same way.
+        keep_frame = _is_frame(X) and any(contains_column_transformer(m) for m in models)
+        if keep_frame:
             X, y = self._validate_frame(X, y)  # kept as a DataFrame for the ColumnTransformer
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr")
@@ -597,13 +676,21 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                             + fitted_private_steps(self.best_estimator_)):
                 if "accountant" in step.get_params(deep=False):
                     step.set_params(accountant=accountant)
+        # The generators that drew the released model's noise are not released with it: a
+        # ColumnTransformer fits clones of its parts, so its own parts hold the very state the
+        # noise was drawn from, and a generator used in place can be rewound (PCG64.advance);
+        # with one, the noise, then exact statistics of the part's rows, could be read off.
+        for step in (seeded_steps(self.best_estimator_)
+                     + seeded_steps(self.best_estimator_, fitted=True)):
+            step.set_params(random_state=None)
         self.best_params_ = candidates[self.best_index_]
         self.candidate_params_ = candidates
         self.classes_ = classes
+        self._keep_frame = keep_frame
         # Data-size dependent default deltas (delta=None) are known only now.
         spent = [_spent(model) for model in models]
         self.privacy_spent_ = PrivacyBudget(
-            total.epsilon, max([total.delta] + [b.delta for b in spent if b is not None]))
+            total.epsilon, max([total.delta] + [b.delta for b in spent]))
         if verbose:
             print(f"[{name}] selected candidate {self.best_index_ + 1}/{k} (best_index_="
                   f"{self.best_index_}) by the exponential mechanism on part {k + 1} "
@@ -619,7 +706,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
-        if _is_frame(X) and contains_column_transformer(self.best_estimator_):
+        if _is_frame(X) and self._keep_frame:
             return self._validate_frame(X, reset=False)
         # Checked (feature names, width) and converted here, so the candidate,
         # fitted on NumPy parts, receives what it was fitted on.

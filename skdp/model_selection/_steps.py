@@ -9,8 +9,10 @@ Anything else is refused: fitted on a part, it would ship statistics of that
 part's rows, without noise, inside the released model.
 """
 
+from numbers import Real
+
 import numpy as np
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer, OneHotEncoder,
@@ -21,7 +23,7 @@ from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 
 __all__ = ["candidate_steps", "contains_column_transformer", "fitted_private_steps",
-           "seeded_steps"]
+           "public_front", "seeded_steps"]
 
 
 # Finite doubles from every range a (validated, finite) entry may hold, and each side of the
@@ -99,7 +101,16 @@ def _one_hot_issue(step):
 
 
 def _ordinal_issue(step):
-    return _encoder_issue(step, ("use_encoded_value",))
+    issue = _encoder_issue(step, ("use_encoded_value",))
+    if issue is None and isinstance(step.unknown_value, Real) and np.isnan(step.unknown_value):
+        # The public rows of the dry run may hold only known categories (0 in a numeric
+        # column), so the NaN that a private row's unknown category becomes would be refused
+        # by the classifier only after the charge.
+        return ("unknown_value=nan: a private row whose category is not in the list would "
+                "become NaN, which the next step refuses only after the budget is charged "
+                "(an error that depends on the private data); pass a finite unknown_value, "
+                "such as -1")
+    return issue
 
 
 # Transformers whose fit reads only the number of columns (and their names) of
@@ -124,8 +135,9 @@ def _ordinal_issue(step):
 #   (warn_on_unknown), a warning that depends on the holdout rows; with drop=None and
 #   handle_unknown 'ignore' or 'infrequent_if_exist' (no infrequent category then) an unknown
 #   category is an all-zero row, silently. OrdinalEncoder with
-#   handle_unknown='use_encoded_value' maps it to unknown_value, silently. Both map each row
-#   on its own (a lookup in the fitted, public categories_).
+#   handle_unknown='use_encoded_value' maps it to unknown_value, silently (refused when NaN:
+#   the next step would reject the row after the charge). Both map each row on its own (a
+#   lookup in the fitted, public categories_).
 # The value says why one instance's settings break that (or None).
 PUBLIC_TRANSFORMERS = {
     Binarizer: _always_public,
@@ -346,6 +358,43 @@ def fitted_private_steps(estimator):
     return private + [(last_name, last)]
 
 
+def _holds_private(name, part):
+    return not _skipped(part) and any(type(leaf) in PRIVATE_TRANSFORMERS
+                                      for _, leaf in _walk(name, part))
+
+
+def public_front(estimator):
+    """The public parts of a candidate that read its input rows, as an unfitted Pipeline.
+
+    A copy of its leading steps that hold no private part, and of the first step that
+    holds one if it is a ColumnTransformer or a FeatureUnion: its public parts, with the
+    parts that hold a private one dropped. None when there is no such part. Those parts
+    are fitted from the schema alone, so, fitted on public rows with the candidate's own
+    generators (a copy made by ``clone`` keeps their state), they transform the rows
+    exactly as the candidate's will.
+    """
+    if not isinstance(estimator, Pipeline):
+        return None
+    front = clone(estimator)
+    n = 0
+    while n < len(front.steps) - 1 and not _holds_private(*front.steps[n]):
+        n += 1
+    step = front.steps[n][1]
+    if n < len(front.steps) - 1 and type(step) in (ColumnTransformer, FeatureUnion):
+        if any(not _skipped(part) and not _holds_private(child, part)
+               for child, part in _parts(step, fitted=False)):
+            if type(step) is FeatureUnion:
+                step.transformer_list = [(child, "drop" if _holds_private(child, part)
+                                          else part) for child, part in step.transformer_list]
+            else:
+                step.transformers = [(child, "drop" if _holds_private(child, part) else part,
+                                      columns) for child, part, columns in step.transformers]
+                if _holds_private("remainder", step.remainder):
+                    step.remainder = "drop"
+            n += 1
+    return front[:n] if n else None
+
+
 def contains_column_transformer(estimator):
     """Whether a ColumnTransformer is nested anywhere in a candidate."""
     return any(type(part) is ColumnTransformer for part in _containers(estimator))
@@ -360,14 +409,16 @@ def _containers(part):
                 yield from _containers(child)
 
 
-def seeded_steps(estimator):
+def seeded_steps(estimator, fitted=False):
     """The parts of a candidate whose ``random_state`` the selector sets.
 
     Every part with a ``random_state`` parameter (the estimator itself when
-    it is not a pipeline; the parts nested in a pipeline's steps), in order.
+    it is not a pipeline; the parts nested in a pipeline's steps), in order;
+    with ``fitted``, a fitted ColumnTransformer's fitted clones instead of
+    its transformers (see :func:`_parts`).
     """
     if not isinstance(estimator, Pipeline):
         return [estimator]
     return [leaf for name, step in estimator.steps if not _skipped(step)
-            for _, leaf in _walk(name, step)
+            for _, leaf in _walk(name, step, fitted=fitted)
             if "random_state" in leaf.get_params(deep=False)]
