@@ -116,7 +116,7 @@ class _QuarterNoiseSVM(PrivateLinearSVM):
     _noise_multiplier = 0.25
 
 
-def _audit(cls, mechanism, delta, n_runs, seed):
+def _audit(cls, mechanism, delta, n_runs, seed, epsilon=1.0):
     # tests/test_svm.py's worst-case pair: one feature, C = 1/2, w* = 0.4 vs 0.5, the full
     # sensitivity 2 C / n = 0.1 (every margin stays below 1, w* = (C/n) sum y_i x_i).
     X0 = np.ones((10, 1))
@@ -125,20 +125,25 @@ def _audit(cls, mechanism, delta, n_runs, seed):
     y = np.r_[np.ones(9), 0.0]
 
     def run(data, rng):
-        est = cls(epsilon=1.0, delta=delta, mechanism=mechanism, data_norm=1.0,
+        est = cls(epsilon=epsilon, delta=delta, mechanism=mechanism, data_norm=1.0,
                   fit_intercept=False, C=0.5, classes=[0, 1], random_state=rng)
         return est.fit(*data).coef_[0, 0]
 
     return audit_epsilon(run, (X0, y), (X1, y), n_runs=n_runs, delta=delta, random_state=seed)
 
 
-@pytest.mark.parametrize("mechanism, delta, n_catch", [("discrete_laplace", 0.0, 600),
-                                                       ("discrete_gaussian", 1e-5, 1500)])
-def test_audit_passes_and_catches_quarter_noise(mechanism, delta, n_catch):
+@pytest.mark.parametrize("mechanism, delta, epsilon, n_catch", [
+    ("discrete_laplace", 0.0, 1.0, 600), ("discrete_gaussian", 1e-5, 2.0, 1500)])
+def test_audit_passes_and_catches_quarter_noise(mechanism, delta, epsilon, n_catch):
     # The quarter-noise discrete Gaussian (zCDP-calibrated, about 30% above the analytic
-    # sigma) has a true epsilon near 3 at delta = 1e-5: it needs more runs to be caught.
-    assert _audit(PrivateLinearSVM, mechanism, delta, 600, 0).epsilon_lower_bound <= 1.0
-    assert _audit(_QuarterNoiseSVM, mechanism, delta, n_catch, 1).epsilon_lower_bound > 1.0
+    # sigma) is audited at epsilon = 2: at epsilon = 1 its shift is only 0.81 quarter-sigmas
+    # and 1500 held-out runs give an expected lower bound of about 1.11 (below 1 for 5 of
+    # 40 audit seeds of a Gaussian simulation); at epsilon = 2 (shift 1.58) the expected
+    # bound is about 2.6 and the lowest of 40 seeds was 2.2.
+    passing = _audit(PrivateLinearSVM, mechanism, delta, 600, 0, epsilon)
+    assert passing.epsilon_lower_bound <= epsilon
+    assert _audit(_QuarterNoiseSVM, mechanism, delta, n_catch, 1,
+                  epsilon).epsilon_lower_bound > epsilon
 
 
 # --- utility ------------------------------------------------------------------------------------
