@@ -330,6 +330,23 @@ def test_noisy_index_is_clamped_so_the_float_release_is_exact():
     assert tiny(np.array([1e300, -1e300, 0.3])).tolist() == [2.0**49, -(2.0**49), 0.25]
 
 
+def test_integer_scalars_and_python_integers_beyond_int64_are_released():
+    # A scalar integer on a grid (a 0-d object array of Python integers) and integers
+    # that numpy holds only as objects (beyond uint64, or >= 2**63 next to negatives):
+    # released from the clamped index like any other value. A refusal of 2**64 alone would
+    # tell it from its neighbour 2**64 - 1 (uint64, released) with certainty.
+    M = 2**52
+    noiseless = DiscreteLaplaceMechanism(epsilon=1e300, random_state=0)
+    assert noiseless(2**64) == M and noiseless(2**64 - 1) == M
+    assert noiseless([2**64, -(2**70), 5]).tolist() == [M, -M, 5]
+    assert noiseless([2**63, -1]).tolist() == [M, -1]
+    on_grid = DiscreteLaplaceMechanism(epsilon=1e300, granularity=0.25, random_state=0)
+    assert on_grid(3) == 3.0 and on_grid(np.int8(-128)) == -128.0
+    assert on_grid(2**70) == M / 4 and on_grid([2**70, 1]).tolist() == [M / 4, 1.0]
+    with pytest.raises(TypeError, match="numeric"):
+        noiseless([2**64, "3"])
+
+
 # --------------------------------------------------------------------------------------
 # The rounding term is in the sensitivity: exact privacy loss on straddling pairs
 # --------------------------------------------------------------------------------------
