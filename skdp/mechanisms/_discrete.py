@@ -642,7 +642,13 @@ def _grid_indices(value, granularity):
     does not depend on which neighbour is used.
     """
     array = np.asarray(value)
-    if array.dtype.kind not in "iuf":
+    flat = array.ravel().tolist() if array.dtype.kind == "O" else None
+    if flat is not None and all(isinstance(x, numbers.Integral)
+                                and not isinstance(x, (bool, np.bool_)) for x in flat):
+        # Integers numpy holds only as objects (beyond uint64, or >= 2**63 next to
+        # negatives): exact Python integers, clamped below like any other index.
+        array = np.array([int(x) for x in flat], dtype=object).reshape(array.shape)
+    elif array.dtype.kind not in "iuf":
         raise TypeError(f"value must be numeric (integers or floats), got dtype {array.dtype}.")
     if array.dtype.kind == "f":
         if np.finfo(array.dtype).nmant > np.finfo(np.float64).nmant:
@@ -675,7 +681,8 @@ def _grid_indices(value, granularity):
         return np.minimum(indices.astype(np.uint64), np.uint64(_MAX_GRID_INDEX)).astype(np.int64)
     if indices.dtype.kind == "i":
         indices = indices.astype(np.int64)
-    return np.clip(indices, -_MAX_GRID_INDEX, _MAX_GRID_INDEX).astype(np.int64)
+    # (np.asarray: np.clip returns a Python integer for a 0-d object array.)
+    return np.asarray(np.clip(indices, -_MAX_GRID_INDEX, _MAX_GRID_INDEX)).astype(np.int64)
 
 
 def _grid_release(indices, noise, granularity):
