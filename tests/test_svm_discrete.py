@@ -15,7 +15,7 @@ from skdp.accounting import zcdp_for_dp
 from skdp.datasets import make_concentric_spheres
 from skdp.mechanisms import discrete_gaussian_sigma2, discrete_laplace_scale
 from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
-from skdp.svm._base import svm_noise_granularity, svm_noise_scale
+from skdp.svm._base import svm_discrete_noise, svm_noise_granularity, svm_noise_scale
 from skdp.testing import audit_epsilon
 
 DISCRETE = [("discrete_laplace", 0.0), ("discrete_gaussian", 1e-5)]
@@ -84,6 +84,16 @@ def test_discrete_gaussian_parameters_by_hand():
     assert est.noise_scale_ == pytest.approx(math.sqrt(float(sigma2)) * g, rel=1e-12)
     # ... which is Delta_2 / sqrt(2 rho) in value units: the grid costs nothing visible.
     assert est.noise_scale_ == pytest.approx(0.303 / math.sqrt(2 * rho), rel=1e-6)
+
+
+def test_discrete_laplace_covers_the_exact_sqrt_f_bound():
+    # sqrt(2) D exceeds m = 1073741951 but the float product math.sqrt(2) * D is m itself:
+    # the grid L1 bound is ceil(sqrt(2) D) + F - 1 = m + 2 steps, and m + 1 = 2**7 * 8388608
+    # is already a 24-bit dyadic, which the rounding-up of t would leave as it is.
+    D, m = 759250214.7965736, 1073741951
+    assert 2 * Fraction(D) ** 2 > m**2 and math.sqrt(2) * D == m
+    t = svm_discrete_noise("discrete_laplace", D, 2, 1.0, 0.0, 1.0)
+    assert t >= m + 2  # at epsilon = 1, t must be at least the L1 bound in steps
 
 
 @pytest.mark.parametrize("mechanism, delta", DISCRETE)
