@@ -190,6 +190,11 @@ def svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granulari
     parameter : fractions.Fraction
         Discrete Laplace scale ``t`` or discrete Gaussian ``sigma^2``, in grid steps.
     """
+    # Raised by a relative 2**-40, a data-independent upward rounding: Delta_2 (2 C kappa / n
+    # plus the certificate) and sqrt(F) Delta_2 come out of a few float operations, each
+    # off by up to 2**-53, and a result just below the exact bound could take the grid's
+    # ceil one step under it (costs a relative 2**-40 of extra noise).
+    sensitivity *= 1.0 + 2.0**-40
     if mechanism == "discrete_laplace":
         # Seed 001, Thm. 10: L1 sensitivity <= sqrt(F) Delta_2; on the grid it becomes
         # ceil(sqrt(F) Delta_2 / g) + F - 1 steps, and the discrete Laplace (CKS Alg. 2,
