@@ -622,8 +622,9 @@ def _grid_indices(value, granularity):
     ``granularity=None``: the values must be integers. Otherwise each value
     ``x`` becomes ``floor(x / g + 1/2)`` (round half up) of its exact value:
     for floats ``x / g`` is a power-of-two scaling, exact except in the
-    subnormal range where the index is 0 either way; integers are divided as
-    exact rationals. Indices beyond ``+-2**52`` are clamped to ``+-2**52``.
+    subnormal range where the index is 0 either way; integers (also Python
+    integers beyond int64, which numpy holds as objects) are divided as exact
+    rationals. Indices beyond ``+-2**52`` are clamped to ``+-2**52``.
 
     Clamping keeps the grid sensitivities. ``c(k) = min(max(k, -M), M)`` is
     monotone and 1-Lipschitz: for ``a >= b``, ``0 <= c(a) - c(b) <= a - b``

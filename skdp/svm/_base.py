@@ -189,6 +189,14 @@ def svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granulari
     -------
     parameter : fractions.Fraction
         Discrete Laplace scale ``t`` or discrete Gaussian ``sigma^2``, in grid steps.
+
+    Notes
+    -----
+    ``sensitivity`` is first raised by a relative ``2**-40`` (fixed, so
+    data-independent): it and ``sqrt(F)`` times it are float results, each a
+    few round-offs of ``2**-53`` below the exact bound at worst, and the
+    grid's ``ceil`` would otherwise lose a step when the exact bound lies just
+    above an integer number of steps.
     """
     # Raised by a relative 2**-40, a data-independent upward rounding: Delta_2 (2 C kappa / n
     # plus the certificate) and sqrt(F) Delta_2 come out of a few float operations, each
