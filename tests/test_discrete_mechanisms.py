@@ -1,6 +1,7 @@
 """Exact discrete Laplace / discrete Gaussian samplers and the grid mechanisms."""
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -329,6 +330,15 @@ def test_noisy_index_is_clamped_so_the_float_release_is_exact():
                                      random_state=0)
     assert tiny(np.array([1e300, -1e300, 0.3])).tolist() == [2.0**49, -(2.0**49), 0.25]
 
+
+def test_a_quotient_overflowing_to_infinity_is_clamped_without_a_warning():
+    # x / g = 1e300 * 2**100 overflows; a RuntimeWarning ("invalid value", inf - inf in
+    # the rounding) would be raised only for such values: data-dependent output.
+    mech = DiscreteLaplaceMechanism(epsilon=1e300, granularity=2.0**-100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = mech(np.array([1e300, -1e300, 0.0]))
+    assert out.tolist() == [2.0**-48, -(2.0**-48), 0.0]
 
 def test_integer_scalars_and_python_integers_beyond_int64_are_released():
     # A scalar integer on a grid (a 0-d object array of Python integers) and integers
