@@ -670,7 +670,8 @@ def _grid_indices(value, granularity):
     elif array.dtype.kind == "f":
         exponent = (granularity.numerator.bit_length() - 1
                     - (granularity.denominator.bit_length() - 1))
-        with np.errstate(over="ignore"):
+        # Silent: a warning only for values whose quotient overflows would depend on the data.
+        with np.errstate(over="ignore", invalid="ignore"):
             indices = _round_half_up(np.ldexp(array, -exponent))
     else:
         half = Fraction(1, 2)
