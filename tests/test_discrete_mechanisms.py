@@ -357,6 +357,23 @@ def test_integer_scalars_and_python_integers_beyond_int64_are_released():
         noiseless([2**64, "3"])
 
 
+def test_python_integers_next_to_floats_are_not_rounded_to_doubles_first():
+    # numpy turns [2**53 + 3, 0.5] into doubles, rounding 2**53 + 3 to 2**53 + 4, which
+    # crosses the grid's half-step at g = 8: index 2**50 + 1 instead of 2**50. Against the
+    # neighbour 2**53 - 5 (index 2**50 - 1, distance 8 = one grid step) that is a shift of
+    # 2 steps, beyond ceil(8 / g) = 1: the grid sensitivity would not hold.
+    mech = DiscreteLaplaceMechanism(epsilon=1e300, granularity=8.0, random_state=0)
+    assert mech([2**53 + 3, 0.5]).tolist() == [2.0**53, 0.0]
+    assert mech([2**53 - 5, 0.5]).tolist() == [2.0**53 - 8, 0.0]
+    assert mech([2**64 + 3, -1.5, 2**53 + 3]).tolist() == [2.0**55, -0.0, 2.0**53]
+    integers = DiscreteLaplaceMechanism(epsilon=1e300, random_state=0)
+    assert integers([2**64 + 1, 2.0, -3]).tolist() == [2**52, 2, -3]
+    with pytest.raises(ValueError, match="integer-valued"):
+        integers([2**64 + 1, 2.5])
+    with pytest.raises(ValueError, match="finite"):
+        mech([2**64, float("nan")])
+
+
 # --------------------------------------------------------------------------------------
 # The rounding term is in the sensitivity: exact privacy loss on straddling pairs
 # --------------------------------------------------------------------------------------
