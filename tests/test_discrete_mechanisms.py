@@ -372,6 +372,10 @@ def test_python_integers_next_to_floats_are_not_rounded_to_doubles_first():
         integers([2**64 + 1, 2.5])
     with pytest.raises(ValueError, match="finite"):
         mech([2**64, float("nan")])
+    # An object array is read the same way (exactly), whatever made it.
+    assert mech(np.array([2**53 + 3, 0.5], dtype=object)).tolist() == [2.0**53, 0.0]
+    with pytest.raises(TypeError, match="numeric"):
+        mech(np.array(["3"], dtype=object))
 
 
 # --------------------------------------------------------------------------------------

@@ -616,6 +616,48 @@ def _round_half_up(u):
     return whole + (u - whole >= 0.5)
 
 
+def _exact_array(value):
+    """``np.asarray(value)``, or an object array of exact ints and Fractions for sequences
+    that numpy would round or cannot hold.
+
+    numpy stores a Python sequence mixing integers beyond ``2**53`` with floats
+    (or integers ``>= 2**63`` with negatives) as doubles, rounding the integers
+    first; rounded twice (to a double, then to the grid) two values ``D`` apart
+    can land more than ``ceil(D / g)`` grid steps apart. Integers beyond uint64
+    it keeps as objects. Both become exact Python integers and Fractions (of
+    finite float64-or-narrower floats), which the grid divides exactly.
+    """
+    array = np.asarray(value)
+    if array.dtype.kind != "O" and (array.dtype.kind != "f" or isinstance(value, np.ndarray)):
+        return array
+    flat = np.asarray(value, dtype=object).ravel().tolist()
+    if array.dtype.kind == "f" and not any(
+            isinstance(x, numbers.Integral) and abs(int(x)) > 2**53 for x in flat):
+        return array  # every value is exactly the double numpy made of it
+    exact = []
+    for x in flat:
+        if isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)):
+            exact.append(int(x))
+        elif isinstance(x, (float, np.float16, np.float32, np.float64)):
+            if not math.isfinite(x):
+                raise ValueError("value must be finite (no NaN or infinity).")
+            exact.append(Fraction(float(x)))  # exact: a double is a dyadic rational
+        else:
+            raise TypeError(f"value must be numeric (integers or floats), got {x!r} "
+                            f"of type {type(x).__name__}.")
+    return np.array(exact, dtype=object).reshape(array.shape)
+
+
+def _integer_valued(x):
+    if isinstance(x, Fraction):
+        if x.denominator != 1:
+            raise ValueError(
+                "value must be integer-valued when granularity=None (e.g. counts); for "
+                "real values pass a power-of-two granularity such as 2**-10.")
+        return x.numerator
+    return x
+
+
 def _grid_indices(value, granularity):
     """The query value as exact grid indices (an int64 array of its shape), before any noise.
 
@@ -623,7 +665,8 @@ def _grid_indices(value, granularity):
     ``x`` becomes ``floor(x / g + 1/2)`` (round half up) of its exact value:
     for floats ``x / g`` is a power-of-two scaling, exact except in the
     subnormal range where the index is 0 either way; integers (also Python
-    integers beyond int64, which numpy holds as objects) are divided as exact
+    integers beyond int64, and sequences mixing integers beyond ``2**53`` with
+    floats, read exactly by :func:`_exact_array`) are divided as exact
     rationals. Indices beyond ``+-2**52`` are clamped to ``+-2**52``.
 
     Clamping keeps the grid sensitivities. ``c(k) = min(max(k, -M), M)`` is
@@ -642,14 +685,8 @@ def _grid_indices(value, granularity):
     sensitivity is finite on both neighbours or on neither, so that refusal
     does not depend on which neighbour is used.
     """
-    array = np.asarray(value)
-    flat = array.ravel().tolist() if array.dtype.kind == "O" else None
-    if flat is not None and all(isinstance(x, numbers.Integral)
-                                and not isinstance(x, (bool, np.bool_)) for x in flat):
-        # Integers numpy holds only as objects (beyond uint64, or >= 2**63 next to
-        # negatives): exact Python integers, clamped below like any other index.
-        array = np.array([int(x) for x in flat], dtype=object).reshape(array.shape)
-    elif array.dtype.kind not in "iuf":
+    array = _exact_array(value)
+    if array.dtype.kind not in "iufO":
         raise TypeError(f"value must be numeric (integers or floats), got dtype {array.dtype}.")
     if array.dtype.kind == "f":
         if np.finfo(array.dtype).nmant > np.finfo(np.float64).nmant:
@@ -661,7 +698,10 @@ def _grid_indices(value, granularity):
         if not np.all(np.isfinite(array)):
             raise ValueError("value must be finite (no NaN or infinity).")
     if granularity is None:
-        if array.dtype.kind == "f" and np.any(array != np.floor(array)):
+        if array.dtype.kind == "O":  # exact ints and Fractions
+            array = np.array([_integer_valued(x) for x in array.ravel().tolist()],
+                             dtype=object).reshape(array.shape)
+        elif array.dtype.kind == "f" and np.any(array != np.floor(array)):
             raise ValueError(
                 "value must be integer-valued when granularity=None (e.g. counts); for "
                 "real values pass a power-of-two granularity such as 2**-10."
