@@ -198,10 +198,7 @@ def svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granulari
     grid's ``ceil`` would otherwise lose a step when the exact bound lies just
     above an integer number of steps.
     """
-    # Raised by a relative 2**-40, a data-independent upward rounding: Delta_2 (2 C kappa / n
-    # plus the certificate) and sqrt(F) Delta_2 come out of a few float operations, each
-    # off by up to 2**-53, and a result just below the exact bound could take the grid's
-    # ceil one step under it (costs a relative 2**-40 of extra noise).
+    # Data-independent upward rounding of the float Delta_2 and sqrt(F) Delta_2 (Notes).
     sensitivity *= 1.0 + 2.0**-40
     if mechanism == "discrete_laplace":
         # Seed 001, Thm. 10: L1 sensitivity <= sqrt(F) Delta_2; on the grid it becomes
