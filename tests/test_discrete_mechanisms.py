@@ -1,6 +1,7 @@
 """Exact discrete Laplace / discrete Gaussian samplers and the grid mechanisms."""
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -328,6 +329,53 @@ def test_noisy_index_is_clamped_so_the_float_release_is_exact():
     tiny = DiscreteGaussianMechanism(epsilon=1e300, delta=0.5, granularity=2.0**-3,
                                      random_state=0)
     assert tiny(np.array([1e300, -1e300, 0.3])).tolist() == [2.0**49, -(2.0**49), 0.25]
+
+
+def test_a_quotient_overflowing_to_infinity_is_clamped_without_a_warning():
+    # x / g = 1e300 * 2**100 overflows; a RuntimeWarning ("invalid value", inf - inf in
+    # the rounding) would be raised only for such values: data-dependent output.
+    mech = DiscreteLaplaceMechanism(epsilon=1e300, granularity=2.0**-100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = mech(np.array([1e300, -1e300, 0.0]))
+    assert out.tolist() == [2.0**-48, -(2.0**-48), 0.0]
+
+def test_integer_scalars_and_python_integers_beyond_int64_are_released():
+    # A scalar integer on a grid (a 0-d object array of Python integers) and integers
+    # that numpy holds only as objects (beyond uint64, or >= 2**63 next to negatives):
+    # released from the clamped index like any other value. A refusal of 2**64 alone would
+    # tell it from its neighbour 2**64 - 1 (uint64, released) with certainty.
+    M = 2**52
+    noiseless = DiscreteLaplaceMechanism(epsilon=1e300, random_state=0)
+    assert noiseless(2**64) == M and noiseless(2**64 - 1) == M
+    assert noiseless([2**64, -(2**70), 5]).tolist() == [M, -M, 5]
+    assert noiseless([2**63, -1]).tolist() == [M, -1]
+    on_grid = DiscreteLaplaceMechanism(epsilon=1e300, granularity=0.25, random_state=0)
+    assert on_grid(3) == 3.0 and on_grid(np.int8(-128)) == -128.0
+    assert on_grid(2**70) == M / 4 and on_grid([2**70, 1]).tolist() == [M / 4, 1.0]
+    with pytest.raises(TypeError, match="numeric"):
+        noiseless([2**64, "3"])
+
+
+def test_python_integers_next_to_floats_are_not_rounded_to_doubles_first():
+    # numpy turns [2**53 + 3, 0.5] into doubles, rounding 2**53 + 3 to 2**53 + 4, which
+    # crosses the grid's half-step at g = 8: index 2**50 + 1 instead of 2**50. Against the
+    # neighbour 2**53 - 5 (index 2**50 - 1, distance 8 = one grid step) that is a shift of
+    # 2 steps, beyond ceil(8 / g) = 1: the grid sensitivity would not hold.
+    mech = DiscreteLaplaceMechanism(epsilon=1e300, granularity=8.0, random_state=0)
+    assert mech([2**53 + 3, 0.5]).tolist() == [2.0**53, 0.0]
+    assert mech([2**53 - 5, 0.5]).tolist() == [2.0**53 - 8, 0.0]
+    assert mech([2**64 + 3, -1.5, 2**53 + 3]).tolist() == [2.0**55, -0.0, 2.0**53]
+    integers = DiscreteLaplaceMechanism(epsilon=1e300, random_state=0)
+    assert integers([2**64 + 1, 2.0, -3]).tolist() == [2**52, 2, -3]
+    with pytest.raises(ValueError, match="integer-valued"):
+        integers([2**64 + 1, 2.5])
+    with pytest.raises(ValueError, match="finite"):
+        mech([2**64, float("nan")])
+    # An object array is read the same way (exactly), whatever made it.
+    assert mech(np.array([2**53 + 3, 0.5], dtype=object)).tolist() == [2.0**53, 0.0]
+    with pytest.raises(TypeError, match="numeric"):
+        mech(np.array(["3"], dtype=object))
 
 
 # --------------------------------------------------------------------------------------

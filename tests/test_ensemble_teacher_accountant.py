@@ -10,7 +10,10 @@ teachers with two classes, and a neighbouring data set could change that count.
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.ensemble import VotingClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -64,3 +67,39 @@ def test_a_student_with_an_accountant_is_allowed():
                                          random_state=0)
     est.fit(X, y)
     assert acc.spent.epsilon == 2.0
+
+
+class _ListEnsemble(ClassifierMixin, BaseEstimator):
+    """A meta-estimator holding its members in a list (get_params does not descend into it)."""
+
+    def __init__(self, members=()):
+        self.members = members
+
+    def fit(self, X, y):
+        self.fitted_ = [clone(m).fit(X, y) for m in self.members]
+        self.classes_ = self.fitted_[0].classes_
+        return self
+
+    def predict(self, X):
+        return self.fitted_[0].predict(X)
+
+
+@pytest.mark.parametrize("make", [
+    # The accountant in a dict (GridSearchCV's param_grid) or in a list of estimators: both
+    # hidden from get_params(deep=True), both shared by every clone of the teacher.
+    lambda acc: GridSearchCV(DPLogisticRegressionAMP(epsilon=1.0, delta=1e-6, classes=[0, 1]),
+                             {"accountant": [acc]}, cv=2),
+    lambda acc: _ListEnsemble([DPLogisticRegressionAMP(epsilon=1.0, delta=1e-6, classes=[0, 1],
+                                                       accountant=acc)]),
+    lambda acc: VotingClassifier([("dp", DPLogisticRegressionAMP(
+        epsilon=1.0, delta=1e-6, classes=[0, 1], accountant=acc))]),
+])
+def test_an_accountant_hidden_in_a_container_parameter_is_refused(make):
+    rng = np.random.default_rng(4)
+    X, y = _blobs(400, rng)
+    teacher_acc = BudgetAccountant(epsilon=1000.0, delta=0.5)
+    est = ModelAgnosticPrivateClassifier(make(teacher_acc), n_teachers=4, epsilon=5.0,
+                                         classes=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match="accountant"):
+        est.fit(X, y)
+    assert teacher_acc.spent is None

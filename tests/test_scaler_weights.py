@@ -204,3 +204,19 @@ def test_weighted_worst_case_passes_and_catches_quarter_noise(noise, delta):
     pair = ((-1.0, 1.0), (1.0, 1.0))
     assert _audit(DPStandardScaler, *pair, delta, noise) <= 1.0
     assert _audit(_QuarterNoise, *pair, delta, noise) > 1.0
+
+
+def test_discrete_rounding_is_round_half_up_of_the_exact_value():
+    # z K = 1/2 - 2**-54 (and w M the same) round to 0: a float "+ 0.5" rounds
+    # 1 - 2**-54 up to 1.0 and gave 1. (Either index keeps the privacy bound, which holds
+    # for any k in [-K, K] and omega in [0, M]; the documented rounding is round half up.)
+    from skdp.preprocessing._dp_scaler import _discrete_sums
+    K, M = 2**16, 2**10
+    just_below_half = 0.5 - 2.0**-54
+    X = np.array([[just_below_half / K], [0.5 / K], [-0.5 / K]])
+    lower, upper = np.array([-1.0]), np.array([1.0])
+    sums, squares = _discrete_sums(X, lower, upper, None, K, M)
+    assert sums.tolist() == [M * (0 + 1 + 0)] and squares.tolist() == [M * 1]
+    w = np.array([just_below_half / M, 1.0, 1.0])
+    sums, _ = _discrete_sums(np.ones((3, 1)), lower, upper, w, K, M)
+    assert sums.tolist() == [(0 + M + M) * K]

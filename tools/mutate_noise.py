@@ -282,6 +282,8 @@ MUTANTS = [
     ("svm_discrete_gauss", "skdp/svm/_base.py",
      "return discrete_gaussian_sigma2(sensitivity, epsilon,",
      "return discrete_gaussian_sigma2(0.5 * sensitivity, epsilon,"),
+    ("svm_discrete_round_up", "skdp/svm/_base.py",
+     "sensitivity *= 1.0 + 2.0**-40", "sensitivity *= 1.0"),
     ("svm_discrete_draw", "skdp/svm/_base.py",
      "multiplier = Fraction(self._noise_multiplier)",
      "multiplier = Fraction(0.5 * self._noise_multiplier)"),

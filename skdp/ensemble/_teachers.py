@@ -127,17 +127,42 @@ def check_teacher_estimator(estimator, name="estimator"):
     an unnoised output of the private data: a teacher whose rows hold one class
     is replaced by a constant vote and a teacher whose fit fails abstains, so the
     accountant's ``spent`` would count, e.g., the teachers that saw two classes.
-    Nested estimators (pipelines, meta-estimators) are searched too.
+    Nested estimators (pipelines, meta-estimators) are searched too, and so are
+    lists, tuples, sets and dicts among the parameters (a list of estimators, a
+    ``GridSearchCV`` ``param_grid``), which ``get_params(deep=True)`` does not
+    enter but ``clone`` keeps the accountant in.
     """
-    params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else {}
-    for key, value in params.items():
-        if isinstance(value, BudgetAccountant):
-            raise ValueError(
-                f"{name} carries a BudgetAccountant ({key}=...). Teachers are trained on "
-                f"parts of the private data and protected by the ensemble's own budget; "
-                f"how often their accountant would be charged depends on their rows, so "
-                f"it would leak. Give the teachers accountant=None (the ensemble's "
-                f"`accountant` records the whole fit). Nothing was spent.")
+    key = _find_accountant(estimator, "", set())
+    if key is not None:
+        raise ValueError(
+            f"{name} carries a BudgetAccountant ({key or name}=...). Teachers are trained on "
+            f"parts of the private data and protected by the ensemble's own budget; "
+            f"how often their accountant would be charged depends on their rows, so "
+            f"it would leak. Give the teachers accountant=None (the ensemble's "
+            f"`accountant` records the whole fit). Nothing was spent.")
+
+
+def _find_accountant(value, path, seen):
+    """Path of a BudgetAccountant in ``value``'s parameters or containers, else None."""
+    if isinstance(value, BudgetAccountant):
+        return path
+    if id(value) in seen:
+        return None
+    seen.add(id(value))
+    if isinstance(value, dict):
+        items = [(f"{path}[{key!r}]", item) for key, item in value.items()]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+    elif hasattr(value, "get_params") and not isinstance(value, type):
+        items = [(f"{path}__{key}" if path else key, item)
+                 for key, item in value.get_params(deep=False).items()]
+    else:
+        return None
+    for key, item in items:
+        found = _find_accountant(item, key, seen)
+        if found is not None:
+            return found
+    return None
 
 
 def check_teacher_weights(estimator, sample_weight, n_samples):

@@ -616,14 +616,58 @@ def _round_half_up(u):
     return whole + (u - whole >= 0.5)
 
 
+def _exact_array(value):
+    """``np.asarray(value)``, or an object array of exact ints and Fractions for sequences
+    that numpy would round or cannot hold.
+
+    numpy stores a Python sequence mixing integers beyond ``2**53`` with floats
+    (or integers ``>= 2**63`` with negatives) as doubles, rounding the integers
+    first; rounded twice (to a double, then to the grid) two values ``D`` apart
+    can land more than ``ceil(D / g)`` grid steps apart. Integers beyond uint64
+    it keeps as objects. Both become exact Python integers and Fractions (of
+    finite float64-or-narrower floats), which the grid divides exactly.
+    """
+    array = np.asarray(value)
+    if array.dtype.kind != "O" and (array.dtype.kind != "f" or isinstance(value, np.ndarray)):
+        return array
+    flat = np.asarray(value, dtype=object).ravel().tolist()
+    if array.dtype.kind == "f" and not any(
+            isinstance(x, numbers.Integral) and abs(int(x)) > 2**53 for x in flat):
+        return array  # every value is exactly the double numpy made of it
+    exact = []
+    for x in flat:
+        if isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)):
+            exact.append(int(x))
+        elif isinstance(x, (float, np.float16, np.float32, np.float64)):
+            if not math.isfinite(x):
+                raise ValueError("value must be finite (no NaN or infinity).")
+            exact.append(Fraction(float(x)))  # exact: a double is a dyadic rational
+        else:
+            raise TypeError(f"value must be numeric (integers or floats), got {x!r} "
+                            f"of type {type(x).__name__}.")
+    return np.array(exact, dtype=object).reshape(array.shape)
+
+
+def _integer_valued(x):
+    if isinstance(x, Fraction):
+        if x.denominator != 1:
+            raise ValueError(
+                "value must be integer-valued when granularity=None (e.g. counts); for "
+                "real values pass a power-of-two granularity such as 2**-10.")
+        return x.numerator
+    return x
+
+
 def _grid_indices(value, granularity):
     """The query value as exact grid indices (an int64 array of its shape), before any noise.
 
     ``granularity=None``: the values must be integers. Otherwise each value
     ``x`` becomes ``floor(x / g + 1/2)`` (round half up) of its exact value:
     for floats ``x / g`` is a power-of-two scaling, exact except in the
-    subnormal range where the index is 0 either way; integers are divided as
-    exact rationals. Indices beyond ``+-2**52`` are clamped to ``+-2**52``.
+    subnormal range where the index is 0 either way; integers (also Python
+    integers beyond int64, and sequences mixing integers beyond ``2**53`` with
+    floats, read exactly by :func:`_exact_array`) are divided as exact
+    rationals. Indices beyond ``+-2**52`` are clamped to ``+-2**52``.
 
     Clamping keeps the grid sensitivities. ``c(k) = min(max(k, -M), M)`` is
     monotone and 1-Lipschitz: for ``a >= b``, ``0 <= c(a) - c(b) <= a - b``
@@ -641,8 +685,8 @@ def _grid_indices(value, granularity):
     sensitivity is finite on both neighbours or on neither, so that refusal
     does not depend on which neighbour is used.
     """
-    array = np.asarray(value)
-    if array.dtype.kind not in "iuf":
+    array = _exact_array(value)
+    if array.dtype.kind not in "iufO":
         raise TypeError(f"value must be numeric (integers or floats), got dtype {array.dtype}.")
     if array.dtype.kind == "f":
         if np.finfo(array.dtype).nmant > np.finfo(np.float64).nmant:
@@ -654,7 +698,10 @@ def _grid_indices(value, granularity):
         if not np.all(np.isfinite(array)):
             raise ValueError("value must be finite (no NaN or infinity).")
     if granularity is None:
-        if array.dtype.kind == "f" and np.any(array != np.floor(array)):
+        if array.dtype.kind == "O":  # exact ints and Fractions
+            array = np.array([_integer_valued(x) for x in array.ravel().tolist()],
+                             dtype=object).reshape(array.shape)
+        elif array.dtype.kind == "f" and np.any(array != np.floor(array)):
             raise ValueError(
                 "value must be integer-valued when granularity=None (e.g. counts); for "
                 "real values pass a power-of-two granularity such as 2**-10."
@@ -663,7 +710,8 @@ def _grid_indices(value, granularity):
     elif array.dtype.kind == "f":
         exponent = (granularity.numerator.bit_length() - 1
                     - (granularity.denominator.bit_length() - 1))
-        with np.errstate(over="ignore"):
+        # Silent: a warning only for values whose quotient overflows would depend on the data.
+        with np.errstate(over="ignore", invalid="ignore"):
             indices = _round_half_up(np.ldexp(array, -exponent))
     else:
         half = Fraction(1, 2)
@@ -675,7 +723,8 @@ def _grid_indices(value, granularity):
         return np.minimum(indices.astype(np.uint64), np.uint64(_MAX_GRID_INDEX)).astype(np.int64)
     if indices.dtype.kind == "i":
         indices = indices.astype(np.int64)
-    return np.clip(indices, -_MAX_GRID_INDEX, _MAX_GRID_INDEX).astype(np.int64)
+    # (np.asarray: np.clip returns a Python integer for a 0-d object array.)
+    return np.asarray(np.clip(indices, -_MAX_GRID_INDEX, _MAX_GRID_INDEX)).astype(np.int64)
 
 
 def _grid_release(indices, noise, granularity):

@@ -16,6 +16,7 @@ from skdp.mechanisms import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
+from skdp.mechanisms._discrete import _round_half_up
 from skdp.preprocessing._bounds import _BoundedScalerMixin
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_bounded_sample_weight, check_option
@@ -276,15 +277,15 @@ def _value_grid(*sizes):
 
 def _discrete_sums(X, lower, upper, sample_weight, value_grid, weight_grid):
     """Exact int64 sums ``T1_j = sum_i omega_i k_ij``, ``T2_j = sum_i omega_i k_ij**2``."""
-    # floor(u + 1/2) with u = z K: z K is exact (K a power of two, |z K| <= 2**16), and so
-    # is adding 1/2.
+    # floor(u + 1/2) of the exact u = z K (exact: K a power of two, |z K| <= 2**16); a
+    # float "u + 0.5" would round 1/2 - 2**-54 + 1/2 up to 1. The same for w M.
     def rounded(values, lo, hi):
-        return np.floor(_normalized(values, lo, hi) * value_grid + 0.5).astype(np.int64)
+        return _round_half_up(_normalized(values, lo, hi) * value_grid).astype(np.int64)
 
     if sample_weight is None:
         omega = np.full(X.shape[0], weight_grid, dtype=np.int64)
     else:
-        omega = np.floor(sample_weight * weight_grid + 0.5).astype(np.int64)
+        omega = _round_half_up(sample_weight * weight_grid).astype(np.int64)
     return _column_sums(X, rounded, lower, upper, omega)
 
 

@@ -189,7 +189,17 @@ def svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granulari
     -------
     parameter : fractions.Fraction
         Discrete Laplace scale ``t`` or discrete Gaussian ``sigma^2``, in grid steps.
+
+    Notes
+    -----
+    ``sensitivity`` is first raised by a relative ``2**-40`` (fixed, so
+    data-independent): it and ``sqrt(F)`` times it are float results, each a
+    few round-offs of ``2**-53`` below the exact bound at worst, and the
+    grid's ``ceil`` would otherwise lose a step when the exact bound lies just
+    above an integer number of steps.
     """
+    # Data-independent upward rounding of the float Delta_2 and sqrt(F) Delta_2 (Notes).
+    sensitivity *= 1.0 + 2.0**-40
     if mechanism == "discrete_laplace":
         # Seed 001, Thm. 10: L1 sensitivity <= sqrt(F) Delta_2; on the grid it becomes
         # ceil(sqrt(F) Delta_2 / g) + F - 1 steps, and the discrete Laplace (CKS Alg. 2,
