@@ -258,6 +258,10 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     def _features(self, X, rng):
         feature_map = self._make_map(rng).fit(X)
+        # The frequencies are drawn; the spawned generator must not stay in the released
+        # map: its seed sequence holds the root entropy, from which the sibling stream that
+        # draws the output noise can be rebuilt.
+        feature_map.random_state = None
         return feature_map.transform(X), 1.0, feature_map
 
     def _set_model(self, W, feature_map):
