@@ -8,6 +8,7 @@ fails abstains after or before its charge, so the accountant's ``spent`` would c
 teachers with two classes, and a neighbouring data set could change that count.
 """
 
+import joblib
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -17,7 +18,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skdp import BudgetAccountant
+from skdp import BudgetAccountant, PrivacyBudget
 from skdp.ensemble import ModelAgnosticPrivateClassifier, PrivateQueryAnswerer
 from skdp.linear_model import DPLogisticRegressionAMP
 from test_ensemble import _blobs
@@ -103,3 +104,39 @@ def test_an_accountant_hidden_in_a_container_parameter_is_refused(make):
     with pytest.raises(ValueError, match="accountant"):
         est.fit(X, y)
     assert teacher_acc.spent is None
+
+
+class _Settings:
+    """An opaque holder the parameter search does not look into."""
+
+    def __init__(self, accountant):
+        self.accountant = accountant
+
+
+class _SpendingTeacher(LogisticRegression):
+    """A teacher that charges an accountant reached through an opaque object."""
+
+    def __init__(self, settings=None, C=1.0):
+        super().__init__(C=C)
+        self.settings = settings
+
+    def fit(self, X, y, sample_weight=None):
+        self.settings.accountant.spend(PrivacyBudget(0.1, 0.0), by="teacher")
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("backend", ["sequential", "threading"])
+def test_a_hidden_accountant_is_never_charged_by_a_teacher(backend):
+    # The parameter search cannot see inside arbitrary objects; the accountant itself
+    # refuses every spend made while a teacher fits (the teacher then abstains).
+    rng = np.random.default_rng(4)
+    X, y = _blobs(600, rng)
+    acc = BudgetAccountant(epsilon=100.0, delta=0.5)
+    est = ModelAgnosticPrivateClassifier(_SpendingTeacher(_Settings(acc)), n_teachers=6,
+                                         epsilon=5.0, classes=[0, 1], fallback_label=0,
+                                         random_state=0, n_jobs=2)
+    with joblib.parallel_backend(backend):
+        est.fit(X, y)
+    assert acc.spent is None
+    acc.spend(PrivacyBudget(0.1, 0.0), by="outside a teacher")  # still works elsewhere
+    assert acc.spent == PrivacyBudget(0.1, 0.0)
