@@ -3,6 +3,7 @@
 import math
 import os
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -16,6 +17,27 @@ __all__ = ["BudgetAccountant", "Spend"]
 # a decimal such as 0.1 to a float, or PrivacyBudget.split's division, can add.
 # Sums are exact (rational), so nothing else is let through.
 _ROUND_OFF = Fraction(2.0**-53)
+
+# Per thread: how many enclosing `spending_refused` blocks are open.
+_REFUSING = threading.local()
+
+
+@contextmanager
+def spending_refused():
+    """Make every :meth:`BudgetAccountant.spend` in this thread raise while open.
+
+    Subsample-and-aggregate fits its teachers inside such a block: whether and how
+    often a teacher would charge an accountant depends on its rows (a teacher whose
+    rows hold one class is a constant vote and charges nothing), so any accountant a
+    teacher reaches, however it is hidden, would leak that count. The teacher's fit
+    fails instead and it abstains. Entered in the thread that runs the fit (a joblib
+    worker thread); in worker processes the accountant is a copy, which refuses anyway.
+    """
+    _REFUSING.depth = getattr(_REFUSING, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _REFUSING.depth -= 1
 
 
 @dataclass(frozen=True)
@@ -197,6 +219,12 @@ class BudgetAccountant:
         by : object, default=""
             Who spends it (an estimator or a label); stored as its ``repr``.
         """
+        if getattr(_REFUSING, "depth", 0):
+            raise RuntimeError(
+                "a BudgetAccountant cannot be charged while a teacher of a "
+                "subsample-and-aggregate ensemble fits: how often teachers charge it depends "
+                "on their private rows. Give the teachers no accountant; the ensemble's own "
+                "`accountant` records the whole fit.")
         if self._is_copy or os.getpid() != self._pid:
             raise RuntimeError(
                 "this BudgetAccountant is a copy made by pickling (a process-based joblib "

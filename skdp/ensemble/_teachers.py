@@ -12,6 +12,7 @@ from sklearn.utils.validation import has_fit_parameter
 from threadpoolctl import ThreadpoolController
 
 from skdp.accounting import BudgetAccountant
+from skdp.accounting._accountant import spending_refused
 from skdp.utils._validation import check_sample_weight
 
 __all__ = ["assign_teachers", "check_teacher_weights", "fit_teachers", "keyed_row_hash",
@@ -108,7 +109,7 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None):
         estimator.set_params(random_state=seed)
     # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
-    with _threadpools().limit(limits=1), _silenced():
+    with _threadpools().limit(limits=1), _silenced(), spending_refused():
         try:
             if sample_weight is None:
                 return estimator.fit(X, y)
