@@ -29,7 +29,9 @@ random_state : int, numpy.random.Generator or None, default=None
     reproducible for tests and examples, but anyone who knows the seed can
     remove the noise. An int or a Generator is copied by ``clone``, so every
     clone (each fit of ``GridSearchCV`` or ``cross_val_score``) draws the
-    *same* noise, which then cancels between fits on overlapping data.""",
+    *same* noise, which then cancels between fits on overlapping data. A
+    Generator stays in the parameters, so a pickled model carries its state
+    after the fit, from which the noise can be replayed.""",
     "accountant": """\
 accountant : BudgetAccountant or None, default=None
     A shared total budget. Each fit spends ``(epsilon, delta)`` from it and is
