@@ -186,3 +186,49 @@ def test_extra_newton_steps_when_the_rigorous_bound_misses(monkeypatch):
     res = minimize_certified(obj, np.zeros(10), gamma=gamma)
     assert res.grad_norm <= gamma and len(calls) >= 1
     assert np.linalg.norm(obj.value_and_grad(res.x)[1]) <= gamma / 10
+
+
+def _small_problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(rng.random(200) < 0.5, -1.0, 1.0)
+    return GLMObjective(X, y, get_loss("logistic"), 0.01, rng.normal(size=5) * 0.1)
+
+
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_never_released_on_the_fast_norm_after_a_failed_check(matrix_free):
+    """gamma below the rounding floor: the fast norm meets it, the rigorous bound cannot.
+
+    The solvers must raise, never return the point with its fast norm as ``grad_norm``.
+    """
+    obj = _small_problem()
+    gamma = 1e-15  # the rigorous bound at the optimum is about 2.4e-15 here
+    with pytest.raises(CertificationError):
+        res = minimize_certified(obj, np.zeros(5), gamma=gamma, max_iter=100,
+                                 matrix_free=matrix_free)
+        # what was released: its rigorous bound exceeds gamma
+        assert gradient_norm_bound(obj, res.x) <= gamma, "released an uncertified point"
+
+
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_exactly_zero_fast_gradient_below_the_floor_terminates(matrix_free):
+    """A fast gradient of exactly 0 with gamma under the rounding floor must not loop."""
+    import signal
+
+    X = np.array([[1.0], [1.0]])
+    obj = GLMObjective(X, np.array([1.0, -1.0]), get_loss("logistic"), 0.0, None)
+    assert not np.any(obj.value_and_grad(np.zeros(1))[1])  # exactly zero
+
+    def timeout(*_):
+        raise TimeoutError("minimize_certified loops forever")
+
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(10)
+    try:
+        with pytest.raises(CertificationError):
+            minimize_certified(obj, np.zeros(1), gamma=1e-20, max_iter=5,
+                               matrix_free=matrix_free)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
