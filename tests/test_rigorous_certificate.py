@@ -232,3 +232,15 @@ def test_exactly_zero_fast_gradient_below_the_floor_terminates(matrix_free):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_row_norm_bounds_cover_duplicate_csr_entries():
+    """A non-canonical CSR row (duplicates summed by every product) has the norm of the sums."""
+    from skdp.linear_model._certificate import _Block
+
+    parts = np.full(100, 0.01)  # one entry stored as 100 parts: x_00 = 1.0
+    X = sp.csr_matrix((np.r_[parts, 0.3, -0.2], np.r_[np.zeros(100, int), 0, 1],
+                       [0, 100, 102]), shape=(2, 2))
+    assert not X.has_canonical_format
+    exact = np.linalg.norm(X.toarray(), axis=1)
+    assert np.all(_Block(X, 0, 2).row_norms >= exact)
