@@ -244,3 +244,23 @@ def test_row_norm_bounds_cover_duplicate_csr_entries():
     assert not X.has_canonical_format
     exact = np.linalg.norm(X.toarray(), axis=1)
     assert np.all(_Block(X, 0, 2).row_norms >= exact)
+
+
+def test_bound_on_unsorted_csr_with_duplicates_matches_canonical():
+    rng = np.random.default_rng(4)
+    m, d = 300, 40
+    rows, cols = np.repeat(np.arange(m), 6), rng.integers(d, size=6 * m)  # some repeat
+    vals = rng.normal(size=6 * m) / 4
+    order = rng.permutation(6 * m)
+    coo = sp.coo_matrix((vals[order], (rows[order], cols[order])), shape=(m, d))
+    X = sp.csr_matrix((coo.data, coo.col, np.r_[0, np.cumsum(np.bincount(coo.row, minlength=m))]),
+                      shape=(m, d))  # rows grouped, columns unsorted, duplicates kept
+    assert not X.has_canonical_format and len(set(zip(coo.row, coo.col))) < 6 * m
+    y = rng.choice([-1.0, 1.0], size=m)
+    theta = rng.normal(size=d)
+    canon = X.copy()
+    canon.sum_duplicates()
+    bounds = [gradient_norm_bound(GLMObjective(A, y, get_loss("logistic"), 1e-3, None), theta)
+              for A in (X, canon, canon.toarray())]
+    assert bounds[0] == pytest.approx(bounds[2], rel=1e-9)
+    assert bounds[1] == pytest.approx(bounds[2], rel=1e-9)
