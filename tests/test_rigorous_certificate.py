@@ -264,3 +264,9 @@ def test_bound_on_unsorted_csr_with_duplicates_matches_canonical():
               for A in (X, canon, canon.toarray())]
     assert bounds[0] == pytest.approx(bounds[2], rel=1e-9)
     assert bounds[1] == pytest.approx(bounds[2], rel=1e-9)
+
+
+@pytest.mark.parametrize("t", [1e307, 1.7e308])
+def test_bound_is_inf_not_an_exception_near_overflow(t):
+    obj = GLMObjective(np.array([[1.0]]), np.array([1.0]), get_loss("logistic"), 0.0, None)
+    assert gradient_norm_bound(obj, np.array([t])) == math.inf
