@@ -127,7 +127,8 @@ def _exact_sum(h, r, reduce, n_terms, top):
     TwoProduct); ``top >= max |h|``.
     """
     levels = math.ceil(math.log2(n_terms + 2))
-    sigma = math.ldexp(1.0, levels + math.frexp(top)[1])  # >= 2^levels * top
+    # >= 2^levels * top; inf (not OverflowError) near overflow, so the bound is inf
+    sigma = float(np.ldexp(1.0, levels + math.frexp(top)[1]))
     q = (sigma + h) - sigma  # h = q + (h - q) exactly, q a multiple of u sigma
     S = reduce(q)  # exact: every partial sum is a multiple of u sigma below sigma
     C = reduce((h - q) + r)
