@@ -186,3 +186,75 @@ def test_extra_newton_steps_when_the_rigorous_bound_misses(monkeypatch):
     res = minimize_certified(obj, np.zeros(10), gamma=gamma)
     assert res.grad_norm <= gamma and len(calls) >= 1
     assert np.linalg.norm(obj.value_and_grad(res.x)[1]) <= gamma / 10
+
+
+def _small_problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(rng.random(200) < 0.5, -1.0, 1.0)
+    return GLMObjective(X, y, get_loss("logistic"), 0.01, rng.normal(size=5) * 0.1)
+
+
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_never_released_on_the_fast_norm_after_a_failed_check(matrix_free):
+    """gamma below the rounding floor: the fast norm meets it, the rigorous bound cannot.
+
+    The solvers must raise, never return the point with its fast norm as ``grad_norm``.
+    """
+    obj = _small_problem()
+    gamma = 1e-15  # the rigorous bound at the optimum is about 2.4e-15 here
+    with pytest.raises(CertificationError):
+        res = minimize_certified(obj, np.zeros(5), gamma=gamma, max_iter=100,
+                                 matrix_free=matrix_free)
+        # what was released: its rigorous bound exceeds gamma
+        assert gradient_norm_bound(obj, res.x) <= gamma, "released an uncertified point"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_exactly_zero_fast_gradient_below_the_floor_terminates(matrix_free):
+    """A fast gradient of exactly 0 with gamma under the rounding floor must not loop."""
+    X = np.array([[1.0], [1.0]])
+    obj = GLMObjective(X, np.array([1.0, -1.0]), get_loss("logistic"), 0.0, None)
+    assert not np.any(obj.value_and_grad(np.zeros(1))[1])  # exactly zero
+    with pytest.raises(CertificationError):
+        minimize_certified(obj, np.zeros(1), gamma=1e-20, max_iter=5, matrix_free=matrix_free)
+
+
+def test_row_norm_bounds_cover_duplicate_csr_entries():
+    """A non-canonical CSR row (duplicates summed by every product) has the norm of the sums."""
+    from skdp.linear_model._certificate import _Block
+
+    parts = np.full(100, 0.01)  # one entry stored as 100 parts: x_00 = 1.0
+    X = sp.csr_matrix((np.r_[parts, 0.3, -0.2], np.r_[np.zeros(100, int), 0, 1],
+                       [0, 100, 102]), shape=(2, 2))
+    assert not X.has_canonical_format
+    exact = np.linalg.norm(X.toarray(), axis=1)
+    assert np.all(_Block(X, 0, 2).row_norms >= exact)
+
+
+def test_bound_on_unsorted_csr_with_duplicates_matches_canonical():
+    rng = np.random.default_rng(4)
+    m, d = 300, 40
+    rows, cols = np.repeat(np.arange(m), 6), rng.integers(d, size=6 * m)  # some repeat
+    vals = rng.normal(size=6 * m) / 4
+    order = rng.permutation(6 * m)
+    coo = sp.coo_matrix((vals[order], (rows[order], cols[order])), shape=(m, d))
+    X = sp.csr_matrix((coo.data, coo.col, np.r_[0, np.cumsum(np.bincount(coo.row, minlength=m))]),
+                      shape=(m, d))  # rows grouped, columns unsorted, duplicates kept
+    assert not X.has_canonical_format and len(set(zip(coo.row, coo.col))) < 6 * m
+    y = rng.choice([-1.0, 1.0], size=m)
+    theta = rng.normal(size=d)
+    canon = X.copy()
+    canon.sum_duplicates()
+    bounds = [gradient_norm_bound(GLMObjective(A, y, get_loss("logistic"), 1e-3, None), theta)
+              for A in (X, canon, canon.toarray())]
+    assert bounds[0] == pytest.approx(bounds[2], rel=1e-9)
+    assert bounds[1] == pytest.approx(bounds[2], rel=1e-9)
+
+
+@pytest.mark.parametrize("t", [1e307, 1.7e308])
+def test_bound_is_inf_not_an_exception_near_overflow(t):
+    obj = GLMObjective(np.array([[1.0]]), np.array([1.0]), get_loss("logistic"), 0.0, None)
+    assert gradient_norm_bound(obj, np.array([t])) == math.inf

@@ -127,7 +127,8 @@ def _exact_sum(h, r, reduce, n_terms, top):
     TwoProduct); ``top >= max |h|``.
     """
     levels = math.ceil(math.log2(n_terms + 2))
-    sigma = math.ldexp(1.0, levels + math.frexp(top)[1])  # >= 2^levels * top
+    # >= 2^levels * top; inf (not OverflowError) near overflow, so the bound is inf
+    sigma = float(np.ldexp(1.0, levels + math.frexp(top)[1]))
     q = (sigma + h) - sigma  # h = q + (h - q) exactly, q a multiple of u sigma
     S = reduce(q)  # exact: every partial sum is a multiple of u sigma below sigma
     C = reduce((h - q) + r)
@@ -178,11 +179,20 @@ class _Block:
         self.split = _split(self.values)
         # Upper bounds on the rows' L2 norms (computed norm times 1 + gamma_{d+2}),
         # and so on every |x_ij|.
-        squares = self.values * self.values
         if self.sparse:
-            sums = np.bincount(self.rows, weights=squares, minlength=self.n_rows)
+            norm_values, norm_rows = self.values, self.rows
+            if not B.has_canonical_format:
+                # Duplicates add up in every product: bound each entry by the sum of
+                # its parts' |.|, rounded up (positive sums of <= row_terms parts).
+                A = sp.csr_matrix((np.abs(B.data), B.indices.copy(), B.indptr.copy()),
+                                  shape=B.shape)  # own indices: sum_duplicates sorts in place
+                A.sum_duplicates()
+                norm_values = A.data * (1.0 + gamma_n(self.row_terms + 1))
+                norm_rows = np.repeat(np.arange(self.n_rows), np.diff(A.indptr))
+            squares = norm_values * norm_values
+            sums = np.bincount(norm_rows, weights=squares, minlength=self.n_rows)
         else:
-            sums = squares.sum(axis=1)
+            sums = (self.values * self.values).sum(axis=1)
         self.row_norms = (np.sqrt(sums) * (1.0 + gamma_n(self.n_cols + 2))
                           + math.sqrt(self.n_cols * ETA))
         self.max_entry = float(self.row_norms.max(initial=0.0))
