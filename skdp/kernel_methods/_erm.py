@@ -219,10 +219,10 @@ def rkhs_gradient_norm_bound(K, y, loss, alpha, beta, sample_weight=None):
         v, v_err = _accurate_matvec(K, g)
         h, r = two_product(g, v)
         S, C, sum_err = _exact_sum(h, r, np.sum, n, float(np.max(np.abs(h), initial=0.0)))
-        q = S + C
+        q, e_sum = S + C, float(np.sum(e))
         error = (U * abs(q) + sum_err + float(np.abs(g) @ v_err)
                  + 2.0 * float(e @ (np.abs(v) + v_err))
-                 + float(np.max(np.abs(K), initial=0.0)) * float(np.sum(e)) ** 2)
+                 + float(np.max(np.abs(K), initial=0.0)) * e_sum * e_sum)
         bound = math.sqrt(max(q + 2.0 * error, 0.0)) * (1.0 + 4 * U)
     return bound if math.isfinite(bound) else math.inf
 
