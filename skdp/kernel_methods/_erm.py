@@ -56,6 +56,7 @@ from skdp.linear_model._certificate import (
     U,
     _binary_residuals,
     _Block,
+    _chunks,
     _exact_sum,
     two_product,
 )
@@ -141,18 +142,11 @@ def _objective(K, y, loss, alpha, beta, sample_weight=None):
     return data_term + 0.5 * alpha * float(beta @ Kb), Kb
 
 
-# Kernel entries per chunk of rows in rkhs_gradient_norm_bound (a few temporaries
-# of this size live at once; rows are the unit, so at least one row).
-_BOUND_CHUNK_ELEMENTS = 1 << 18
-
-
 def _accurate_matvec(K, vector):
     """``K @ vector`` by error-free dot products, with a bound on each entry's error."""
     n = K.shape[0]
-    step = max(1, _BOUND_CHUNK_ELEMENTS // max(1, n))
     out, err = np.empty(n), np.empty(n)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
+    for start, stop in _chunks(n, n):  # blocks of rows small enough to stay in cache
         Z, Z_err = _Block(K, start, stop).scores(vector[None, :])
         out[start:stop], err[start:stop] = Z[:, 0], Z_err[:, 0]
     return out, err
