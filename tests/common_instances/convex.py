@@ -23,6 +23,9 @@ _TINY_DATA = ("accuracy threshold 0.83 on 300 make_blobs samples: at epsilon=1 t
 EXPECTED_FAILED_CHECKS = {
     name: {"check_classifiers_train": _TINY_DATA, **WEIGHT_CHECKS}
     for name in ("PrivateFrankWolfeClassifier", "PermutationSGDClassifier",
-                 "ObjectivePerturbationClassifier", "OutputPerturbationClassifier")
+                 "OutputPerturbationClassifier")
 }
+# With the tight Jacobian term (half the paper's), objective perturbation's noise at
+# epsilon=1 now passes the accuracy threshold on the checks' data.
+EXPECTED_FAILED_CHECKS["ObjectivePerturbationClassifier"] = dict(WEIGHT_CHECKS)
 EXPECTED_FAILED_CHECKS["DPSGDClassifier"] = dict(WEIGHT_CHECKS)
