@@ -78,7 +78,7 @@ def test_analytic_gaussian_never_under_noises_through_rounding(epsilon, delta):
 
 @pytest.mark.parametrize("epsilon", [1e12, 1e30, 1e153, 1e154, 1e200,
                                      1e300, np.finfo(float).max])
-@pytest.mark.parametrize("delta", [1e-300, 1e-5, 0.9])
+@pytest.mark.parametrize("delta", [1e-300, 1e-5, 0.5 - 1e-12, 0.5, 0.5 + 1e-12, 0.9])
 def test_analytic_gaussian_at_huge_epsilon(epsilon, delta):
     # Balle and Wang's delta(s) <= Q(epsilon s - 1/(2 s)) for s = sigma / Delta (the
     # subtracted term is >= 0). The returned sigma must satisfy it, with the margin
