@@ -247,8 +247,11 @@ def _sigma_ratio_large_epsilon(epsilon, delta):
     """
     log_delta = math.log(delta)
     z = -float(special.ndtri(delta))
+    # Raise z until Q(z) <= delta is certain. Steps of 2**-40 (relative, at least absolute):
+    # one ulp at a time would take ~2**62 steps from z = 0 (delta = 1/2).
+    step = max(abs(z), 1.0) * 2.0**-40
     while special.log_ndtr(-z) > log_delta - 64 * _ROUND_OFF * abs(log_delta):
-        z = math.nextafter(z, math.inf)
+        z += step
     root_eps = math.sqrt(epsilon)
     t = z / (2.0 * root_eps)
     return (t + math.sqrt(t * t + 0.5)) / root_eps * (1.0 + 1e-12)
