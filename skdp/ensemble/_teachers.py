@@ -15,8 +15,8 @@ from skdp.accounting import BudgetAccountant
 from skdp.accounting._accountant import spending_refused
 from skdp.utils._validation import check_sample_weight
 
-__all__ = ["assign_teachers", "check_teacher_weights", "fit_teachers", "keyed_row_hash",
-           "vote_counts"]
+__all__ = ["assign_teachers", "check_teacher_estimator", "check_teacher_weights",
+           "fit_teachers", "keyed_row_hash", "vote_counts"]
 
 _SIGN_BIT = np.uint64(1 << 63)
 _MUL_1 = np.uint64(0xBF58476D1CE4E5B9)
