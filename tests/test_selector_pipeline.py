@@ -182,11 +182,14 @@ def test_every_step_of_every_candidate_gets_its_own_generator(data, monkeypatch)
                          NoisyCentroidClassifier(1.0, random_state=0))
     grid = {"noisycentroidclassifier__epsilon": [1.0, 2.0, 3.0]}
     PrivateParameterSelector(pipe, grid, classes=[0, 1], random_state=0).fit(X, y)
-    assert [len(d) for d in draws] == [6, 6, 6]  # 3 candidates: checked on public input, fitted
+    # 3 candidates: checked on public input, fitted; and each RandomFourierFeatures once more,
+    # a copy of the candidate's (its generator copied) for the bound of its output.
+    assert [len(d) for d in draws] == [9, 6, 6]
     generators = [g for d in draws for g, _ in d]
     assert len({id(g) for g in generators}) == len(generators)  # all alive: ids are distinct
     first = [v for d in draws for _, v in d]
-    assert len(set(first)) == len(first)
+    assert len(set(first)) == len(first) - 3  # a copy draws the frequencies the candidate draws
+    assert len(set(v for _, v in draws[0])) == 6
 
 
 def test_the_selected_pipeline_predicts_close_to_a_non_private_baseline():

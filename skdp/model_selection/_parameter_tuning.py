@@ -17,7 +17,8 @@ from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
 from skdp.model_selection._steps import (candidate_steps, contains_column_transformer,
-                                         fitted_private_steps, public_front, seeded_steps)
+                                         fitted_private_steps, output_bound_issue, public_front,
+                                         seeded_steps)
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
@@ -133,6 +134,7 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
             f"checked on data-independent input before any budget was spent; nothing was spent."
         ) from exc
     _check_public_front(model, params, X, X_dry)
+    _check_output_bounds(dry, model, params, X, n_rows)
     for name, step in fitted_private_steps(dry):  # the fitted parts, which spent
         spent = getattr(step, "privacy_spent_", None)
         declared = step.get_params(deep=False)
@@ -182,6 +184,46 @@ def _check_public_front(model, params, X, X_dry):
             f"to NaN or infinity (too large for them), which its next step would refuse only "
             f"after the budget is charged. Bring X into a public range first (e.g. a "
             f"PublicBoundsScaler, which clips, as the first step). Nothing was spent.")
+
+
+def _largest_entry(X):
+    """The largest ``|value|`` in ``X`` (its numeric columns, for a DataFrame)."""
+    if _is_frame(X):
+        import pandas as pd  # X is a DataFrame: pandas is installed
+
+        numeric = [i for i, dtype in enumerate(X.dtypes) if pd.api.types.is_numeric_dtype(dtype)]
+        values = X.iloc[:, numeric].to_numpy(dtype=np.float64)
+    else:
+        values = X.data if sp.issparse(X) else X
+    return float(np.max(np.abs(values), initial=0.0))
+
+
+def _check_output_bounds(dry, model, params, X, n_rows):
+    """Refuse ``X`` if some part of the candidate could map one of its rows past the floats.
+
+    Wherever the part sits (after a private part, or in a nested pipeline beside one), a
+    NaN or infinity in its output would be refused by the next step only after the charge,
+    and whether it happens may depend on one record and on the noise (a DPStandardScaler
+    divides by a noisy scale). Each part's output is bounded for every noise draw from
+    public information (:func:`~skdp.model_selection._steps.output_bound_issue`) starting
+    from the largest entry of ``X``: a refusal is "an entry of some record is above a
+    public threshold", a condition on each record alone, refused before the charge as NaN
+    in ``X`` is.
+    """
+    largest = _largest_entry(X)
+    issue = output_bound_issue(dry, model, largest, n_rows)
+    if issue is None:
+        return
+    path, part, bound = issue
+    raise ValueError(
+        f"candidate {params!r}: its part {path!r} ({type(part).__name__}) may map rows of X "
+        f"to NaN or infinity: X's entries reach {largest:g}, and for every noise draw the "
+        f"parts before it only guarantee that its input stays within {bound:g} (a "
+        f"DPStandardScaler divides by a noisy scale, at least the public floor of its "
+        f"variance), too large for it. The next step would refuse such rows only after the "
+        f"budget is charged. Bring X into a public range first (a PublicBoundsScaler, "
+        f"which clips, as the first step, or clip=True on the scalers), or lower the "
+        f"degree, gamma or epsilon of the parts that amplify it. Nothing was spent.")
 
 
 def _spent(model):
@@ -335,8 +377,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     candidates before the charge (Notes) sees only public input (the parts'
     sizes, ``classes_``, the parameters), so whether it fails reveals
     nothing else; only invalid ``X`` (NaN or infinity, in ``X`` or after its
-    leading public steps) is refused from the rows, before the charge, as
-    any estimator refuses it.
+    leading public steps, or entries so large that some part could map
+    them past the largest float for some noise draw, see Notes) is refused
+    from the rows, before the charge, as any estimator refuses NaN.
 
     A pipeline candidate's ``(epsilon_i, delta_i)`` is the sum of the
     ``(epsilon, delta)`` of its private steps, read from its parameters
@@ -407,8 +450,18 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     alone, then transform ``X``: a finite value they map to NaN or infinity
     (too large for ``PolynomialFeatures`` or ``RandomFourierFeatures``) is
     refused there, since the next step would refuse it only after the
-    charge. Public steps after a private part see its released output and
-    are not checked so.
+    charge. Parts after a private part, or beside one in a nested
+    pipeline, see its released output, which depends on the noise: for
+    them every part's output is bounded for every noise draw from public
+    information (a DPStandardScaler's output from its bounds, ``clip`` and
+    the public floor of its noisy variance; ``PolynomialFeatures`` raises
+    its input's bound to its degree; ``RandomFourierFeatures`` is finite
+    while ``|x . w|`` is, with the candidate's own frequencies), starting
+    from the largest entry of ``X``, and a candidate whose bound passes the
+    largest float is refused before the charge. With clipping scalers the
+    refusal does not depend on ``X`` at all; otherwise it means "an entry
+    of some record is above a public threshold", a condition on each
+    record alone, like NaN in ``X``.
     An error that only the real data triggers (for instance a
     :class:`~skdp.exceptions.CertificationError`) propagates from ``fit``
     after the budget is charged, with nothing released, as it does when the

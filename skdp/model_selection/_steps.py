@@ -23,7 +23,7 @@ from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 
 __all__ = ["candidate_steps", "contains_column_transformer", "fitted_private_steps",
-           "public_front", "seeded_steps"]
+           "output_bound_issue", "public_front", "seeded_steps"]
 
 
 # Finite doubles from every range a (validated, finite) entry may hold, and each side of the
@@ -422,3 +422,152 @@ def seeded_steps(estimator, fitted=False):
     return [leaf for name, step in estimator.steps if not _skipped(step)
             for _, leaf in _walk(name, step, fitted=fitted)
             if "random_state" in leaf.get_params(deep=False)]
+
+
+# --- Public bounds on the magnitude of every part's output ------------------------------------
+
+_LARGEST = np.finfo(np.float64).max
+
+
+def _scaler_bound(leaf, bound, n_rows):
+    """Largest ``|output|`` of a fitted DPStandardScaler for ``|input| <= bound``, any noise.
+
+    Its ``mean_`` lies in ``[lower_, upper_]`` and its variance, in units of the squared
+    half-width, is at least ``min(square_sum_scale / n, 1)`` (the floor of
+    :func:`~skdp.preprocessing._dp_scaler.private_standardization`, public: the noise scale
+    and the number of rows), whatever the data and the noise draw.
+    """
+    reach = np.maximum(np.abs(leaf.lower_), np.abs(leaf.upper_))
+    value = np.minimum(bound, reach) if leaf.clip else np.full_like(reach, bound)
+    if leaf.with_mean:
+        value = value + reach
+    if leaf.with_std:
+        floor = min(leaf.noise_scales_[1] / n_rows, 1.0)
+        value = value / ((leaf.upper_ - leaf.lower_) / 2.0 * np.sqrt(floor))
+    return float(np.max(value))
+
+
+def _affine_bound(leaf, bound):
+    """A per-feature monotone map (PublicBoundsScaler) is largest at ``+-bound``."""
+    ends = np.full((2, leaf.n_features_in_), bound)
+    ends[1] *= -1.0
+    return float(np.max(np.abs(leaf._map(ends, forward=True))))  # transform, unvalidated
+
+
+def _function_bound(leaf, bound):
+    if leaf.func is None:
+        return bound
+    # An accepted ufunc is finite on every finite input (_PROBE); its largest |value| on
+    # [-bound, bound], taken at the probe points inside and at the ends.
+    points = np.concatenate([_PROBE[np.abs(_PROBE) <= bound], [-bound, bound]])
+    return float(np.max(np.abs(leaf.func(points))))
+
+
+def _ordinal_bound(leaf):
+    codes = [len(categories) - 1.0 for categories in leaf.categories_]
+    extra = [abs(value) for value in (leaf.unknown_value, leaf.encoded_missing_value)
+             if isinstance(value, Real) and np.isfinite(value)]
+    return max(codes + extra)
+
+
+def _fourier_bound(leaf, template, bound):
+    """``cos`` and ``sin`` of ``x . w`` are finite while ``|x . w| <= bound * sum_i |w_i|`` is.
+
+    With the candidate's own frequencies: a clone of its (unfitted) part keeps the state
+    of the generator it will draw them from.
+    """
+    frequencies = clone(template).fit(np.zeros((1, leaf.n_features_in_))).frequencies_
+    reach = bound * np.max(np.sum(np.abs(frequencies), axis=0))
+    return 1.0 if reach <= _LARGEST else np.inf
+
+
+def _leaf_bound(leaf, template, bound, n_rows):
+    kind = type(leaf)
+    if kind is DPStandardScaler:
+        return _scaler_bound(leaf, bound, n_rows)
+    if kind is PublicBoundsScaler:
+        return _affine_bound(leaf, bound)
+    if kind is PolynomialFeatures:
+        return float(np.float64(max(1.0, bound)) ** np.max(leaf.degree))  # bias 1, products
+    if kind is FunctionTransformer:
+        return _function_bound(leaf, bound)
+    if kind is OrdinalEncoder:
+        return _ordinal_bound(leaf)
+    if kind is RandomFourierFeatures:
+        return _fourier_bound(leaf, template, bound)
+    if kind in (Binarizer, Normalizer, OneHotEncoder):
+        return 1.0  # 0 or 1; a row over its norm (0 where the norm overflows); one-hot
+    return np.inf  # not on the lists candidate_steps accepts
+
+
+class _Unbounded(Exception):
+    def __init__(self, path, part, bound):
+        super().__init__(path)
+        self.path, self.part, self.bound = path, part, bound
+
+
+def _bound(path, part, templates, bound, n_rows):
+    """Largest ``|output|`` of the fitted ``part`` for ``|input| <= bound``; raise past floats."""
+    if part is None or (isinstance(part, str) and part == "passthrough"):
+        return bound
+    if isinstance(part, str):  # 'drop'
+        return 0.0
+    kind = type(part)
+    if kind is Pipeline:
+        for name, step in part.steps:
+            bound = _bound(f"{path}__{name}", step, templates, bound, n_rows)
+        return bound
+    if kind in (FeatureUnion, ColumnTransformer):
+        weights = part.transformer_weights or {}
+        if kind is FeatureUnion:
+            children = part.transformer_list
+        else:  # a part given no column is not fitted and adds no column
+            children = [(name, child) for name, child, _ in part.transformers_
+                        if part.output_indices_[name].stop > part.output_indices_[name].start]
+        out = [abs(weights.get(name, 1.0))
+               * _bound(f"{path}__{name}", child, templates, bound, n_rows)
+               for name, child in children]
+        out = max(out, default=0.0)
+    else:
+        with np.errstate(all="ignore"):
+            out = _leaf_bound(part, templates.get(path), bound, n_rows)
+    if not out <= _LARGEST:  # NaN too
+        raise _Unbounded(path, part, bound)
+    return out
+
+
+def output_bound_issue(fitted, template, bound, n_rows):
+    """The first part whose output may be NaN or infinite for inputs bounded by ``bound``.
+
+    Each part's output is bounded from public information only: its parameters, what it
+    released on public input (the fitted shapes, categories and bounds of ``fitted``, a
+    copy of ``template`` fitted on ``n_rows`` public rows) and, for a private part, the
+    worst case over every noise draw. The bounds grow with ``bound``, so the refusal is
+    "some record has an entry above a public threshold", a condition on each record alone,
+    like NaN in ``X``.
+
+    Parameters
+    ----------
+    fitted : estimator
+        The candidate fitted on public rows.
+    template : estimator
+        The unfitted candidate (its random parts as they will draw).
+    bound : float
+        Largest ``|value|`` of the input.
+    n_rows : int
+        The number of rows each part is fitted on.
+
+    Returns
+    -------
+    issue : None or (str, estimator, float)
+        The part's path, the part and the bound of its input.
+    """
+    if not isinstance(fitted, Pipeline):
+        return None
+    templates = dict(template.get_params(deep=True))
+    try:
+        for name, step in fitted.steps[:-1]:
+            bound = _bound(name, step, templates, bound, n_rows)
+    except _Unbounded as exc:
+        return exc.path, exc.part, exc.bound
+    return None
