@@ -16,8 +16,8 @@ from sklearn.utils.validation import (check_array, check_consistent_length, chec
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import exponential_mechanism
-from skdp.model_selection._steps import (candidate_steps, contains_column_transformer,
-                                         fitted_private_steps, output_bound_issue, public_front,
+from skdp.model_selection._steps import (candidate_steps, column_transformer_parts,
+                                         contains_column_transformer, fitted_private_steps, output_bound_issue, public_front,
                                          seeded_steps)
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
@@ -151,6 +151,7 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
                 f"(a PrivateParameterSelector spends the largest of its own and its "
                 f"candidates' epsilons); the selector's total would be too small. Select its "
                 f"parameters directly. Nothing was spent.")
+    return dry
 
 
 def _check_public_front(model, params, X, X_dry):
@@ -226,19 +227,14 @@ def _check_output_bounds(dry, model, params, X, n_rows):
         f"degree, gamma or epsilon of the parts that amplify it. Nothing was spent.")
 
 
-def _spent(model):
-    """What a fitted candidate spent: the basic composition of its private steps' spends.
+def _fitted_paths(model):
+    """The paths of the private parts a fitted candidate fitted (see ``fitted_private_steps``)."""
+    return {path for path, _ in fitted_private_steps(model)}
 
-    A part that reports none (a ColumnTransformer part given no column is not fitted)
-    counts as charged, its parameters' budget (``delta=None`` as 0).
-    """
-    spends = []
-    for _, step in fitted_private_steps(model):
-        spent = getattr(step, "privacy_spent_", None)
-        if spent is None:
-            declared = step.get_params(deep=False)
-            spent = PrivacyBudget(declared["epsilon"], declared.get("delta") or 0.0)
-        spends.append(spent)
+
+def _spent(model):
+    """What a fitted candidate spent: the basic composition of its private steps' spends."""
+    spends = [step.privacy_spent_ for _, step in fitted_private_steps(model)]
     return sum(spends[1:], spends[0])
 
 
@@ -355,7 +351,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     privacy_spent_ : PrivacyBudget
         ``(max(epsilon, max candidate epsilon), max candidate delta)``; a
         pipeline candidate's budget is the sum of its private parts',
-        wherever nested.
+        wherever nested, except the parts given no column (not fitted).
 
     Privacy
     -------
@@ -391,7 +387,11 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     composition, seed 004 Lemma 2.1.5). Inside a ColumnTransformer or a
     FeatureUnion every part sees the same rows (a column subset of them),
     so private parts wherever nested compose the same way: their budgets
-    are added. A ColumnTransformer's choice between sparse and dense
+    are added. A private part of a ColumnTransformer whose column selection
+    is empty in the schema (an empty list or all-False mask, or a
+    ``make_column_selector`` matching no column's name or dtype) is not
+    fitted, reads no record and releases nothing: it is not charged (the
+    schema is public, so whether it is charged reveals nothing). A ColumnTransformer's choice between sparse and dense
     output depends on the density of the transformed rows, hence
     ``sparse_threshold=0``; the encoders read nothing from the rows given
     public categories and encode an unknown category silently (an error
@@ -441,8 +441,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     must be finite.
 
     Before anything is spent, each candidate is fitted once on all-zero
-    input of its training shape with every class present, and the fitted
-    copy is discarded: invalid candidate parameters then fail with a
+    input of its training shape with every class present (with generators
+    of its own: conditioning the real fit's noise on the dry run's success
+    would change its distribution), and the fitted copy is discarded: invalid candidate parameters then fail with a
     ``ValueError`` before the budget is charged (this can up to double the
     fitting time). The candidate's public parts that read ``X`` itself (its
     leading public steps, and the public parts of a ColumnTransformer or
@@ -543,6 +544,12 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                 "selector only. Nothing was spent."
             )
         return own if own is not None else (inner[0] if inner else None)
+
+    @staticmethod
+    def _total(selection, budgets):
+        """Parallel composition: the largest of the selection's and the candidates' budgets."""
+        return PrivacyBudget(max(selection.epsilon, *(b.epsilon for b in budgets)),
+                             max(selection.delta, *(b.delta for b in budgets)))
 
     def _candidate_budget(self, params, private_steps, accountant):
         """Basic composition (seed 004, Lemma 2.1.5) of the budgets of the private steps."""
@@ -677,11 +684,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             for model in models:
                 _weight_params(model, np.ones(1))  # refuses classifiers that take no weights
         accountant = self._resolve_accountant(candidates, private_steps)
-        budgets = [self._candidate_budget(params, steps, accountant)
-                   for params, steps in zip(candidates, private_steps)]
         selection = self._resolve_budget()
-        total = PrivacyBudget(max(selection.epsilon, *(b.epsilon for b in budgets)),
-                              max(selection.delta, *(b.delta for b in budgets)))
         rng = check_random_state(self.random_state)
         # A data-independent random split into k + 1 parts (seed 002, Alg. 3 step 1).
         parts = np.array_split(rng.permutation(X.shape[0]), k + 1)
@@ -691,15 +694,30 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             self._set_overrides(steps, classes)
             _seed(model, child)
         if accountant is not None:
-            accountant.check(total)  # refuse an overrun before any work
+            # Refuse an overrun before any work, by the parts charged whatever the schema.
+            accountant.check(self._total(selection, [
+                self._candidate_budget(params, [(path, step) for path, step in steps
+                                                if path not in column_transformer_parts(model)],
+                                       accountant)
+                for params, steps, model in zip(candidates, private_steps, models)]))
         name = type(self).__name__
         if verbose:
             print(f"[{name}] {k} candidates on {k + 1} parts of the {X.shape[0]} rows; "
                   f"checking each candidate on data-independent input first")
-        for model, params, part, child in zip(models, candidates, parts, children[k:]):
-            _check_on_public_input(model, params, X, len(part) + len(classes), classes, child,
-                                   weighted=weighted)
+        dry_runs = [_check_on_public_input(model, params, X, len(part) + len(classes), classes,
+                                           child, weighted=weighted)
+                    for model, params, part, child in zip(models, candidates, parts,
+                                                          children[k:])]
+        # A private part of a ColumnTransformer given no column (an empty list or mask, or a
+        # selector matching no column of the schema) is not fitted and reads no record: not
+        # charged. Which parts are fitted follows from the schema alone, the same in the dry
+        # run as in the real fit.
+        budgets = [self._candidate_budget(params, [(path, step) for path, step in steps
+                                                   if path in _fitted_paths(dry)], accountant)
+                   for params, steps, dry in zip(candidates, private_steps, dry_runs)]
+        total = self._total(selection, budgets)
         if accountant is not None:
+            accountant.check(total)
             accountant.spend(total, by=name)
         # Only public values: the parts' sizes depend on n_samples and k alone. No holdout
         # count is ever printed (they are private until the exponential mechanism).

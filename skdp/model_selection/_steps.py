@@ -22,8 +22,8 @@ from skdp.base import DPEstimatorMixin
 from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 
-__all__ = ["candidate_steps", "contains_column_transformer", "fitted_private_steps",
-           "output_bound_issue", "public_front", "seeded_steps"]
+__all__ = ["candidate_steps", "column_transformer_parts", "contains_column_transformer",
+           "fitted_private_steps", "output_bound_issue", "public_front", "seeded_steps"]
 
 
 # Finite doubles from every range a (validated, finite) entry may hold, and each side of the
@@ -253,12 +253,28 @@ def _check_column_transformer(what, ct):
     # transformer_weights are public constants multiplying each part's output.
 
 
+def _selects_nothing(columns):
+    """Whether a fitted ColumnTransformer's resolved column selection is empty.
+
+    scikit-learn (1.9, ``ColumnTransformer._iter``) does not fit a transformer whose
+    selection is an empty list or an all-False boolean mask, and leaves the unfitted one in
+    ``transformers_``: it reads no row and releases nothing.
+    """
+    if hasattr(columns, "dtype") and np.asarray(columns).dtype == bool:
+        return not np.any(columns)
+    if hasattr(columns, "__len__") and not isinstance(columns, str):
+        return len(columns) == 0 or (all(isinstance(c, (bool, np.bool_)) for c in columns)
+                                     and not any(columns))
+    return False
+
+
 def _parts(container, fitted):
     """``(name, part)`` of a ColumnTransformer, FeatureUnion or Pipeline, else None.
 
     With ``fitted``, a fitted ColumnTransformer's ``transformers_`` (the clones it fitted,
-    not the objects in ``transformers``); a FeatureUnion and a Pipeline keep their fitted
-    parts in ``transformer_list`` and ``steps``.
+    not the objects in ``transformers``), without the parts given no column (not fitted); a
+    FeatureUnion and a Pipeline keep their fitted parts in ``transformer_list`` and
+    ``steps``.
     """
     kind = type(container)
     if kind is Pipeline:
@@ -267,7 +283,8 @@ def _parts(container, fitted):
         return list(container.transformer_list)
     if kind is ColumnTransformer:
         if fitted and hasattr(container, "transformers_"):
-            return [(name, part) for name, part, _ in container.transformers_]
+            return [(name, part) for name, part, columns in container.transformers_
+                    if not _selects_nothing(columns)]
         return ([(name, part) for name, part, _ in container.transformers]
                 + [("remainder", container.remainder)])
     return None
@@ -393,6 +410,32 @@ def public_front(estimator):
                     step.remainder = "drop"
             n += 1
     return front[:n] if n else None
+
+
+def column_transformer_parts(estimator):
+    """The paths of the parts of a candidate nested in a ColumnTransformer.
+
+    Whether such a part is fitted (and spends) depends on its column selection, resolved
+    against the schema of its input only when the candidate is fitted.
+    """
+    found = set()
+
+    def visit(path, part, inside):
+        children = _parts(part, fitted=False)
+        if children is None:
+            if inside:
+                found.add(path)
+            return
+        inside = inside or type(part) is ColumnTransformer
+        for name, child in children:
+            if not _skipped(child):
+                visit(f"{path}__{name}", child, inside)
+
+    if isinstance(estimator, Pipeline):
+        for name, step in estimator.steps[:-1]:
+            if not _skipped(step):
+                visit(name, step, False)
+    return found
 
 
 def contains_column_transformer(estimator):
