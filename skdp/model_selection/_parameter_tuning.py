@@ -52,10 +52,19 @@ def _public_rows(X, n_rows):
     if _is_frame(X):
         import pandas as pd  # X is a DataFrame: pandas is installed
 
-        return pd.DataFrame({
-            i: pd.Series([0 if pd.api.types.is_numeric_dtype(dtype) else None] * n_rows,
-                         dtype=dtype)
-            for i, dtype in enumerate(X.dtypes)}).set_axis(X.columns, axis=1)
+        columns = {}
+        for i, dtype in enumerate(X.dtypes):
+            try:
+                columns[i] = pd.Series(
+                    [0 if pd.api.types.is_numeric_dtype(dtype) else None] * n_rows, dtype=dtype)
+            except (TypeError, ValueError) as exc:  # interval[int64] holds no missing value
+                raise ValueError(
+                    f"X's column {X.columns[i]!r} has dtype {dtype}, which cannot hold the "
+                    f"public rows the selector adds and checks the candidates on (0 in a "
+                    f"numeric column, a missing value in any other: {exc}). Convert it first, "
+                    f"e.g. with .astype(str) or .astype('category'). Nothing was "
+                    f"spent.") from None
+        return pd.DataFrame(columns).set_axis(X.columns, axis=1)
     if sp.issparse(X):
         return sp.csr_matrix((n_rows, X.shape[1]))
     return np.zeros((n_rows, X.shape[1]))
@@ -604,7 +613,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     def _validate_frame(self, X, y=None, reset=True):
         """Check a DataFrame that is passed on as is (to a ColumnTransformer).
 
-        Its feature names and width, as ``validate_data`` does, its numeric columns finite,
+        Its column names unique and its dtypes able to hold the public rows
+        (:func:`_public_rows`; not ``interval[int64]``), its feature names and width, as
+        ``validate_data`` does, its numeric columns finite,
         and its other columns as the encoders (which alone take them) check them only after
         the charge: each column by ``check_array(dtype=None, ensure_all_finite='allow-nan')``
         (no infinity in a categorical column of numbers), and its values hashable (looked
@@ -612,6 +623,13 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         """
         import pandas as pd  # X is a DataFrame: pandas is installed
 
+        duplicated = X.columns[X.columns.duplicated()].unique()
+        if len(duplicated):
+            raise ValueError(
+                f"X has duplicated column names ({', '.join(map(repr, duplicated))}): a "
+                f"column selector could not tell them apart. Rename the columns. Nothing "
+                f"was spent.")
+        _public_rows(X, 1)  # every column's dtype can hold the public rows
         if y is None:
             validate_data(self, X, reset=reset, skip_check_array=True)
         else:
