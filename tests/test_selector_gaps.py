@@ -164,10 +164,13 @@ def test_duplicated_column_names_are_refused_with_a_clear_error_before_the_charg
 
 # --- 4. verbose output of nested parts ----------------------------------------------------------
 
-@pytest.mark.parametrize("where", ["pipeline", "column_transformer", "feature_union"])
-def test_verbose_nested_parts_warn_before_the_charge(where, capsys):
+@pytest.mark.parametrize("where", ["pipeline", "column_transformer", "feature_union", "leaf"])
+def test_verbose_nested_parts_warn_before_the_charge(where):
     X, y = _data()
-    if where == "pipeline":
+    if where == "leaf":
+        pipe = Pipeline([("s", _scaler()), ("clf", DPLogisticRegressionAMP(1.0, 1e-6,
+                                                                           verbose=1))])
+    elif where == "pipeline":
         pipe = Pipeline([("s", _scaler()), ("clf", _clf())], verbose=True)
     elif where == "column_transformer":
         pipe = Pipeline([("prep", ColumnTransformer([("n", _scaler(), [0, 1])],
@@ -177,11 +180,12 @@ def test_verbose_nested_parts_warn_before_the_charge(where, capsys):
         pipe = Pipeline([("prep", FeatureUnion([("n", _scaler())], verbose=True)),
                          ("clf", _clf())])
     acc = BudgetAccountant(epsilon=0.1, delta=1e-3)  # too small: refused after the warning
-    with pytest.warns(PrivacyLeakWarning, match="verbose.*timings"):
+    with pytest.warns(PrivacyLeakWarning, match="verbose.*timings.*not covered"):
         with pytest.raises(BudgetExceededError):
             _fit(pipe, X, y, acc)
     # Without verbose, no warning.
-    pipe.set_params(verbose=False) if where == "pipeline" else pipe.set_params(prep__verbose=False)
+    key = {"pipeline": "verbose", "leaf": "clf__verbose"}.get(where, "prep__verbose")
+    pipe.set_params(**{key: 0 if where == "leaf" else False})
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         _fit(pipe, X, y)

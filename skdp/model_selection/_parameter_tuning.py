@@ -15,10 +15,12 @@ from sklearn.utils.validation import (check_array, check_consistent_length, chec
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
+from skdp.exceptions import PrivacyLeakWarning
 from skdp.mechanisms import exponential_mechanism
 from skdp.model_selection._steps import (candidate_steps, column_transformer_parts,
-                                         contains_column_transformer, fitted_private_steps, output_bound_issue, public_front,
-                                         seeded_steps)
+                                         contains_column_transformer, fitted_private_steps,
+                                         output_bound_issue, public_front, seeded_steps,
+                                         verbose_parts)
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import resolve_classes
@@ -196,6 +198,24 @@ def _check_public_front(model, params, X, X_dry):
             f"PublicBoundsScaler, which clips, as the first step). Nothing was spent.")
 
 
+def _warn_verbose_parts(models, candidates):
+    """Warn (before the charge) that candidates' parts set to print will print private facts."""
+    printing = {}
+    for model, params in zip(models, candidates):
+        for path in verbose_parts(model):
+            printing.setdefault(path or "the estimator itself", params)
+    if printing:
+        warnings.warn(
+            f"verbose is set on part(s) {sorted(printing)} of the candidates (e.g. candidate "
+            f"{next(iter(printing.values()))!r}): a verbose Pipeline, FeatureUnion or "
+            f"ColumnTransformer prints each part's fitting timings, and a private estimator "
+            f"its solver's progress, on the private rows of each candidate's part. They "
+            f"depend on those rows and are not covered by the selector's guarantee (the "
+            f"released model is): do not share that output. Set verbose=False on the "
+            f"parts, and verbose on the selector, which prints only public values.",
+            PrivacyLeakWarning, stacklevel=3)
+
+
 def _largest_entry(X):
     """The largest ``|value|`` in ``X`` (its numeric columns, for a DataFrame)."""
     if _is_frame(X):
@@ -332,8 +352,13 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     %(verbose)s
         With ``verbose >= 1`` the fit prints each candidate's part and
         parameters as it is fitted, and the selected candidate. It never
-        prints a holdout count. The candidates' own ``verbose`` is left as
-        set in ``estimator`` or ``param_grid``.
+        prints a holdout count. The candidates' own ``verbose`` (and that
+        of the Pipelines, FeatureUnions and ColumnTransformers in them) is
+        left as set in ``estimator`` or ``param_grid``, with a
+        :class:`~skdp.PrivacyLeakWarning` before anything is spent: their
+        output (fitting timings, solver progress on each part's private
+        rows) is not covered by the guarantee. It is not suppressed: it was
+        asked for, and silencing it would hide that it was asked for.
 
     Attributes
     ----------
@@ -702,6 +727,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             for model in models:
                 _weight_params(model, np.ones(1))  # refuses classifiers that take no weights
         accountant = self._resolve_accountant(candidates, private_steps)
+        _warn_verbose_parts(models, candidates)
         selection = self._resolve_budget()
         rng = check_random_state(self.random_state)
         # A data-independent random split into k + 1 parts (seed 002, Alg. 3 step 1).

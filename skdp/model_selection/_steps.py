@@ -23,7 +23,8 @@ from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 
 __all__ = ["candidate_steps", "column_transformer_parts", "contains_column_transformer",
-           "fitted_private_steps", "output_bound_issue", "public_front", "seeded_steps"]
+           "fitted_private_steps", "output_bound_issue", "public_front", "seeded_steps",
+           "verbose_parts"]
 
 
 # Finite doubles from every range a (validated, finite) entry may hold, and each side of the
@@ -450,6 +451,31 @@ def _containers(part):
         for _, child in children:
             if not _skipped(child):
                 yield from _containers(child)
+
+
+def verbose_parts(estimator):
+    """The paths of the parts of a candidate (itself included, as ``''``) set to print.
+
+    A Pipeline, FeatureUnion or ColumnTransformer with ``verbose=True`` prints each part's
+    fitting time, and a private estimator with ``verbose`` its solver's progress: both depend
+    on the private rows (and are not covered by the guarantee). A nested
+    PrivateParameterSelector prints only public values (its own candidates are checked when
+    it fits).
+    """
+    from skdp.model_selection._parameter_tuning import PrivateParameterSelector
+
+    found = []
+
+    def visit(path, part):
+        if part.get_params(deep=False).get("verbose") and not isinstance(
+                part, PrivateParameterSelector):
+            found.append(path)
+        for name, child in _parts(part, fitted=False) or []:
+            if not _skipped(child):
+                visit(f"{path}__{name}" if path else name, child)
+
+    visit("", estimator)
+    return found
 
 
 def seeded_steps(estimator, fitted=False):
