@@ -5,6 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
+from _dummy import NoisyCentroidClassifier
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures
@@ -189,3 +191,49 @@ def test_verbose_nested_parts_warn_before_the_charge(where):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         _fit(pipe, X, y)
+
+
+# --- 5. found while reviewing --------------------------------------------------------------------
+
+class _ExactCentroids(ClassifierMixin, BaseEstimator):
+    """Not private, but with an 'epsilon' parameter (a margin, say) and a random_state."""
+
+    def __init__(self, epsilon=1.0, random_state=None):
+        self.epsilon = epsilon
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        self.centroids_ = np.stack([X[y == c].mean(axis=0) for c in self.classes_])
+        return self
+
+    def predict(self, X):
+        return self.classes_[np.argmin(((X[:, None] - self.centroids_) ** 2).sum(2), axis=1)]
+
+
+def test_a_non_private_estimator_with_an_epsilon_parameter_is_refused_before_the_charge():
+    # Accepted for its 'epsilon' parameter alone, it released exact centroids of its part.
+    X, y = _data()
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(TypeError, match="_ExactCentroids.*skdp private classifier"):
+        PrivateParameterSelector(_ExactCentroids(), {"epsilon": [1.0]}, classes=[0, 1],
+                                 accountant=acc, random_state=0).fit(X, y)
+    assert acc.spends == []
+
+
+class _Unreported(NoisyCentroidClassifier):
+    def fit(self, X, y):
+        super().fit(X, y)
+        del self.privacy_spent_
+        return self
+
+
+def test_a_private_part_that_reports_no_spend_is_refused_before_the_charge():
+    # Its spend is read after the fit (a data-size default delta): without privacy_spent_
+    # the selector failed after the charge.
+    X, y = _data()
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="privacy_spent_.*Nothing was spent"):
+        PrivateParameterSelector(_Unreported(), {"epsilon": [1.0]}, classes=[0, 1],
+                                 accountant=acc, random_state=0).fit(X, y)
+    assert acc.spends == []
