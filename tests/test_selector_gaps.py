@@ -215,7 +215,7 @@ def test_a_non_private_estimator_with_an_epsilon_parameter_is_refused_before_the
     # Accepted for its 'epsilon' parameter alone, it released exact centroids of its part.
     X, y = _data()
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    with pytest.raises(TypeError, match="_ExactCentroids.*skdp private classifier"):
+    with pytest.raises(TypeError, match="skdp private classifier.*got _ExactCentroids"):
         PrivateParameterSelector(_ExactCentroids(), {"epsilon": [1.0]}, classes=[0, 1],
                                  accountant=acc, random_state=0).fit(X, y)
     assert acc.spends == []

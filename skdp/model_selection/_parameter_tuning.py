@@ -148,13 +148,16 @@ def _check_on_public_input(model, params, X, n_rows, classes, rng, weighted=Fals
     _check_output_bounds(dry, model, params, X, n_rows)
     for name, step in fitted_private_steps(dry):  # the fitted parts, which spent
         spent = getattr(step, "privacy_spent_", None)
+        where = type(step).__name__ if name is None else f"step {name!r} ({type(step).__name__})"
+        if spent is None:  # read after the real fit (a data-size default delta)
+            raise ValueError(
+                f"candidate {params!r}: {where} sets no privacy_spent_ when fitted, so the "
+                f"selector cannot tell what it spent. Nothing was spent.")
         declared = step.get_params(deep=False)
         epsilon, delta = declared["epsilon"], declared.get("delta", 0.0)
         # Relative slack for rounding in a step's own bookkeeping only.
-        if spent is not None and (spent.epsilon > epsilon * (1.0 + 1e-9) or (
-                delta is not None and spent.delta > delta * (1.0 + 1e-9))):
-            where = (type(step).__name__ if name is None
-                     else f"step {name!r} ({type(step).__name__})")
+        if spent.epsilon > epsilon * (1.0 + 1e-9) or (
+                delta is not None and spent.delta > delta * (1.0 + 1e-9)):
             raise ValueError(
                 f"candidate {params!r}: {where} spent epsilon={spent.epsilon}, "
                 f"delta={spent.delta} when fitted on data-independent input, more than its "
@@ -281,8 +284,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     Parameters
     ----------
     estimator : estimator or Pipeline
-        An skdp classifier (it must have an ``epsilon`` parameter, and
-        ``random_state``), or a :class:`~sklearn.pipeline.Pipeline` whose
+        An skdp private classifier (a ``DPEstimatorMixin`` classifier with an
+        ``epsilon`` parameter, and ``random_state``, that sets
+        ``privacy_spent_`` when fitted), or a :class:`~sklearn.pipeline.Pipeline` whose
         last step is one and whose other steps are each either
         :class:`~skdp.preprocessing.DPStandardScaler` (private, it spends
         its own budget) or provably public: ``'passthrough'``, ``None``,

@@ -334,11 +334,12 @@ def candidate_steps(estimator):
         Naming the refused part and why.
     """
     if not isinstance(estimator, Pipeline):
-        if "epsilon" not in estimator.get_params():
+        # An 'epsilon' parameter alone proves nothing (SGDClassifier's is a loss margin).
+        if not _is_private_classifier(estimator):
             raise TypeError(
-                f"estimator must be a private estimator with an 'epsilon' parameter, or a "
-                f"sklearn.pipeline.Pipeline of private and public steps; got "
-                f"{type(estimator).__name__}.")
+                f"estimator must be an skdp private classifier (with an 'epsilon' "
+                f"parameter), or a sklearn.pipeline.Pipeline of private and public steps "
+                f"ending with one; got {type(estimator).__name__}. Nothing was spent.")
         _check_replace_one(f"estimator ({type(estimator).__name__})", estimator)
         return [(None, estimator)]
     if type(estimator) is not Pipeline:
