@@ -259,11 +259,6 @@ def _check_output_bounds(dry, model, params, X, n_rows):
         f"degree, gamma or epsilon of the parts that amplify it. Nothing was spent.")
 
 
-def _fitted_paths(model):
-    """The paths of the private parts a fitted candidate fitted (see ``fitted_private_steps``)."""
-    return {path for path, _ in fitted_private_steps(model)}
-
-
 def _spent(model):
     """What a fitted candidate spent: the basic composition of its private steps' spends."""
     spends = [step.privacy_spent_ for _, step in fitted_private_steps(model)]
@@ -429,8 +424,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     is empty in the schema (an empty list or all-False mask, or a
     ``make_column_selector`` matching no column's name or dtype) is not
     fitted, reads no record and releases nothing: it is not charged (the
-    schema is public, so whether it is charged reveals nothing). A ColumnTransformer's choice between sparse and dense
-    output depends on the density of the transformed rows, hence
+    schema is public, so whether it is charged reveals nothing). A
+    ColumnTransformer's choice between sparse and dense output depends on
+    the density of the transformed rows, hence
     ``sparse_threshold=0``; the encoders read nothing from the rows given
     public categories and encode an unknown category silently (an error
     or a warning would reveal one after the charge). A DataFrame's column
@@ -476,13 +472,17 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     For a DataFrame kept for a ColumnTransformer, the public rows hold 0
     in numeric columns and a missing value elsewhere (an unknown category,
     encoded as all zeros), in the columns' own dtypes; its numeric columns
-    must be finite.
+    must be finite, its column names unique, and each dtype able to hold a
+    missing value (``interval[int64]`` cannot: convert such a column, e.g.
+    with ``.astype(str)``), or it is refused with a ``ValueError`` before
+    anything is spent.
 
     Before anything is spent, each candidate is fitted once on all-zero
     input of its training shape with every class present (with generators
     of its own: conditioning the real fit's noise on the dry run's success
-    would change its distribution), and the fitted copy is discarded: invalid candidate parameters then fail with a
-    ``ValueError`` before the budget is charged (this can up to double the
+    would change its distribution), and the fitted copy is discarded:
+    invalid candidate parameters then fail with a ``ValueError`` before
+    the budget is charged (this can up to double the
     fitting time). The candidate's public parts that read ``X`` itself (its
     leading public steps, and the public parts of a ColumnTransformer or
     FeatureUnion beside its first private part), fitted so from the schema
@@ -743,11 +743,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             _seed(model, child)
         if accountant is not None:
             # Refuse an overrun before any work, by the parts charged whatever the schema.
+            optional = [column_transformer_parts(model) for model in models]
             accountant.check(self._total(selection, [
-                self._candidate_budget(params, [(path, step) for path, step in steps
-                                                if path not in column_transformer_parts(model)],
-                                       accountant)
-                for params, steps, model in zip(candidates, private_steps, models)]))
+                self._candidate_budget(params, [s for s in steps if s[0] not in skip], accountant)
+                for params, steps, skip in zip(candidates, private_steps, optional)]))
         name = type(self).__name__
         if verbose:
             print(f"[{name}] {k} candidates on {k + 1} parts of the {X.shape[0]} rows; "
@@ -760,9 +759,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         # selector matching no column of the schema) is not fitted and reads no record: not
         # charged. Which parts are fitted follows from the schema alone, the same in the dry
         # run as in the real fit.
-        budgets = [self._candidate_budget(params, [(path, step) for path, step in steps
-                                                   if path in _fitted_paths(dry)], accountant)
-                   for params, steps, dry in zip(candidates, private_steps, dry_runs)]
+        fitted = [{path for path, _ in fitted_private_steps(dry)} for dry in dry_runs]
+        budgets = [self._candidate_budget(params, [s for s in steps if s[0] in paths], accountant)
+                   for params, steps, paths in zip(candidates, private_steps, fitted)]
         total = self._total(selection, budgets)
         if accountant is not None:
             accountant.check(total)

@@ -589,15 +589,9 @@ def _bound(path, part, templates, bound, n_rows):
         return bound
     if kind in (FeatureUnion, ColumnTransformer):
         weights = part.transformer_weights or {}
-        if kind is FeatureUnion:
-            children = part.transformer_list
-        else:  # a part given no column is not fitted and adds no column
-            children = [(name, child) for name, child, _ in part.transformers_
-                        if part.output_indices_[name].stop > part.output_indices_[name].start]
-        out = [abs(weights.get(name, 1.0))
-               * _bound(f"{path}__{name}", child, templates, bound, n_rows)
-               for name, child in children]
-        out = max(out, default=0.0)
+        out = max([abs(weights.get(name, 1.0))
+                   * _bound(f"{path}__{name}", child, templates, bound, n_rows)
+                   for name, child in _parts(part, fitted=True)], default=0.0)
     else:
         with np.errstate(all="ignore"):
             out = _leaf_bound(part, templates.get(path), bound, n_rows)
