@@ -237,3 +237,16 @@ def test_a_private_part_that_reports_no_spend_is_refused_before_the_charge():
         PrivateParameterSelector(_Unreported(), {"epsilon": [1.0]}, classes=[0, 1],
                                  accountant=acc, random_state=0).fit(X, y)
     assert acc.spends == []
+
+
+def test_after_a_clipping_scaler_the_refusal_does_not_depend_on_x():
+    # The bound after a clipping scaler is computed from its bounds, not from the (smaller)
+    # largest entry of X: a candidate refused for one dataset is refused for every dataset.
+    y = np.arange(600) % 2
+    wide = (-1e100, 1e100)
+    for scaler, degree in ((_scaler(5.0), 300), (PublicBoundsScaler(wide, feature_range=wide), 4)):
+        pipe = Pipeline([("s", scaler), ("pub", PolynomialFeatures(degree)), ("clf", _clf())])
+        for scale in (0.0, 1e-3, 4.0):
+            X = np.full((600, 1), scale)
+            with pytest.raises(ValueError, match="'pub'.*NaN or infinity.*Nothing was spent"):
+                _fit(pipe, X, y)

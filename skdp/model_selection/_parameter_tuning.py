@@ -497,10 +497,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     its input's bound to its degree; ``RandomFourierFeatures`` is finite
     while ``|x . w|`` is, with the candidate's own frequencies), starting
     from the largest entry of ``X``, and a candidate whose bound passes the
-    largest float is refused before the charge. With clipping scalers the
-    refusal does not depend on ``X`` at all; otherwise it means "an entry
-    of some record is above a public threshold", a condition on each
-    record alone, like NaN in ``X``.
+    largest float is refused before the charge. For the parts after a
+    scaler that clips (``clip=True``) the refusal does not depend on ``X``
+    at all; otherwise it means "an entry of some record is above a public
+    threshold", a condition on each record alone, like NaN in ``X``.
     An error that only the real data triggers (for instance a
     :class:`~skdp.exceptions.CertificationError`) propagates from ``fit``
     after the budget is charged, with nothing released, as it does when the

@@ -508,7 +508,8 @@ def _scaler_bound(leaf, bound, n_rows):
     and the number of rows), whatever the data and the noise draw.
     """
     reach = np.maximum(np.abs(leaf.lower_), np.abs(leaf.upper_))
-    value = np.minimum(bound, reach) if leaf.clip else np.full_like(reach, bound)
+    # Clipped: the bounds alone, not the smaller bound of X (no refusal that depends on X).
+    value = reach if leaf.clip else np.full_like(reach, bound)
     if leaf.with_mean:
         value = value + reach
     if leaf.with_std:
@@ -518,9 +519,12 @@ def _scaler_bound(leaf, bound, n_rows):
 
 
 def _affine_bound(leaf, bound):
-    """A per-feature monotone map (PublicBoundsScaler) is largest at ``+-bound``."""
-    ends = np.full((2, leaf.n_features_in_), bound)
-    ends[1] *= -1.0
+    """A per-feature monotone map (PublicBoundsScaler) is largest at the ends of its input.
+
+    Those are its bounds when it clips (whatever ``X`` holds), else ``+-bound``.
+    """
+    ends = (np.vstack([leaf.lower_, leaf.upper_]) if leaf.clip
+            else np.outer([-bound, bound], np.ones(leaf.n_features_in_)))
     return float(np.max(np.abs(leaf._map(ends, forward=True))))  # transform, unvalidated
 
 
