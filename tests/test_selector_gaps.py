@@ -250,3 +250,21 @@ def test_after_a_clipping_scaler_the_refusal_does_not_depend_on_x():
             X = np.full((600, 1), scale)
             with pytest.raises(ValueError, match="'pub'.*NaN or infinity.*Nothing was spent"):
                 _fit(pipe, X, y)
+
+
+def test_the_scaler_output_bound_is_the_public_floor_and_holds_for_every_draw():
+    # Hand-computed: mean_ in [-4, 4], scale_ >= 4 sqrt(floor), floor = min(sigma_2 / n, 1)
+    # with sigma_2 the noise scale of the squared sums; so |output| <= (4 + 4) / scale_min.
+    from skdp.model_selection._steps import _scaler_bound
+    from skdp.preprocessing._dp_scaler import moment_noise_scales
+
+    X = np.zeros((50, 1))
+    X[0] = 4.0
+    sigma_2 = moment_noise_scales(1, 5.0, 1e-6)[2]
+    expected = 8.0 / (4.0 * np.sqrt(min(sigma_2 / 50, 1.0)))
+    observed = 0.0
+    for seed in range(200):
+        scaler = _scaler(5.0, random_state=seed).fit(X)
+        assert _scaler_bound(scaler, 1e300, 50) == pytest.approx(expected, rel=1e-12)
+        observed = max(observed, np.max(np.abs(scaler.transform(X))))
+    assert 0.4 * expected < observed <= expected  # reached up to the centring term
