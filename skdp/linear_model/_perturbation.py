@@ -392,8 +392,7 @@ default="l2_laplace"
 
     def _discrete_noise(self, settings, budget):
         """``(sensitivity, granularity, parameter, scale)`` of a discrete mechanism (test hook)."""
-        sensitivity = output_perturbation_sensitivity(settings["n_samples"], settings["data_norm"],
-                                                      settings["alpha"], settings["tol"])
+        sensitivity = self._noise_scale(settings, budget)[0]  # the L2 sensitivity
         n_coef = self.n_features_in_ + int(self.fit_intercept)
         # ||w|| <= (R + tol) / Lambda: the gradient of the mean loss has norm <= R (|l'| <= 1,
         # weights <= 1) and Lambda w = -that at the exact minimizer; tol is the certificate.
