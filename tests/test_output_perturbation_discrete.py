@@ -17,6 +17,7 @@ from skdp.linear_model import OutputPerturbationClassifier
 from skdp.linear_model._private_glm import release_on_grid
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
+from test_convex import _pair  # rows x = 0 plus one row x = 1 whose label flips
 
 DISCRETE = [("discrete_laplace", 0.0), ("discrete_gaussian", 1e-5)]
 
@@ -134,17 +135,6 @@ class _QuarterNoise(OutputPerturbationClassifier):
         sensitivity, granularity, parameter, scale = super()._discrete_noise(settings, budget)
         shrink = 4 if settings["mechanism"] == "discrete_laplace" else 16  # t / 4, sigma / 4
         return sensitivity, granularity, parameter / shrink, scale / 4
-
-
-def _pair(n=10):
-    """Rows x = 0 (no gradient) plus one row x = 1 whose label flips (tests/test_convex.py)."""
-    X = np.zeros((n, 1))
-    X[-1, 0] = 1.0
-    y0 = np.array([0, 1] * (n // 2))
-    y0[-1] = 1
-    y1 = y0.copy()
-    y1[-1] = 0
-    return (X, y0), (X, y1)
 
 
 def _audit(cls, mechanism, delta, epsilon, n_runs, seed):
