@@ -684,10 +684,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         released on a public power-of-two grid ``g`` (``noise_granularity_``,
         about ``2**-30 sigma2``) with exact integer discrete Gaussian noise,
         safe against floating-point attacks on the output noise (Mironov
-        2012); its standard deviation (``output_noise_scale_``) is about 30%
-        to 45% above ``sigma2`` (the zCDP conversion) and the output noise
-        is small next to the objective noise, so the accuracy is the same
-        within noise. It costs about 30 microseconds per coefficient. The
+        2012); its standard deviation (``output_noise_scale_``) is about 35%
+        to 50% above ``sigma2`` (the zCDP conversion, at ``eps2`` from 0.01
+        down to 0.001), but the output noise is small next to the objective
+        noise, so the accuracy is the same within noise. The exact sampler
+        costs about 50 microseconds per coefficient (2 ms for 41). The
         objective noise ``b1`` stays floating-point (see Privacy). Named
         ``output_noise`` rather than the SVMs' ``mechanism`` because AMP
         has two noises and only this one is chosen here.
