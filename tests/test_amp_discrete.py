@@ -54,7 +54,9 @@ def test_discrete_output_stage_by_hand():
     rho = (math.sqrt(L + 0.01) - math.sqrt(L)) ** 2
     assert rho == pytest.approx(0.01**2 / (4 * L), rel=1e-3)  # about 1.0857e-6
     assert float(sigma2_steps) == pytest.approx(l2_sq / (2 * rho), rel=2e-7)
-    assert Fraction(sigma2_steps) >= Fraction(l2_sq) / (2 * Fraction(rho)) * (1 - Fraction(1, 2**39))
+    # Rounded up, never down (up to the 2**-40 margin on rho's round-off).
+    exact = Fraction(l2_sq) / (2 * Fraction(rho))
+    assert Fraction(sigma2_steps) >= exact * (1 - Fraction(1, 2**39))
     # In value units: Delta_2 / sqrt(2 rho), 41% above the analytic Gaussian's sigma2 at
     # (0.01, 1e-10) (the zCDP conversion's cost at a small eps2).
     sigma = math.sqrt(sigma2_steps) * g

@@ -505,7 +505,7 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
 
 
 def amp_discrete_output_noise(calibration, n_params):
-    """Grid and exact discrete Gaussian of AMP's output stage (``output_noise="discrete_gaussian"``).
+    """Grid and exact discrete Gaussian noise of AMP's output stage (``"discrete_gaussian"``).
 
     The released ``theta_approx`` is snapped to a public power-of-two grid
     ``g`` and gets exact discrete Gaussian noise ``N_Z(0, sigma^2)`` per
