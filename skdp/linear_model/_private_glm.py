@@ -12,6 +12,7 @@ and ``_fit_binary`` (the mechanism).
 
 import re
 import textwrap
+from fractions import Fraction
 from functools import partial
 
 import numpy as np
@@ -21,11 +22,19 @@ from sklearn.utils.validation import validate_data
 from skdp.base import DPEstimatorMixin
 from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_column
 from skdp.linear_model._losses import get_loss
+from skdp.mechanisms import sample_discrete_gaussian, sample_discrete_laplace
+from skdp.mechanisms._discrete import _check_granularity, _grid_indices, _grid_release
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import check_bounded_sample_weight, check_positive_int, check_real
 
-__all__ = ["PrivateGLMClassifier", "check_bool", "delta_one_over_n_squared", "fill_glm_doc"]
+__all__ = [
+    "PrivateGLMClassifier",
+    "check_bool",
+    "delta_one_over_n_squared",
+    "fill_glm_doc",
+    "release_on_grid",
+]
 
 # Docstring blocks shared by the classifiers of this family (on top of skdp's
 # shared parameter blocks): a line holding only ``%(name)s`` is replaced.
@@ -77,6 +86,46 @@ def fill_glm_doc(cls):
 def delta_one_over_n_squared(n_samples):
     """The thesis' default ``delta = 1 / n^2`` (seed 004, Sec. 4.4.1, after Wu et al. 2017)."""
     return 1.0 / float(n_samples) ** 2
+
+
+def release_on_grid(weights, mechanism, parameter, granularity, rng):
+    """Release ``g * (round(w / g) + Z)`` with exact integer noise ``Z`` (CKS Alg. 2 or 3).
+
+    The floating-point-safe output stage shared by the linear models (the
+    SVMs of :mod:`skdp.svm` do the same inline and could use it):
+    ``weights`` are snapped to the public power-of-two grid ``g`` (exact
+    indices, clamped to ``+-2**52``, a non-expansive map that keeps every
+    grid sensitivity) and each coordinate gets independent exact discrete
+    noise, drawn with integer arithmetic only (Canonne, Kamath and Steinke
+    2020), so the output's low-order bits carry nothing the ideal mechanism
+    does not (Mironov 2012).
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_coef,)
+        The exact (noiseless) vector to release.
+    mechanism : {"discrete_laplace", "discrete_gaussian"}
+        Noise distribution.
+    parameter : fractions.Fraction
+        Discrete Laplace scale ``t`` or discrete Gaussian ``sigma^2``, in grid
+        steps (:func:`skdp.svm._base.svm_discrete_noise`).
+    granularity : float
+        The grid ``g``, a power of two.
+    rng : numpy.random.Generator
+        Source of the uniform integers.
+
+    Returns
+    -------
+    released : ndarray of shape (n_coef,)
+        Exact multiples of ``g``.
+    """
+    grid = _check_granularity(granularity)
+    parameter = Fraction(parameter)
+    if mechanism == "discrete_laplace":
+        noise = sample_discrete_laplace(parameter, weights.size, rng)
+    else:
+        noise = sample_discrete_gaussian(parameter, weights.size, rng)
+    return _grid_release(_grid_indices(weights, grid), noise, grid)
 
 
 def check_bool(value, name):

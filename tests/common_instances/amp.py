@@ -5,6 +5,8 @@ from skdp.linear_model import DPLogisticRegressionAMP
 INSTANCES = [
     DPLogisticRegressionAMP(epsilon=1.0, random_state=0),
     DPLogisticRegressionAMP(epsilon=1.0, loss="huber", multi_class="ovr", random_state=0),
+    # Exact discrete Gaussian output noise on a public grid (floating-point safe release).
+    DPLogisticRegressionAMP(epsilon=1.0, output_noise="discrete_gaussian", random_state=0),
 ]
 
 _WEIGHT_REASON = ("DP bounds one row's influence: weights above 1 are clipped to 1, and "
