@@ -201,6 +201,19 @@ def test_unknown_output_noise_fails_before_spending(small, value):
     assert accountant.spent is None
 
 
+def test_output_noise_beyond_the_grid_range_fails_before_spending(small):
+    # At epsilon = 1e-15 the discrete Gaussian's sigma is about 1e19 grid steps (the sqrt(p)
+    # rounding term over sqrt(2 rho)), beyond the 2**53 range of the released grid indices
+    # and the int64 sampler: refused before the charge (was an OverflowError after it).
+    X, y = small
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="too small"):
+        DPLogisticRegressionAMP(epsilon=1e-15, delta=1e-300, gamma=1.0, eps3_fraction=0.5,
+                                output_noise="discrete_gaussian", classes=[0, 1, 2],
+                                random_state=0, accountant=accountant).fit(X, y)
+    assert accountant.spent is None
+
+
 def test_verbose_prints_the_grid(small, capsys):
     X, y = small
     DPLogisticRegressionAMP(output_noise="discrete_gaussian", classes=[0, 1, 2], random_state=0,

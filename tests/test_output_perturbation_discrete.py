@@ -215,6 +215,10 @@ def test_grid_search_over_mechanism():
     ({"mechanism": "discrete_gaussian", "delta": None}, "delta"),
     # The zCDP budget of epsilon = 1e-200 underflows: refused before the charge.
     ({"mechanism": "discrete_gaussian", "delta": 1e-5, "epsilon": 1e-200}, "too small"),
+    # Noise of more than 2**52 grid steps (t ~ F / epsilon, or sigma ~ sqrt(F) / sqrt(2 rho)):
+    # refused before the charge; was an OverflowError of the int64 sampler after it.
+    ({"mechanism": "discrete_laplace", "epsilon": 1e-20}, "too small"),
+    ({"mechanism": "discrete_gaussian", "delta": 1e-6, "epsilon": 1e-17}, "too small"),
 ])
 def test_bad_mechanism_fails_before_spending(params, match):
     X, y = make_blobs(40, centers=2, n_features=2, random_state=0)
