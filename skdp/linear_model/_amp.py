@@ -15,7 +15,7 @@ from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_
 from skdp.linear_model._losses import get_loss
 from skdp.linear_model._multinomial import MultinomialLoss, MultinomialObjective
 from skdp.linear_model._objective import GLMObjective
-from skdp.linear_model._private_glm import release_on_grid
+from skdp.linear_model._private_glm import check_grid_noise_parameter, release_on_grid
 from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.mechanisms._gaussian import log_shifted_gaussian_delta
@@ -548,6 +548,12 @@ def amp_discrete_output_noise(calibration, n_params):
         The grid ``g``, a power of two.
     sigma2_steps : fractions.Fraction
         The discrete Gaussian's ``sigma^2``, in grid steps squared.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` exceeds ``2**52`` grid steps (a vanishing ``eps2``;
+        :func:`~skdp.linear_model._private_glm.check_grid_noise_parameter`).
     """
     cal = calibration
     # ||theta_approx|| <= (m / Lambda)(Delta + ||b1|| + gamma), with ||b1|| <= sigma1 (sqrt(p) + 10)
@@ -560,6 +566,8 @@ def amp_discrete_output_noise(calibration, n_params):
     # then zCDP -> (eps2, delta2) by seed 004, Lemma 2.1.13.
     sigma2_steps = svm_discrete_noise("discrete_gaussian", cal.sensitivity2, n_params, cal.eps2,
                                       cal.delta2, granularity)
+    check_grid_noise_parameter("discrete_gaussian", sigma2_steps,
+                               f"eps2={cal.eps2!r} (the output stage's share of epsilon)")
     return granularity, sigma2_steps
 
 

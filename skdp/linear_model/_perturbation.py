@@ -18,7 +18,12 @@ import math
 import numpy as np
 
 from skdp.linear_model._objective import GLMObjective
-from skdp.linear_model._private_glm import PrivateGLMClassifier, fill_glm_doc, release_on_grid
+from skdp.linear_model._private_glm import (
+    PrivateGLMClassifier,
+    check_grid_noise_parameter,
+    fill_glm_doc,
+    release_on_grid,
+)
 from skdp.linear_model._solvers import minimize_certified
 from skdp.svm._base import svm_discrete_noise, svm_noise_granularity, svm_noise_scale
 from skdp.utils._clipping import clip_rows_l2
@@ -134,6 +139,12 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
         Discrete Laplace ``t`` or discrete Gaussian ``sigma^2``, in grid steps.
     scale : float
         ``t g`` or ``sigma g``: the noise scale in the weights' units.
+
+    Raises
+    ------
+    ValueError
+        If ``t`` or ``sigma`` exceeds ``2**52`` grid steps (a vanishing
+        ``epsilon``; :func:`~skdp.linear_model._private_glm.check_grid_noise_parameter`).
     """
     reference = svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta)
     granularity = svm_noise_granularity(reference, weight_bound)
@@ -142,6 +153,7 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
     # plus the grid term (CKS Alg. 2), or discrete Gaussian on the grid's L2 bound with
     # CKS zCDP -> (epsilon, delta) by seed 004, Lemma 2.1.13 (svm_discrete_noise).
     parameter = svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granularity)
+    check_grid_noise_parameter(mechanism, parameter, f"epsilon={epsilon!r}")
     steps = parameter if mechanism == "discrete_laplace" else math.sqrt(parameter)
     return granularity, parameter, float(steps) * granularity
 
