@@ -214,6 +214,30 @@ def test_output_noise_beyond_the_grid_range_fails_before_spending(small):
     assert accountant.spent is None
 
 
+def test_grid_out_of_range_fails_before_spending(monkeypatch, small):
+    # data_norm = 1e-150 makes Lambda tiny and the weight bound (m / Lambda)(...) about
+    # above 2**1000, so g is above 2**900. The grid goes through the calibration before the
+    # charge: with a granularity range check in skdp.mechanisms (here [2**-900, 2**900],
+    # simulated) it is refused before anything is spent.
+    import skdp.mechanisms._discrete as discrete
+
+    original = discrete._check_granularity
+
+    def in_range(granularity):
+        g = original(granularity)
+        if g is not None and not Fraction(1, 2**900) <= g <= 2**900:
+            raise ValueError("granularity out of range")
+        return g
+
+    monkeypatch.setattr(discrete, "_check_granularity", in_range)
+    X, y = small
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="out of range"):
+        DPLogisticRegressionAMP(data_norm=1e-150, output_noise="discrete_gaussian",
+                                classes=[0, 1, 2], accountant=accountant).fit(X, y)
+    assert accountant.spent is None
+
+
 def test_verbose_prints_the_grid(small, capsys):
     X, y = small
     DPLogisticRegressionAMP(output_noise="discrete_gaussian", classes=[0, 1, 2], random_state=0,
