@@ -18,6 +18,7 @@ from skdp.datasets import make_synthetic_l
 from skdp.linear_model import DPLogisticRegressionAMP
 from skdp.linear_model._amp import amp_calibration, amp_discrete_output_noise
 from skdp.mechanisms import gaussian_sigma_analytic, sample_discrete_gaussian
+from test_output_perturbation_discrete import simulate_granularity_range
 
 
 @pytest.fixture(scope="module")
@@ -215,21 +216,11 @@ def test_output_noise_beyond_the_grid_range_fails_before_spending(small):
 
 
 def test_grid_out_of_range_fails_before_spending(monkeypatch, small):
-    # data_norm = 1e-150 makes Lambda tiny and the weight bound (m / Lambda)(...) about
+    # data_norm = 1e-150 makes Lambda tiny and the weight bound (m / Lambda)(...)
     # above 2**1000, so g is above 2**900. The grid goes through the calibration before the
     # charge: with a granularity range check in skdp.mechanisms (here [2**-900, 2**900],
     # simulated) it is refused before anything is spent.
-    import skdp.mechanisms._discrete as discrete
-
-    original = discrete._check_granularity
-
-    def in_range(granularity):
-        g = original(granularity)
-        if g is not None and not Fraction(1, 2**900) <= g <= 2**900:
-            raise ValueError("granularity out of range")
-        return g
-
-    monkeypatch.setattr(discrete, "_check_granularity", in_range)
+    simulate_granularity_range(monkeypatch)
     X, y = small
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
     with pytest.raises(ValueError, match="out of range"):
