@@ -115,16 +115,16 @@ def check_grid_noise_parameter(mechanism, parameter, budget_text):
     parameter : fractions.Fraction
         Unchanged.
     """
-    parameter = Fraction(parameter)
+    value = Fraction(parameter)
     gaussian = mechanism == "discrete_gaussian"
-    if parameter > (Fraction(MAX_NOISE_STEPS) ** 2 if gaussian else MAX_NOISE_STEPS):
-        steps = math.sqrt(parameter) if gaussian else float(parameter)
+    if value > (Fraction(MAX_NOISE_STEPS) ** 2 if gaussian else MAX_NOISE_STEPS):
+        steps = math.sqrt(value) if gaussian else float(value)
         raise ValueError(
             f"{budget_text} is too small for the {mechanism} output noise: its "
             f"{'sigma' if gaussian else 'scale t'} would be {steps:.3g} grid steps, beyond "
             "2**52 (the released grid indices are kept within +-2**53 and the exact sampler's "
             "draws within int64). Use a larger epsilon.")
-    return parameter
+    return value
 
 
 def release_on_grid(weights, mechanism, parameter, granularity, rng):
