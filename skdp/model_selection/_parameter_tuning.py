@@ -231,6 +231,20 @@ def _largest_entry(X):
     return float(np.max(np.abs(values), initial=0.0))
 
 
+def _largest_float(X):
+    """The largest finite value of the narrowest floating dtype of ``X`` (float64 if none).
+
+    ``PolynomialFeatures`` and ``FunctionTransformer`` keep float32 (and float16): their
+    output overflows at that dtype's largest value, not float64's.
+    """
+    limits = [np.finfo(np.float64).max]
+    for dtype in (X.dtypes if _is_frame(X) else [X.dtype]):
+        dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32
+        if isinstance(dtype, np.dtype) and dtype.kind == "f":
+            limits.append(np.finfo(dtype).max)
+    return float(min(limits))
+
+
 def _check_output_bounds(dry, model, params, X, n_rows):
     """Refuse ``X`` if some part of the candidate could map one of its rows past the floats.
 
@@ -244,7 +258,7 @@ def _check_output_bounds(dry, model, params, X, n_rows):
     in ``X`` is.
     """
     largest = _largest_entry(X)
-    issue = output_bound_issue(dry, model, largest, n_rows)
+    issue = output_bound_issue(dry, model, largest, n_rows, limit=_largest_float(X))
     if issue is None:
         return
     path, part, bound = issue

@@ -528,11 +528,22 @@ def _affine_bound(leaf, bound):
     return float(np.max(np.abs(leaf._map(ends, forward=True))))  # transform, unvalidated
 
 
+# NumPy's periodic one-argument ufuncs: |f| is not monotone between the probe points (sin
+# is 1 at pi/2, between the probes 1 and 2), so their values there bound nothing. sin and cos
+# are at most 1; tan is finite on every double (no double is an odd multiple of pi/2) but
+# reaches 1.6e16 near pi/2: only the largest float bounds it.
+_PERIODIC = {np.sin: 1.0, np.cos: 1.0, np.tan: _LARGEST}
+
+
 def _function_bound(leaf, bound):
     if leaf.func is None:
         return bound
-    # An accepted ufunc is finite on every finite input (_PROBE); its largest |value| on
-    # [-bound, bound], taken at the probe points inside and at the ends.
+    if leaf.func in _PERIODIC:
+        return _PERIODIC[leaf.func]
+    # Every other accepted ufunc is finite on every finite input (_PROBE), and its |value|
+    # is monotone between consecutive probe points (0 and +-1 are probes: the zeros and
+    # the poles of log, reciprocal, arctanh, ...). Its largest |value| on [-bound, bound]
+    # is then taken at the probe points inside or at the ends.
     points = np.concatenate([_PROBE[np.abs(_PROBE) <= bound], [-bound, bound]])
     return float(np.max(np.abs(leaf.func(points))))
 
@@ -580,8 +591,8 @@ class _Unbounded(Exception):
         self.path, self.part, self.bound = path, part, bound
 
 
-def _bound(path, part, templates, bound, n_rows):
-    """Largest ``|output|`` of the fitted ``part`` for ``|input| <= bound``; raise past floats."""
+def _bound(path, part, templates, bound, n_rows, limit):
+    """Largest ``|output|`` of the fitted ``part`` for ``|input| <= bound``; raise past ``limit``."""
     if part is None or (isinstance(part, str) and part == "passthrough"):
         return bound
     if isinstance(part, str):  # 'drop'
@@ -589,22 +600,22 @@ def _bound(path, part, templates, bound, n_rows):
     kind = type(part)
     if kind is Pipeline:
         for name, step in part.steps:
-            bound = _bound(f"{path}__{name}", step, templates, bound, n_rows)
+            bound = _bound(f"{path}__{name}", step, templates, bound, n_rows, limit)
         return bound
     if kind in (FeatureUnion, ColumnTransformer):
         weights = part.transformer_weights or {}
         out = max([abs(weights.get(name, 1.0))
-                   * _bound(f"{path}__{name}", child, templates, bound, n_rows)
+                   * _bound(f"{path}__{name}", child, templates, bound, n_rows, limit)
                    for name, child in _parts(part, fitted=True)], default=0.0)
     else:
         with np.errstate(all="ignore"):
             out = _leaf_bound(part, templates.get(path), bound, n_rows)
-    if not out <= _LARGEST:  # NaN too
+    if not out <= limit:  # NaN too
         raise _Unbounded(path, part, bound)
     return out
 
 
-def output_bound_issue(fitted, template, bound, n_rows):
+def output_bound_issue(fitted, template, bound, n_rows, limit=_LARGEST):
     """The first part whose output may be NaN or infinite for inputs bounded by ``bound``.
 
     Each part's output is bounded from public information only: its parameters, what it
@@ -624,6 +635,10 @@ def output_bound_issue(fitted, template, bound, n_rows):
         Largest ``|value|`` of the input.
     n_rows : int
         The number of rows each part is fitted on.
+    limit : float, default=the largest float64
+        The largest finite value of the input's floating dtype: a part that keeps the
+        dtype (``PolynomialFeatures`` keeps float32) overflows past it. Applied to every
+        part, including those whose output is float64 (stricter than needed there).
 
     Returns
     -------
@@ -635,7 +650,7 @@ def output_bound_issue(fitted, template, bound, n_rows):
     templates = dict(template.get_params(deep=True))
     try:
         for name, step in fitted.steps[:-1]:
-            bound = _bound(name, step, templates, bound, n_rows)
+            bound = _bound(name, step, templates, bound, n_rows, limit)
     except _Unbounded as exc:
         return exc.path, exc.part, exc.bound
     return None
