@@ -83,3 +83,27 @@ def test_float32_rows_that_overflow_in_float32_are_refused_before_the_charge():
     X[7, 0] = 3.0  # in range: accepted and charged
     _fit(_float32_pipe(), X, y, acc)
     assert len(acc.spends) == 1
+
+
+def test_an_encoder_with_a_narrow_float_dtype_is_bounded_in_that_dtype():
+    # OrdinalEncoder(dtype=float16) casts the code 69000 to infinity: one record's category
+    # made the classifier fail after the charge (the check bounded the codes by 69999 in
+    # float64). The scaler passes [0, 70000] on unchanged.
+    from sklearn.preprocessing import OrdinalEncoder
+
+    X, y = _data()
+    X = np.round(np.abs(X))
+    X[7, 0] = 69000.0
+
+    def pipe():
+        return Pipeline([
+            ("s", DPStandardScaler(0.3, 1e-6, bounds=(0.0, 70000.0), with_mean=False,
+                                   with_std=False)),
+            ("o", OrdinalEncoder(categories=[np.arange(70000.0)], dtype=np.float16,
+                                 handle_unknown="use_encoded_value", unknown_value=-1)),
+            ("clf", _clf())])
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="NaN or infinity.*Nothing was spent"):
+        _fit(pipe(), X, y, acc)
+    assert acc.spends == []
