@@ -637,8 +637,9 @@ def output_bound_issue(fitted, template, bound, n_rows, limit=_LARGEST):
         The number of rows each part is fitted on.
     limit : float, default=the largest float64
         The largest finite value of the input's floating dtype: a part that keeps the
-        dtype (``PolynomialFeatures`` keeps float32) overflows past it. Applied to every
-        part, including those whose output is float64 (stricter than needed there).
+        dtype (``PolynomialFeatures`` keeps float32) overflows past it. Lowered to an
+        encoder's float ``dtype``'s, and applied to every part, including those whose
+        output is float64 (stricter than needed there).
 
     Returns
     -------
@@ -648,6 +649,12 @@ def output_bound_issue(fitted, template, bound, n_rows, limit=_LARGEST):
     if not isinstance(fitted, Pipeline):
         return None
     templates = dict(template.get_params(deep=True))
+    # An encoder's output has its dtype parameter (float16 holds no code above 65504), and
+    # the parts after it (transformer_weights, PolynomialFeatures) may keep it.
+    for name, step in fitted.steps[:-1]:
+        for _, leaf in ([] if _skipped(step) else _walk(name, step, fitted=True)):
+            if type(leaf) in (OneHotEncoder, OrdinalEncoder) and np.dtype(leaf.dtype).kind == "f":
+                limit = min(limit, float(np.finfo(leaf.dtype).max))
     try:
         for name, step in fitted.steps[:-1]:
             bound = _bound(name, step, templates, bound, n_rows, limit)
