@@ -107,3 +107,33 @@ def test_an_encoder_with_a_narrow_float_dtype_is_bounded_in_that_dtype():
     with pytest.raises(ValueError, match="NaN or infinity.*Nothing was spent"):
         _fit(pipe(), X, y, acc)
     assert acc.spends == []
+
+
+def test_an_ordinal_encoder_that_encodes_a_missing_category_as_nan_is_refused():
+    # With NaN among the categories, a private row's missing value (np.nan in an object
+    # column) is encoded as encoded_missing_value=nan (the default); the public rows' None
+    # is an unknown category (-1) in an object column, so the dry run passed, and nested
+    # in a pipeline (not checked on X) the classifier refused the NaN after the charge.
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=600)
+    c = np.array(["a", "b"], dtype=object)[rng.integers(0, 2, 600)]
+    c[7] = np.nan
+    X, y = pd.DataFrame({"x": x, "c": pd.Series(c, dtype=object)}), (x > 0).astype(int)
+
+    def pipe(**kw):
+        enc = OrdinalEncoder(categories=[["a", "b", np.nan]], handle_unknown="use_encoded_value",
+                             unknown_value=-1, **kw)
+        return Pipeline([("prep", Pipeline([("ct", ColumnTransformer(
+            [("s", DPStandardScaler(0.3, 1e-6, bounds=(-4.0, 4.0)), ["x"]), ("o", enc, ["c"])],
+            sparse_threshold=0))])), ("clf", _clf())])
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="encoded_missing_value.*Nothing was spent"):
+        _fit(pipe(), X, y, acc)
+    assert acc.spends == []
+    _fit(pipe(encoded_missing_value=-2), X, y, acc)  # a finite code: accepted
+    assert len(acc.spends) == 1
