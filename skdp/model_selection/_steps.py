@@ -103,7 +103,7 @@ def _one_hot_issue(step):
 
 def _ordinal_issue(step):
     issue = _encoder_issue(step, ("use_encoded_value",))
-    if issue is None and isinstance(step.unknown_value, Real) and np.isnan(step.unknown_value):
+    if issue is None and _is_nan(step.unknown_value):
         # The public rows of the dry run may hold only known categories (0 in a numeric
         # column), so the NaN that a private row's unknown category becomes would be refused
         # by the classifier only after the charge.
@@ -111,7 +111,20 @@ def _ordinal_issue(step):
                 "become NaN, which the next step refuses only after the budget is charged "
                 "(an error that depends on the private data); pass a finite unknown_value, "
                 "such as -1")
+    if issue is None and _is_nan(step.encoded_missing_value) and any(_is_nan(c) or c is None for column in step.categories
+                                         for c in column):
+        # A missing category is encoded as encoded_missing_value; the public rows' None
+        # is an unknown category in an object column (unknown_value), a private np.nan is
+        # the missing one (scikit-learn 1.9), so the dry run does not see the NaN.
+        return ("a missing value is among its categories and encoded_missing_value=nan: a "
+                "private row with a missing value would become NaN, which the next step "
+                "refuses only after the budget is charged (an error that depends on the "
+                "private data); pass a finite encoded_missing_value, such as -2")
     return issue
+
+
+def _is_nan(value):
+    return isinstance(value, Real) and np.isnan(value)
 
 
 # Transformers whose fit reads only the number of columns (and their names) of
