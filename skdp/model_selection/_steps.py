@@ -111,8 +111,8 @@ def _ordinal_issue(step):
                 "become NaN, which the next step refuses only after the budget is charged "
                 "(an error that depends on the private data); pass a finite unknown_value, "
                 "such as -1")
-    if issue is None and _is_nan(step.encoded_missing_value) and any(_is_nan(c) or c is None for column in step.categories
-                                         for c in column):
+    if issue is None and _is_nan(step.encoded_missing_value) and any(
+            _is_nan(c) or c is None for column in step.categories for c in column):
         # A missing category is encoded as encoded_missing_value; the public rows' None
         # is an unknown category in an object column (unknown_value), a private np.nan is
         # the missing one (scikit-learn 1.9), so the dry run does not see the NaN.
