@@ -605,7 +605,7 @@ class _Unbounded(Exception):
 
 
 def _bound(path, part, templates, bound, n_rows, limit):
-    """Largest ``|output|`` of the fitted ``part`` for ``|input| <= bound``; raise past ``limit``."""
+    """Largest ``|output|`` of the fitted ``part`` for ``|input| <= bound``; raise past limit."""
     if part is None or (isinstance(part, str) and part == "passthrough"):
         return bound
     if isinstance(part, str):  # 'drop'
