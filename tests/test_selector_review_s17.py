@@ -137,3 +137,24 @@ def test_an_ordinal_encoder_that_encodes_a_missing_category_as_nan_is_refused():
     assert acc.spends == []
     _fit(pipe(encoded_missing_value=-2), X, y, acc)  # a finite code: accepted
     assert len(acc.spends) == 1
+
+
+@pytest.mark.parametrize("outer_steps", [[], [("s", "passthrough")]])
+def test_a_nested_selector_over_pipelines_is_refused_before_the_charge(outer_steps):
+    # The inner selector checks its candidates' parts (PolynomialFeatures: 1e200 squared)
+    # only when the outer one fits it, after the outer charge: its refusal, or the
+    # classifier's on the infinite rows, depended on one record.
+    from _dummy import NoisyCentroidClassifier
+
+    X, y = _data(n=1200, d=2)
+    X[7, 0] = 1e200
+    inner = PrivateParameterSelector(
+        Pipeline([("p", PolynomialFeatures(2)), ("clf", NoisyCentroidClassifier(1.0))]),
+        {"clf__epsilon": [1.0]}, epsilon=1.0, classes=[0, 1])
+    est = Pipeline([*outer_steps, ("sel", inner)]) if outer_steps else inner
+    key = "sel__epsilon" if outer_steps else "epsilon"
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(TypeError, match="nested PrivateParameterSelector.*Nothing was spent"):
+        PrivateParameterSelector(est, {key: [1.0]}, epsilon=0.5, classes=[0, 1],
+                                 accountant=acc, random_state=0).fit(X, y)
+    assert acc.spends == []
