@@ -199,6 +199,25 @@ def _check_replace_one(what, step):
             f"was spent.")
 
 
+def _check_nested_selector(what, step):
+    """Refuse a nested PrivateParameterSelector whose candidates have parts before their classifier.
+
+    It checks those parts against its input (the output bounds and the public steps on X)
+    only when the outer selector fits it, after the outer charge: its refusal (or the
+    classifier's, on the rows it let through) would depend on the private rows.
+    """
+    from skdp.model_selection._parameter_tuning import PrivateParameterSelector
+
+    inner = step.estimator if isinstance(step, PrivateParameterSelector) else None
+    if isinstance(inner, Pipeline) and any(not _skipped(part) for _, part in inner.steps[:-1]):
+        raise TypeError(
+            f"{what} is a nested PrivateParameterSelector whose candidates are pipelines: it "
+            f"would check their parts on its input only after the outer selector's charge, "
+            f"and refuse rows then (an error that depends on the private data). Put every "
+            f"step in one selector (a pipeline grid), or nest a selector over a classifier "
+            f"alone. Nothing was spent.")
+
+
 def _check_pipeline_step(name, step):
     """True when ``step`` spends a budget, False when it is public; raise otherwise."""
     what = f"step {name!r} ({type(step).__name__})"
@@ -354,6 +373,7 @@ def candidate_steps(estimator):
                 f"parameter), or a sklearn.pipeline.Pipeline of private and public steps "
                 f"ending with one; got {type(estimator).__name__}. Nothing was spent.")
         _check_replace_one(f"estimator ({type(estimator).__name__})", estimator)
+        _check_nested_selector("estimator", estimator)
         return [(None, estimator)]
     if type(estimator) is not Pipeline:
         raise TypeError(
@@ -371,6 +391,7 @@ def candidate_steps(estimator):
             f"privately on its part and counts its correct predictions on the holdout. "
             f"Nothing was spent.")
     _check_replace_one(f"the pipeline's last step {last_name!r} ({type(last).__name__})", last)
+    _check_nested_selector(f"the pipeline's last step {last_name!r}", last)
     # Every private part, wherever nested, sees the same rows (a ColumnTransformer and a
     # FeatureUnion give each part all rows): basic composition, seed 004 Lemma 2.1.5.
     private = [(path, leaf) for name, step in head if not _skipped(step)
