@@ -1,0 +1,194 @@
+"""Small correctness fixes: degenerate public parameters of the convex baselines,
+the PLD calibration's work, the certificate's own weight check, user kernels kept
+by the fitted models, GP regression and sample weights, and streaming ratings files."""
+
+import collections
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.utils.validation import has_fit_parameter
+
+import skdp.accounting._subsampled as subsampled
+from skdp import BudgetAccountant
+from skdp.accounting import calibrate_subsampled_gaussian
+from skdp.kernel_methods import PrivateGaussianProcessRegressor, PrivateKernelClassifier
+from skdp.linear_model import (
+    DPSGDClassifier,
+    PermutationSGDClassifier,
+    PrivateFrankWolfeClassifier,
+)
+from skdp.linear_model._certificate import gradient_norm_bound
+from skdp.linear_model._losses import LogisticLoss
+from skdp.linear_model._objective import GLMObjective
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+# --------------------------------------------------------------------------
+# 1. Degenerate but valid-looking public parameters: a clear ValueError before
+#    the accountant is charged, or a correct fit.
+# --------------------------------------------------------------------------
+REFUSED = [
+    # beta = data_norm^2 / 4 underflows to 0: the default step 1 / beta is infinite
+    (PermutationSGDClassifier, {"data_norm": 1e-300}, "learning_rate"),
+    (PermutationSGDClassifier, {"data_norm": 1e-170}, "learning_rate"),
+    # beta = data_norm^2 / 4 overflows (was an OverflowError)
+    (PermutationSGDClassifier, {"data_norm": 1e300}, "data_norm"),
+    (PermutationSGDClassifier, {"data_norm": 1e300, "strongly_convex": True, "alpha": 0.1},
+     "data_norm"),
+    # Huber smoothness data_norm^2 / (2 h) overflows: was "use a smaller epsilon"
+    (PermutationSGDClassifier, {"loss": "huber", "huber_h": 1e-300, "data_norm": 1e10},
+     "data_norm"),
+    # the sensitivity 2 R / (alpha b N) overflows: was "use a smaller epsilon"
+    (PermutationSGDClassifier, {"strongly_convex": True, "alpha": 1e-310}, "sensitivity"),
+    # the sensitivity 2 k eta R / b underflows to 0
+    (PermutationSGDClassifier, {"data_norm": 1e-300, "learning_rate": 1e-300}, "sensitivity"),
+    # DP-SGD: a weight decay factor 1 - learning_rate * alpha < -1 diverges (NaN weights)
+    (DPSGDClassifier, {"learning_rate": 1e300, "alpha": 1e-4}, "alpha"),
+    (DPSGDClassifier, {"learning_rate": 10.0, "alpha": 1.0}, "alpha"),
+    # a step learning_rate * data_norm that overflows (NaN weights)
+    (DPSGDClassifier, {"learning_rate": 1e300, "data_norm": 1e300}, "learning_rate"),
+    # Frank-Wolfe: the vertex-score sensitivity 2 C R / n overflows (noise scale inf)
+    (PrivateFrankWolfeClassifier, {"data_norm": 1e300, "l1_radius": 1e300}, "sensitivity"),
+    # ... or underflows to 0 (was "float division by zero")
+    (PrivateFrankWolfeClassifier, {"data_norm": 1e-300, "l1_radius": 1e-300}, "sensitivity"),
+]
+
+
+@pytest.mark.parametrize("cls, params, word", REFUSED,
+                         ids=[f"{c.__name__}-{p}" for c, p, _ in REFUSED])
+def test_degenerate_parameters_refused_before_charge(data, cls, params, word):
+    X, y = data
+    accountant = BudgetAccountant(epsilon=100.0, delta=0.5)
+    est = cls(classes=[0, 1], random_state=0, accountant=accountant, **params)
+    with pytest.raises(ValueError, match=word) as info:
+        est.fit(X, y)
+    assert "Nothing was spent" in str(info.value)
+    assert accountant.spent is None
+    assert not hasattr(est, "coef_")
+
+
+WORKING = [
+    # 2 / beta overflows to inf: any explicit step is allowed, and the sensitivity is tiny
+    (PermutationSGDClassifier, {"data_norm": 1e-300, "learning_rate": 1.0}),
+    (PermutationSGDClassifier, {"data_norm": 1e-300, "strongly_convex": True, "alpha": 0.1}),
+    (PermutationSGDClassifier, {"epsilon": 1e-300}),
+    (PermutationSGDClassifier, {"epsilon": 1e300}),
+    (DPSGDClassifier, {"data_norm": 1e-300}),
+    (DPSGDClassifier, {"learning_rate": 2.0, "alpha": 1.0}),
+    (PrivateFrankWolfeClassifier, {"epsilon": 1e-300}),
+    (PrivateFrankWolfeClassifier, {"epsilon": 1e300}),
+]
+
+
+@pytest.mark.parametrize("cls, params", WORKING, ids=[f"{c.__name__}-{p}" for c, p in WORKING])
+def test_extreme_but_workable_parameters_fit(data, cls, params):
+    X, y = data
+    est = cls(classes=[0, 1], random_state=0, **params).fit(X, y)
+    assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))
+
+
+@pytest.mark.parametrize("cls", [PermutationSGDClassifier, DPSGDClassifier,
+                                 PrivateFrankWolfeClassifier])
+def test_one_row(cls):
+    # n = 1 with a public label set and an explicit delta: a valid (noisy) fit.
+    est = cls(classes=[0, 1], delta=1e-3, random_state=0).fit([[0.5, -0.5]], [1])
+    assert np.all(np.isfinite(est.coef_))
+    # With the default delta = 1 / n^2 = 1: a clear error, nothing spent.
+    accountant = BudgetAccountant(epsilon=10.0, delta=0.5)
+    with pytest.raises(ValueError, match="delta"):
+        cls(classes=[0, 1], accountant=accountant).fit([[0.5, -0.5]], [1])
+    assert accountant.spent is None
+
+
+# --------------------------------------------------------------------------
+# 2. The PLD calibration evaluates no (multiplier, grid) pair twice
+# --------------------------------------------------------------------------
+def test_pld_calibration_evaluates_each_point_once(monkeypatch):
+    calls = collections.Counter()
+    original = subsampled._epsilon
+
+    def counting(noise_multiplier, sample_rate, steps, delta, accountant, neighbours,
+                 interval=subsampled._PLD_COARSE):
+        calls[(noise_multiplier, interval)] += 1
+        return original(noise_multiplier, sample_rate, steps, delta, accountant, neighbours,
+                        interval)
+
+    monkeypatch.setattr(subsampled, "_epsilon", counting)
+    sigma = calibrate_subsampled_gaussian(0.1, 1e-5, 0.05, 1000, accountant="pld",
+                                          neighbours="replace-one")
+    assert max(calls.values()) == 1, calls
+    # The refinement still runs (a fine-grid evaluation) and the result still meets the target.
+    assert any(interval == subsampled._PLD_FINE for _, interval in calls)
+    monkeypatch.setattr(subsampled, "_epsilon", original)
+    assert subsampled._pld_epsilon(sigma, 0.05, 1000, 1e-5, "replace-one",
+                                   subsampled._PLD_FINE) <= 0.1
+
+
+# --------------------------------------------------------------------------
+# 3. gradient_norm_bound refuses weights its guarantee does not cover
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [-0.5, np.nan, np.inf])
+def test_gradient_norm_bound_refuses_bad_weights(bad):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    y = np.where(rng.random(20) < 0.5, -1.0, 1.0)
+    w = rng.uniform(size=20)
+    theta = rng.normal(size=3)
+    good = gradient_norm_bound(GLMObjective(X, y, LogisticLoss(), 0.1, sample_weight=w), theta)
+    assert np.isfinite(good)
+    w[3] = bad
+    with pytest.raises(ValueError, match="sample_weight"):
+        gradient_norm_bound(GLMObjective(X, y, LogisticLoss(), 0.1, sample_weight=w), theta)
+
+
+# --------------------------------------------------------------------------
+# 4. A user's callable kernel: kept by reference in the parameters (as
+#    scikit-learn does), copied into the fitted model
+# --------------------------------------------------------------------------
+class ScaledLinear:
+    """A stateful kernel: ``scale * <a, b>``."""
+
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def __call__(self, a, b):
+        return self.scale * float(np.dot(a, b))
+
+
+def test_mutating_a_callable_kernel_after_fit_changes_nothing(data):
+    X, y = data
+    kernel = ScaledLinear(1.0)
+    clf = PrivateKernelClassifier(kernel, kernel_bound=4.0, epsilon=5.0, n_public=20,
+                                  random_state=0).fit(X[:, :2], y)
+    assert clf.kernel is kernel and clf.get_params()["kernel"] is kernel
+    before = clf.decision_function(X[:, :2])
+    kernel.scale = 3.0
+    np.testing.assert_array_equal(clf.decision_function(X[:, :2]), before)
+    assert clone(clf).kernel is not kernel  # clone copies non-estimator parameters
+
+    gp = PrivateGaussianProcessRegressor(ScaledLinear(1.0), epsilon=5.0, random_state=0)
+    gp.fit(X[:, :2], np.tanh(X[:, 0]))
+    before = gp.predict(X[:, :2])
+    gp.kernel.scale = 3.0
+    np.testing.assert_array_equal(gp.predict(X[:, :2]), before)
+
+
+# --------------------------------------------------------------------------
+# 5. PrivateGaussianProcessRegressor and sample weights
+# --------------------------------------------------------------------------
+def test_gp_regressor_documents_and_refuses_sample_weight(data):
+    X, y = data
+    gp = PrivateGaussianProcessRegressor(epsilon=1.0, random_state=0)
+    assert not has_fit_parameter(gp, "sample_weight")
+    with pytest.raises(TypeError, match="sample_weight"):
+        gp.fit(X, np.tanh(X[:, 0]), sample_weight=np.ones(len(y)))
+    privacy = inspect.getdoc(PrivateGaussianProcessRegressor).split("Privacy\n-------")[1]
+    assert "sample_weight" in privacy.split("\n\n\n")[0].split("See Also")[0]
