@@ -75,6 +75,17 @@ def test_degenerate_parameters_refused_before_charge(data, cls, params, word):
     assert not hasattr(est, "coef_")
 
 
+@pytest.mark.parametrize("cls", [PermutationSGDClassifier, DPSGDClassifier,
+                                 PrivateFrankWolfeClassifier])
+def test_integer_beyond_float_range_refused(data, cls):
+    # float(10**400) is an OverflowError: now the ValueError of any infinite bound.
+    X, y = data
+    accountant = BudgetAccountant(epsilon=100.0, delta=0.5)
+    with pytest.raises(ValueError, match="data_norm must be finite"):
+        cls(data_norm=10**400, classes=[0, 1], accountant=accountant).fit(X, y)
+    assert accountant.spent is None
+
+
 WORKING = [
     # 2 / beta overflows to inf: any explicit step is allowed, and the sensitivity is tiny
     (PermutationSGDClassifier, {"data_norm": 1e-300, "learning_rate": 1.0}),
@@ -167,7 +178,7 @@ def test_mutating_a_callable_kernel_after_fit_changes_nothing(data):
     X, y = data
     kernel = ScaledLinear(1.0)
     clf = PrivateKernelClassifier(kernel, kernel_bound=4.0, epsilon=5.0, n_public=20,
-                                  random_state=0).fit(X[:, :2], y)
+                                  classes=[0, 1], random_state=0).fit(X[:, :2], y)
     assert clf.kernel is kernel and clf.get_params()["kernel"] is kernel
     before = clf.decision_function(X[:, :2])
     kernel.scale = 3.0
