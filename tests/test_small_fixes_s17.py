@@ -13,7 +13,12 @@ from sklearn.utils.validation import has_fit_parameter
 import skdp.accounting._subsampled as subsampled
 from skdp import BudgetAccountant
 from skdp.accounting import calibrate_subsampled_gaussian
-from skdp.kernel_methods import PrivateGaussianProcessRegressor, PrivateKernelClassifier
+from skdp.kernel_methods import (
+    PrivateGaussianProcessRegressor,
+    PrivateHistogram,
+    PrivateKernelClassifier,
+    PrivateKernelDensity,
+)
 from skdp.linear_model import (
     DPSGDClassifier,
     PermutationSGDClassifier,
@@ -254,3 +259,38 @@ def test_load_ratings_blocks_give_the_same_matrix(tmp_path, monkeypatch, block_s
     np.testing.assert_array_equal(got.ratings.toarray(), expected.ratings.toarray())
     np.testing.assert_array_equal(got.user_ids, expected.user_ids)
     assert got.ratings.nnz == 5 and got.user_ids.tolist() == [1, 2, 7, 9]
+
+
+# --------------------------------------------------------------------------
+# 7. Density estimators: a box, bin or bandwidth outside the float range is
+#    refused before the charge (it fitted, then scored -inf or failed)
+# --------------------------------------------------------------------------
+DENSITY_REFUSED = [
+    # the bin volume 1e-301^2 underflows to 0 (score_samples: ZeroDivisionError)
+    (PrivateHistogram, {"bounds": (0.0, 1e-300)}, "volume"),
+    # the box volume (2e300)^2 overflows (every score -inf)
+    (PrivateHistogram, {"bounds": (-1e300, 1e300)}, "volume"),
+    (PrivateKernelDensity, {"bounds": (-1e300, 1e300), "n_public": 20}, "volume"),
+    # 1 / (2 h^2) overflows (ZeroDivisionError) or h^2 overflows (OverflowError)
+    (PrivateKernelDensity, {"bandwidth": 1e-300, "n_public": 20}, "bandwidth"),
+    (PrivateKernelDensity, {"bandwidth": 1e300, "n_public": 20}, "bandwidth"),
+]
+
+
+@pytest.mark.parametrize("cls, params, word", DENSITY_REFUSED,
+                         ids=[f"{c.__name__}-{p}" for c, p, _ in DENSITY_REFUSED])
+def test_density_degenerate_parameters_refused_before_charge(cls, params, word):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    accountant = BudgetAccountant(epsilon=100.0, delta=0.5)
+    with pytest.raises(ValueError, match=word):
+        cls(random_state=0, accountant=accountant, **params).fit(X)
+    assert accountant.spent is None
+
+
+def test_histogram_too_many_bins_fails_before_charge():
+    # 1e12 cells: the counts cannot be allocated; that now fails before the charge.
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    accountant = BudgetAccountant(epsilon=100.0, delta=0.5)
+    with pytest.raises((MemoryError, ValueError)):
+        PrivateHistogram(bins=10**6, random_state=0, accountant=accountant).fit(X)
+    assert accountant.spent is None
