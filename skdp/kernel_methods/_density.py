@@ -84,8 +84,10 @@ def histogram_sensitivity(n_samples):
     return math.sqrt(2.0) / n_samples
 
 
-def _check_volume(volume, what, name):
-    """``volume`` if it is a positive finite float, else a clear error (before the charge)."""
+def _check_volume(sides, what, name):
+    """The volume ``prod(sides)`` if it is a positive finite float, else a clear error."""
+    with np.errstate(over="ignore", under="ignore"):
+        volume = float(np.prod(sides))
     if not 0.0 < volume < math.inf:
         raise ValueError(
             f"{name}: the {what} volume {'overflows' if volume else 'underflows to 0'}; the "
@@ -346,8 +348,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             box = np.column_stack([support.min(axis=0), support.max(axis=0)])
             if np.any(box[:, 0] >= box[:, 1]):
                 raise ValueError("X_public must span a box of positive volume.")
-        volume = _check_volume(float(np.prod(box[:, 1] - box[:, 0])), "box",
-                               type(self).__name__)
+        volume = _check_volume(box[:, 1] - box[:, 0], "box", type(self).__name__)
         # 1 / (2 h^2) and the kernel's normalizer (2 pi h^2)^(-d/2), in floats.
         with np.errstate(over="ignore", under="ignore", divide="ignore"):
             h2 = np.float64(h) ** 2
@@ -557,9 +558,8 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
                              "noise='gaussian' for fractional weights.")
         check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
         name = type(self).__name__
-        _check_volume(float(np.prod(box[:, 1] - box[:, 0])), "box", name)
-        volume = _check_volume(float(np.prod([(hi - lo) / b for (lo, hi), b in zip(box, bins)])),
-                               "bin", name)
+        _check_volume(box[:, 1] - box[:, 0], "box", name)
+        volume = _check_volume([(hi - lo) / b for (lo, hi), b in zip(box, bins)], "bin", name)
         edges = [np.linspace(lo, hi, b + 1) for (lo, hi), b in zip(box, bins)]
         # Weighted counts: one record moves w e_a - w' e_b, L2 norm <= sqrt(2) for w, w' in [0, 1].
         # Counted before the charge (no release yet): bins too many to allocate fail here.
