@@ -51,8 +51,12 @@ kernel : str, callable or scikit-learn GP kernel, default="rbf"
     callable ``k(x, y)`` on two 1-D rows (as in
     :class:`~sklearn.kernel_ridge.KernelRidge`), or a kernel object of
     :mod:`sklearn.gaussian_process.kernels` (its hyperparameters are used as
-    given, never tuned on the data). ``"sigmoid"`` and ``"additive_chi2"``
-    are refused: they are not positive semi-definite.
+    given, never tuned on the data). The parameter holds the object you
+    pass; ``fit`` keeps a deep copy of a callable or kernel object (and of
+    ``kernel_params``), so changing its state after ``fit`` does not change
+    the fitted model (a plain function is kept as is, with whatever it
+    closes over). ``"sigmoid"`` and ``"additive_chi2"`` are refused: they
+    are not positive semi-definite.
 gamma : float or None, default=None
     Parameter of the named kernels (``None``: scikit-learn's default,
     ``1 / n_features``, which does not depend on the data values).
@@ -223,7 +227,7 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
     if kernel_params is not None:
         if not isinstance(kernel_params, dict):
             raise TypeError(f"kernel_params must be a dict or None, got {kernel_params!r}.")
-        params.update(kernel_params)
+        params.update(copy.deepcopy(kernel_params))  # see the callable case
     if kernel_bound is not None:
         kernel_bound = check_real(kernel_bound, "kernel_bound", low=0.0, low_inclusive=False)
 
@@ -253,8 +257,13 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
         if kernel.is_stationary():
             natural = float(kernel.diag(np.zeros((1, n_features)))[0])
     elif callable(kernel):
-        # As KernelRidge: a callable gets kernel_params only.
-        params, natural = dict(kernel_params or {}), None
+        # As KernelRidge: a callable gets kernel_params only. A copy, as for kernel
+        # objects: the parameter keeps the user's callable by reference (as scikit-learn
+        # does), but a fitted model must not change if that object is mutated later.
+        # (copy.deepcopy returns a plain function itself: functions are immutable, but
+        # state a function closes over is not copied.)
+        kernel = copy.deepcopy(kernel)
+        params, natural = copy.deepcopy(dict(kernel_params or {})), None
     else:
         raise TypeError(f"kernel must be a string, a callable or a scikit-learn GP kernel; "
                         f"got {kernel!r}.")
