@@ -53,6 +53,8 @@ _RHO_MARGIN = Fraction(1) - Fraction(1, 2**40)
 # bits (keeps the sampler's integers small, on its int64 path; costs at most a
 # relative 2**-23 of extra noise).
 _SCALE_BITS = 24
+# Powers of two accepted as a granularity (see _check_granularity).
+_GRANULARITY_RANGE = (Fraction(1, 2**900), Fraction(2**900))
 
 
 # --------------------------------------------------------------------------------------
@@ -207,6 +209,19 @@ def _bernoulli_exp_minus_one_vec(rng, size):
     return out
 
 
+def _bernoulli_exp_integer_vec(rng, n):
+    """Bernoulli(exp(-n)) for an int64 array ``n >= 0``: ``n`` Bernoulli(exp(-1)) draws,
+    stopping at the first 0 (CKS Sec. 5, the remark after Algorithm 1)."""
+    out = np.ones(n.size, dtype=bool)
+    pending = np.flatnonzero(n > 0)
+    j = 0
+    while pending.size:
+        out[pending] = _bernoulli_exp_minus_one_vec(rng, pending.size)
+        j += 1
+        pending = pending[out[pending] & (n[pending] > j)]
+    return out
+
+
 def _bernoulli_exp_ratio_vec(rng, num, den):
     """Algorithm 1 for gamma = num / den <= 1 (``num`` an int64 array, ``den`` an int)."""
     out = np.empty(num.size, dtype=bool)
@@ -321,14 +336,7 @@ def _gaussian_accept_vec(rng, y, p, q, t, src):
     def exact_gamma_minus_n(i):  # (gamma - n) D, a Python integer >= 0
         return (int(abs(y[i])) * q * t - p) ** 2 - int(n_int[i]) * den
 
-    # exp(-1)^n: n Bernoulli(exp(-1)) draws, stopping at the first 0.
-    accept = np.ones(y.size, dtype=bool)
-    pending = np.flatnonzero(n_int > 0)
-    j = 0
-    while pending.size:
-        accept[pending] = _bernoulli_exp_minus_one_vec(rng, pending.size)
-        j += 1
-        pending = pending[accept[pending] & (n_int[pending] > j)]
+    accept = _bernoulli_exp_integer_vec(rng, n_int)
     # exp(-r*): Algorithm 1 on the lazy comparisons where r* <= 1 is proven.
     r = g - n
     fast = accept & (g < 2.0**52) & (r + err <= 1.0)
@@ -573,7 +581,20 @@ def sample_discrete_gaussian(sigma2, size=None, rng=None):
 # --------------------------------------------------------------------------------------
 
 def _check_granularity(granularity):
-    """``None`` or the granularity as an exact Fraction, refusing non-powers of two."""
+    """``None`` or the granularity as an exact Fraction: a power of two in
+    ``[2**-900, 2**900]`` (finite and ``> 0``), checked before anything is drawn.
+
+    The range keeps the grid arithmetic exact and finite. A release is
+    ``g k`` with an integer ``|k| <= 2**53``: for ``g <= 2**900`` it is at most
+    ``2**953``, finite, and leaves a factor ``2**70`` below the largest double
+    for the arithmetic estimators do on released values (sums over features,
+    products with data); for ``g >= 2**-900`` it is zero or at least
+    ``2**-900``, a normal double (not subnormal), so ``k g`` and any later
+    product keep full precision. (The exactness limit itself is ``2**970``
+    above and ``2**-1074`` below.) A finer grid could only hold values below
+    ``2**-847`` without clamping them; a coarser one rounds every value of a
+    double below ``2**899`` to 0.
+    """
     if granularity is None:
         return None
     g = _check_rational(granularity, "granularity", positive=True)
@@ -582,6 +603,11 @@ def _check_granularity(granularity):
         raise ValueError(
             f"granularity must be a power of two (e.g. 2**-10) so that value / granularity "
             f"is exact, got {granularity!r}."
+        )
+    if not _GRANULARITY_RANGE[0] <= g <= _GRANULARITY_RANGE[1]:
+        raise ValueError(
+            f"granularity must be between 2**-900 and 2**900 (the grid values g * k, "
+            f"|k| <= 2**53, must be normal finite doubles), got {granularity!r}."
         )
     return g
 
@@ -948,6 +974,7 @@ class DiscreteLaplaceMechanism(_DiscreteNoiseMechanism):
         is an error; the output is ``value + Z`` as int64. A power of two
         ``g`` (e.g. ``2**-10``): the value is snapped to the grid and the
         output is ``g * (round(value / g) + Z)``, an exact multiple of ``g``.
+        ``g`` must lie in ``[2**-900, 2**900]`` (checked before any draw).
     random_state : int, numpy.random.Generator or None, default=None
         Source of the uniform integers; ``None`` (OS entropy) for real
         releases, an int only for reproducible tests.
@@ -1040,7 +1067,7 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
         ``None``: the query is integer-valued and non-integer input is an
         error; the output is ``value + Z`` as int64. A power of two ``g``:
         the output is ``g * (round(value / g) + Z)``, an exact multiple of
-        ``g``.
+        ``g``, in ``[2**-900, 2**900]`` (checked before any draw).
     random_state : int, numpy.random.Generator or None, default=None
         Source of the uniform integers; ``None`` (OS entropy) for real
         releases, an int only for reproducible tests.
