@@ -228,11 +228,15 @@ def _bernoulli_exp_ratio_vec(rng, num, den):
     running = np.arange(num.size)
     k = 1
     while running.size:
-        # Bernoulli(num / (den k)) = [J == 0] and [R < num] (see above).
-        hit = _bernoulli_inverse_vec(rng, k, running.size)
-        running, stop = running[hit], running[~hit]
-        out[stop] = k & 1
-        hit = rng.integers(0, den, size=running.size) < num[running]
+        # Bernoulli(num / (den k)): "a uniform integer below den k is below num", drawn
+        # directly while den k fits in int64, else as [J == 0] and [R < num] (see above).
+        if den * k <= _INT64_MAX:
+            hit = rng.integers(0, den * k, size=running.size) < num[running]
+        else:
+            hit = _bernoulli_inverse_vec(rng, k, running.size)
+            out[running[~hit]] = k & 1
+            running = running[hit]
+            hit = rng.integers(0, den, size=running.size) < num[running]
         out[running[~hit]] = k & 1
         running = running[hit]
         k += 1
@@ -347,9 +351,10 @@ def _gaussian_accept_vec(rng, y, p, q, t, src):
     running = np.flatnonzero(fast)
     k = 1
     while running.size:
-        hit = _bernoulli_inverse_vec(rng, k, running.size)
-        accept[running[~hit]] = k & 1
-        running = running[hit]
+        if k > 1:  # Bernoulli(r* / k) = [J == 0] and [U < r*]
+            hit = _bernoulli_inverse_vec(rng, k, running.size)
+            accept[running[~hit]] = k & 1
+            running = running[hit]
         w = rng.integers(0, 2**53, size=running.size)
         wf = w.astype(np.float64)  # exact (w < 2**53)
         below = wf + 1.0 <= lower[running]
