@@ -102,7 +102,7 @@ def test_python_integer_path_matches_its_pmf(sampler, args, pmf):
 
 
 def test_both_paths_are_taken():
-    # Batches of 256 or more draws take the vectorized path (any rational scale of
+    # Batches of 64 or more draws take the vectorized path (any rational scale of
     # practical size; the Python integers only finish the rare undecided comparisons,
     # with probability about 2**-45 each); fewer draws take the Python-integer path.
     rng = np.random.default_rng(9)

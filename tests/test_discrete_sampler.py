@@ -198,13 +198,13 @@ def test_vectorized_and_python_paths_agree(kind, args):
 def test_path_choice(monkeypatch):
     vec = _Counter(discrete._discrete_gaussian_vec)
     monkeypatch.setattr(discrete, "_discrete_gaussian_vec", vec)
-    # The vectorized path: 2**-60 <= sigma^2 < 2**124 (any rational) and >= 256 draws.
-    sample_discrete_gaussian(Fraction(1, 2**60), size=256, rng=0)
+    # The vectorized path: 2**-60 <= sigma^2 < 2**124 (any rational) and >= 64 draws.
+    sample_discrete_gaussian(Fraction(1, 2**60), size=64, rng=0)
     sample_discrete_gaussian(24.015, size=300, rng=0)
     sample_discrete_gaussian(Fraction(2**60 + 1, 3), size=300, rng=0)
     assert vec.calls == 3
     assert not sample_discrete_gaussian(Fraction(1, 2**61), size=300, rng=0).any()
-    sample_discrete_gaussian(Fraction(2**60), size=255, rng=0)
+    sample_discrete_gaussian(Fraction(2**60), size=63, rng=0)
     assert vec.calls == 3
 
 

@@ -180,7 +180,7 @@ def _discrete_gaussian(src, p, q):
 
 _VEC_MAX_T = 2**62
 _VEC_SIGMA2_LOG2 = (-60, 124)
-_VEC_MIN_COUNT = 256  # below this, the per-call cost of numpy exceeds the Python path's
+_VEC_MIN_COUNT = 64  # below this, the per-call cost of numpy exceeds the Python path's
 _VEC_BATCH = 1 << 16  # candidates per pass (keeps the working arrays in cache)
 _INT64_MAX = 2**63 - 1
 _TWO53 = float(2**53)
@@ -523,12 +523,13 @@ def sample_discrete_laplace(t, size=None, rng=None):
     ``exp(-U / b)``; ``V`` geometric (a run of Bernoulli(exp(-1)) ones);
     ``Y = floor((U + b V) / a)`` is geometric with ratio ``exp(-1 / t)``; a
     fair sign, rejecting ``-0``. In expectation a bounded number of uniform
-    integers per draw, whatever ``t`` is. Batches of 256 or more draws whose
-    integers fit in int64 (``b < 2**40``, e.g. every scale from
-    :func:`discrete_laplace_scale`) run the same steps on numpy int64 arrays:
-    about 1.5 million draws per second on the project's 2-core machine;
-    otherwise Python integers (any size): about 150,000 per second. numpy's
-    floating-point Laplace: about 40 million per second.
+    integers per draw, whatever ``t`` is. Batches of 64 or more draws with
+    ``b <= 2**62`` and ``a < 2**63`` (every scale of practical size) run the
+    same steps on numpy int64 arrays (each Bernoulli(``num / (den K)``) of
+    Algorithm 1 as two independent uniform integers, so nothing overflows):
+    about 2.5 million draws per second on the project's 2-core machine under
+    load; otherwise Python integers (any size): about 150,000 per second.
+    numpy's floating-point Laplace: about 16 million per second.
 
     Examples
     --------
@@ -566,10 +567,17 @@ def sample_discrete_gaussian(sigma2, size=None, rng=None):
     ``exp(-(|Y| - sigma2 / t)^2 / (2 sigma2))``, which with
     ``sigma2 = p / q`` is ``exp(-(|Y| q t - p)^2 / (2 p q t^2))``: integers
     only. The expected number of candidates per draw is below 2 (CKS Sec. 5).
-    Batches of 256 or more draws with ``2 p q t^2 < 2**57`` (e.g. every
-    ``sigma2`` from :func:`discrete_gaussian_sigma2`) run on numpy int64
-    arrays: about 600,000 draws per second on the project's 2-core machine;
-    otherwise Python integers (any size): about 70,000 per second.
+    Batches of 64 or more draws with ``2**-60 <= sigma2 < 2**124`` (any
+    rational; ``sigma < 2**62``, beyond which the draws overflow int64 anyway)
+    run on numpy arrays: the acceptance test compares the first 53 bits of
+    each uniform with a float64 estimate of ``exp``'s argument and its
+    rigorous error bound, and finishes the rare undecided comparisons
+    (about ``2**-45`` of them) with Python integers on further bits of the
+    same uniform, so the distribution is exactly Algorithm 3's. About 1.5
+    million draws per second on the project's 2-core machine under load, at
+    ``sigma = 2**10`` as at ``2**60``; otherwise Python integers (any size):
+    about 30,000 to 70,000 per second. Draws with ``|z| >= 2**63 - 2**52``
+    raise :class:`OverflowError`.
 
     Examples
     --------
@@ -1022,7 +1030,7 @@ class DiscreteLaplaceMechanism(_DiscreteNoiseMechanism):
     ``||w||_1 <= ceil(sensitivity / g) + d - 1`` (the bound is attained).
     The scale depends on the number of coordinates ``d`` of each call when a
     granularity is set: :func:`discrete_laplace_scale` gives it for any
-    ``d``. Cost: about 1 microsecond per coordinate in large calls (see
+    ``d``. Cost: below 1 microsecond per coordinate in large calls (see
     :func:`sample_discrete_laplace`), about 100 per one-value call.
 
     References
@@ -1117,8 +1125,8 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
     is an integer below ``D^2``, so at most ``Q = ceil(D^2) - 1``, and
     ``||w||_2^2 <= Q + 2 min(Q, isqrt(d Q)) + d``. The noise therefore grows
     with ``d`` when a granularity is set: :func:`discrete_gaussian_sigma2`
-    gives ``sigma^2`` for any ``d``. Cost: about 2 microseconds per
-    coordinate in large calls (see :func:`sample_discrete_gaussian`), about
+    gives ``sigma^2`` for any ``d``. Cost: below 1 microsecond per
+    coordinate in large calls, whatever the grid (see :func:`sample_discrete_gaussian`), about
     150 per one-value call.
 
     References
