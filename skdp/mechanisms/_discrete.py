@@ -170,9 +170,10 @@ def _discrete_gaussian(src, p, q):
 # * The discrete Gaussian's acceptance Bernoulli(exp(-gamma)), gamma = (|Y| q t - p)^2 /
 #   (2 p q t^2), has integers far beyond int64. It is decided on a float64 estimate with
 #   a rigorous error bound (see _gaussian_accept_vec): the tests "U < r" that decide it
-#   compare the first 53 bits of U with bounds on r, and only when those bits cannot
-#   decide (probability about 2**-48, below 2**-38 in the far tails) is it finished with Python
-#   integers, on more bits of the same U. P(U < r) = r either way: the result is exact.
+#   compare the first 53 bits of U with bounds on r; only when those bits cannot decide
+#   (probability about 2**-48 per test, below 2**-38 in the far tails) is the test
+#   finished with Python integers, on more bits of the same U. P(U < r) = r either way:
+#   the result is exact.
 #
 # The vectorized path is taken for Laplace numerators t <= 2**62 (s < 2**63) and for
 # 2**-60 <= sigma^2 < 2**124 (sigma < 2**62; a larger sigma overflows int64 anyway);
