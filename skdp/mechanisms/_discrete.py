@@ -312,7 +312,7 @@ def _gaussian_accept_vec(rng, y, p, q, t, src):
     2**-49 times that bracket (its own rounding costs less than a factor 1 - 8u): err >=
     1.9 E, and err >= 16 u g. Hence (each rounding below moves by at most u times a
     value <= g + err, which the margin err - E >= 0.47 err covers):
-    * n = floor(fl(max(g - err, 0))) is an integer with 0 <= n <= gamma;
+    * n = min(floor(fl(max(g - err, 0))), 2**62) is an integer with 0 <= n <= gamma;
     * for g < 2**52, r = g - n is exact (a double minus an integer below it, with
       ulp(g) <= 1), and the true remainder r* = gamma - n lies in [r - E, r + E];
       fl(r - err) <= r* <= fl(r + err), and fl(r + err) <= 1 implies r* <= 1.
@@ -526,8 +526,9 @@ def sample_discrete_laplace(t, size=None, rng=None):
     fair sign, rejecting ``-0``. In expectation a bounded number of uniform
     integers per draw, whatever ``t`` is. Batches of 64 or more draws with
     ``b <= 2**62`` and ``a < 2**63`` (every scale of practical size) run the
-    same steps on numpy int64 arrays (each Bernoulli(``num / (den K)``) of
-    Algorithm 1 as two independent uniform integers, so nothing overflows):
+    same steps on numpy int64 arrays (a Bernoulli(``num / (den K)``) of
+    Algorithm 1 whose ``den K`` exceeds int64 is drawn as two independent
+    uniform integers, below ``K`` and below ``den``, so nothing overflows):
     about 2.5 million draws per second on the project's 2-core machine under
     load; otherwise Python integers (any size): about 150,000 per second.
     numpy's floating-point Laplace: about 16 million per second.
@@ -573,7 +574,7 @@ def sample_discrete_gaussian(sigma2, size=None, rng=None):
     run on numpy arrays: the acceptance test compares the first 53 bits of
     each uniform with a float64 estimate of ``exp``'s argument and its
     rigorous error bound, and finishes the rare undecided comparisons
-    (about ``2**-45`` of them) with Python integers on further bits of the
+    (about ``2**-48`` of them) with Python integers on further bits of the
     same uniform, so the distribution is exactly Algorithm 3's. About 1.5
     million draws per second on the project's 2-core machine under load, at
     ``sigma = 2**10`` as at ``2**60``; otherwise Python integers (any size):
