@@ -197,11 +197,26 @@ def _bernoulli_inverse_vec(rng, k, size):
     return rng.integers(0, k, size=size) == 0
 
 
+# 20!/k! for k = 20, 19, ..., 1 (ascending): see _bernoulli_exp_minus_one_vec.
+_FACTORIAL_BITS = math.factorial(20)
+_FACTORIAL_THRESHOLDS = np.array([_FACTORIAL_BITS // math.factorial(k) for k in range(20, 0, -1)],
+                                 dtype=np.int64)
+
+
 def _bernoulli_exp_minus_one_vec(rng, size):
-    """Algorithm 1 with gamma = 1: K = 1 always passes; while Bernoulli(1 / K), K += 1."""
-    out = np.empty(size, dtype=bool)
-    running = np.arange(size)
-    k = 2
+    """Algorithm 1 with gamma = 1: K = 1; while Bernoulli(1 / K), K += 1; K odd.
+
+    The steps are Bernoulli(1 / 1), ..., so ``K >= k + 1`` has probability
+    ``1 / k!``. With one uniform ``X`` below ``20!``, the nested events
+    ``X < 20! / k!`` (k = 1, ..., 20) have exactly these probabilities, so
+    ``K = 1 + #{k <= 20 : X < 20! / k!}`` has Algorithm 1's law up to 21;
+    from there (``X = 0``, probability ``1 / 20!``) the steps go on one by one.
+    """
+    x = rng.integers(0, _FACTORIAL_BITS, size=size)
+    k = 1 + _FACTORIAL_THRESHOLDS.size - np.searchsorted(_FACTORIAL_THRESHOLDS, x, side="right")
+    out = (k & 1).astype(bool)
+    running = np.flatnonzero(k > _FACTORIAL_THRESHOLDS.size)
+    k = _FACTORIAL_THRESHOLDS.size + 1
     while running.size:
         hit = _bernoulli_inverse_vec(rng, k, running.size)
         out[running[~hit]] = k & 1
