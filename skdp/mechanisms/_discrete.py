@@ -190,11 +190,22 @@ _TWO53 = float(2**53)
 _ERROR_BOUND_FACTOR = 1.0
 
 
+def _uniform_below(rng, n, size):
+    """``size`` uniform integers below ``n`` (``1 <= n < 2**63``), as int64.
+
+    numpy draws bounds below ``2**32`` on a slower 32-bit path; a uniform ``X``
+    below ``n 2**j`` gives ``X >> j`` uniform below ``n`` (each value has
+    ``2**j`` preimages), so small bounds are scaled up to 33 bits first.
+    """
+    shift = max(33 - n.bit_length(), 0)
+    return rng.integers(0, n << shift, size=size) >> shift
+
+
 def _bernoulli_inverse_vec(rng, k, size):
     """Bernoulli(1 / k) for ``size`` draws (``k >= 1`` a Python int)."""
     if k == 1:
         return np.ones(size, dtype=bool)
-    return rng.integers(0, k, size=size) == 0
+    return _uniform_below(rng, k, size) == 0
 
 
 # 20!/k! for k = 20, 19, ..., 1 (ascending): see _bernoulli_exp_minus_one_vec.
@@ -247,12 +258,12 @@ def _bernoulli_exp_ratio_vec(rng, num, den):
         # Bernoulli(num / (den k)): "a uniform integer below den k is below num", drawn
         # directly while den k fits in int64, else as [J == 0] and [R < num] (see above).
         if den * k <= _INT64_MAX:
-            hit = rng.integers(0, den * k, size=running.size) < num[running]
+            hit = _uniform_below(rng, den * k, running.size) < num[running]
         else:
             hit = _bernoulli_inverse_vec(rng, k, running.size)
             out[running[~hit]] = k & 1
             running = running[hit]
-            hit = rng.integers(0, den, size=running.size) < num[running]
+            hit = _uniform_below(rng, den, running.size) < num[running]
         out[running[~hit]] = k & 1
         running = running[hit]
         k += 1
@@ -276,10 +287,10 @@ def _laplace_candidates_vec(rng, s, t, m):
     ``{position: draw}`` of the draws with ``|draw| >= _INT64_LIMIT`` (Python
     integers; ``z`` holds 0 there), which the caller refuses or tests exactly.
     """
-    u = rng.integers(0, t, size=m)
+    u = _uniform_below(rng, t, m)
     u = u[_bernoulli_exp_ratio_vec(rng, u, t)]  # keeps U with weight exp(-U / t)
     v = _geometric_exp_minus_one_vec(rng, u.size)
-    negative = rng.integers(0, 2, size=u.size).astype(bool)
+    negative = _uniform_below(rng, 2, u.size).astype(bool)
     # (U + t V) // s in int64 where U + t V fits (V <= (2**63 - 1 - U) // t); the rest
     # (V >= 2 with t near 2**62, or a huge V) in Python integers.
     fits = v <= (_INT64_MAX - u) // t
