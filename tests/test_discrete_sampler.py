@@ -25,7 +25,6 @@ from skdp.mechanisms._discrete import (
     _gaussian_draws,
     _laplace_draws,
     _scalar_draws,
-    _UniformIntegers,
 )
 
 N_BINS = 60
@@ -142,14 +141,13 @@ def test_exact_completion_is_exercised_and_keeps_the_distribution(monkeypatch):
     sigma2 = Fraction(2**40)
     n = 50_000
     reference = sample_discrete_gaussian(sigma2, size=n, rng=13)
-    below = _Counter(_UniformIntegers.below)
-    remainder = _Counter(discrete._bernoulli_exp)
-    monkeypatch.setattr(_UniformIntegers, "below", lambda self, m: below(self, m))
+    finish = _Counter(discrete._finish_comparison)  # the lazy comparisons' completion
+    remainder = _Counter(discrete._bernoulli_exp)  # Bernoulli(exp(-(gamma - n))) exactly
+    monkeypatch.setattr(discrete, "_finish_comparison", finish)
     monkeypatch.setattr(discrete, "_bernoulli_exp", remainder)
     monkeypatch.setattr(discrete, "_ERROR_BOUND_FACTOR", 2.0**47)
     forced = sample_discrete_gaussian(sigma2, size=n, rng=14)
-    assert remainder.calls > 1000  # the remainder's exact Bernoulli(exp(-(gamma - n)))
-    assert below.calls > remainder.calls + 1000  # plus the lazy comparisons' completion
+    assert finish.calls > 1000 and remainder.calls > 1000, (finish.calls, remainder.calls)
     assert _honest(*_pmf_check(forced, sigma2)), _pmf_check(forced, sigma2)
     # Same distribution as the default run: a two-sample chi-square on the bins.
     edges, _ = _gaussian_bins(float(sigma2))
@@ -157,9 +155,9 @@ def test_exact_completion_is_exercised_and_keeps_the_distribution(monkeypatch):
              for x in (reference, forced)]
     assert stats.chi2_contingency(table).pvalue > 1e-3
 
-    # A completion that always answers "not below" (both the lazy comparisons' and the
-    # remainder's) is visibly wrong on the same forced run: the test has power.
-    monkeypatch.setattr(_UniformIntegers, "below", lambda self, m: m - 1)
+    # A completion that answers "not below" whenever the 53 bits do not decide is
+    # visibly wrong on the same forced run: the test has power.
+    monkeypatch.setattr(discrete, "_finish_comparison", lambda src, scaled, w, den: False)
     wrong = sample_discrete_gaussian(sigma2, size=n, rng=14)
     assert _caught(*_pmf_check(wrong, sigma2)), _pmf_check(wrong, sigma2)
 

@@ -322,6 +322,18 @@ def _gaussian_float_constants(p, q, t):
     return p / (q * t), q / (2 * p)
 
 
+def _finish_comparison(src, scaled, w, den):
+    """Whether ``U < r* = scaled / den``, given the first 53 bits ``w`` of ``U``.
+
+    ``U = (w + U') 2**-53`` with ``U'`` uniform in ``[0, 1)``: ``U < r*`` iff
+    ``U' < X / den`` with ``X = scaled 2**53 - w den``, which is certain for
+    ``X >= den``, impossible for ``X <= 0``, and otherwise has probability
+    ``X / den``: "a uniform integer below ``den`` is below ``X``".
+    """
+    x = scaled * 2**53 - w * den
+    return x >= den or (x > 0 and src.below(den) < x)
+
+
 def _gaussian_accept_vec(rng, y, p, q, t, src):
     """Algorithm 3's test for int64 candidates ``y``: Bernoulli(exp(-gamma)) with
     ``gamma = (|y| q t - p)^2 / (2 p q t^2) = c (|y| - mu)^2``, ``mu = p / (q t)``,
@@ -349,7 +361,7 @@ def _gaussian_accept_vec(rng, y, p, q, t, src):
     w + 1 <= fl(r - err) 2**53 proves U < r*, and w >= fl(r + err) 2**53 proves
     U >= r*. Otherwise U = (w + U') 2**-53 with U' uniform and independent of w, and
     U < r* iff U' < X / D for the integers X = (gamma - n) D 2**53 - w D and
-    D = 2 p q t^2: it is decided exactly by "a uniform integer below D is below X".
+    D = 2 p q t^2: decided exactly by _finish_comparison.
     Entries whose remainder bound exceeds 1 (or g >= 2**52) take the Python-integer
     Bernoulli(exp(-(gamma - n))). No rounding decides a draw: each test has exactly its
     probability, and the bound only chooses which exact method finishes it.
@@ -386,8 +398,7 @@ def _gaussian_accept_vec(rng, y, p, q, t, src):
         wf = w.astype(np.float64)  # exact (w < 2**53)
         below = wf + 1.0 <= lower[running]
         for i in np.flatnonzero(~below & (wf < upper[running])).tolist():
-            x = exact_gamma_minus_n(running[i]) * 2**53 - int(w[i]) * den
-            below[i] = x >= den or (x > 0 and src.below(den) < x)
+            below[i] = _finish_comparison(src, exact_gamma_minus_n(running[i]), int(w[i]), den)
         accept[running[~below]] = k & 1
         running = running[below]
         k += 1
