@@ -55,7 +55,8 @@ kernel : str, callable or scikit-learn GP kernel, default="rbf"
     pass; ``fit`` keeps a deep copy of a callable or kernel object (and of
     ``kernel_params``), so changing its state after ``fit`` does not change
     the fitted model (a plain function is kept as is, with whatever it
-    closes over). ``"sigmoid"`` and ``"additive_chi2"`` are refused: they
+    closes over, and so is a callable that cannot be deep-copied, e.g. one
+    holding a lock). ``"sigmoid"`` and ``"additive_chi2"`` are refused: they
     are not positive semi-definite.
 gamma : float or None, default=None
     Parameter of the named kernels (``None``: scikit-learn's default,
@@ -196,6 +197,14 @@ class ResolvedKernel:
         return np.where(np.isfinite(d), np.minimum(d, self.bound), 0.0)
 
 
+def _copy_if_possible(kernel):
+    """A deep copy of a callable kernel, or the kernel itself if it cannot be copied."""
+    try:
+        return copy.deepcopy(kernel)
+    except Exception:  # noqa: BLE001 - e.g. TypeError: cannot pickle '_thread.lock'
+        return kernel
+
+
 def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                    kernel_bound=None, n_features, require_bound=True):
     """Validate a kernel specification and find its norm bound ``kappa^2``.
@@ -261,8 +270,9 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
         # objects: the parameter keeps the user's callable by reference (as scikit-learn
         # does), but a fitted model must not change if that object is mutated later.
         # (copy.deepcopy returns a plain function itself: functions are immutable, but
-        # state a function closes over is not copied.)
-        kernel = copy.deepcopy(kernel)
+        # state a function closes over is not copied; nor is an object that cannot be
+        # copied, e.g. one holding a lock: it is kept by reference, as before.)
+        kernel = _copy_if_possible(kernel)
         params, natural = copy.deepcopy(dict(kernel_params or {})), None
     else:
         raise TypeError(f"kernel must be a string, a callable or a scikit-learn GP kernel; "
