@@ -56,3 +56,19 @@ def test_check_real_integer_beyond_float_range_is_inf_where_inf_is_allowed():
         check_real(10**400, "x")
     with pytest.raises(ValueError, match="beyond the float range"):
         check_real(-(10**400), "x", allow_inf=True)
+
+
+def test_kernel_params_that_cannot_be_deep_copied_still_fit():
+    # kernel_params are copied at fit like the callable; one holding a lock is kept as is.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = (X[:, 0] > 0).astype(int)
+
+    def kernel(a, b, lock):
+        with lock:
+            return float(a @ b)
+
+    clf = PrivateKernelClassifier(kernel=kernel, kernel_params={"lock": threading.Lock()},
+                                  kernel_bound=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert np.all(np.isfinite(clf.decision_function(X)))
