@@ -24,6 +24,8 @@ _SEPARATORS = ("::", "\t", ",", ";")
 # the whole text, its lines and the parser's per-line objects are never all in memory:
 # only the parsed columns of the whole file are.
 _BLOCK_SIZE = 1 << 22
+_FEW_FIELDS = ("load_ratings: a rating is not a number, or a line has fewer than three fields "
+               "'user item rating'.")
 
 
 def _blocks(handle):
@@ -68,8 +70,14 @@ def _parse_pandas(lines, sep):
     import pandas as pd
 
     # na_filter=False: an id "NA" (or an empty one, refused later) stays as written.
-    frame = pd.read_csv(io.BytesIO(b"\n".join(lines)), sep=sep if sep else r"\s+", header=None,
-                        usecols=[0, 1, 2], dtype={0: str, 1: str}, engine="c", na_filter=False)
+    try:
+        frame = pd.read_csv(io.BytesIO(b"\n".join(lines)), sep=sep if sep else r"\s+",
+                            header=None, usecols=[0, 1, 2], dtype={0: str, 1: str}, engine="c",
+                            na_filter=False)
+    except ValueError as error:  # a block whose first line has fewer than three fields
+        if "Usecols" not in str(error):
+            raise
+        raise ValueError(_FEW_FIELDS) from None
     users, items, ratings = (frame[c].to_numpy() for c in (0, 1, 2))
     return users.astype(str), items.astype(str), _as_ratings(ratings)
 
@@ -78,8 +86,7 @@ def _as_ratings(values):
     try:
         return np.asarray(values, dtype=np.float64)
     except ValueError as error:
-        raise ValueError(f"load_ratings: a rating is not a number, or a line has fewer than "
-                         f"three fields 'user item rating' ({error}).") from None
+        raise ValueError(f"{_FEW_FIELDS[:-1]} ({error}).") from None
 
 
 def _parse_plain(lines, sep):

@@ -55,8 +55,9 @@ kernel : str, callable or scikit-learn GP kernel, default="rbf"
     pass; ``fit`` keeps a deep copy of a callable or kernel object (and of
     ``kernel_params``), so changing its state after ``fit`` does not change
     the fitted model (a plain function is kept as is, with whatever it
-    closes over). ``"sigmoid"`` and ``"additive_chi2"`` are refused: they
-    are not positive semi-definite.
+    closes over, and so is a callable or ``kernel_params`` that cannot be
+    deep-copied, e.g. one holding a lock). ``"sigmoid"`` and
+    ``"additive_chi2"`` are refused: they are not positive semi-definite.
 gamma : float or None, default=None
     Parameter of the named kernels (``None``: scikit-learn's default,
     ``1 / n_features``, which does not depend on the data values).
@@ -196,6 +197,14 @@ class ResolvedKernel:
         return np.where(np.isfinite(d), np.minimum(d, self.bound), 0.0)
 
 
+def _copy_if_possible(obj):
+    """A deep copy of a callable kernel or kernel_params, or ``obj`` if it cannot be copied."""
+    try:
+        return copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - e.g. TypeError: cannot pickle '_thread.lock'
+        return obj
+
+
 def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                    kernel_bound=None, n_features, require_bound=True):
     """Validate a kernel specification and find its norm bound ``kappa^2``.
@@ -227,7 +236,7 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
     if kernel_params is not None:
         if not isinstance(kernel_params, dict):
             raise TypeError(f"kernel_params must be a dict or None, got {kernel_params!r}.")
-        params.update(copy.deepcopy(kernel_params))  # see the callable case
+        params.update(_copy_if_possible(kernel_params))  # see the callable case
     if kernel_bound is not None:
         kernel_bound = check_real(kernel_bound, "kernel_bound", low=0.0, low_inclusive=False)
 
@@ -261,9 +270,10 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
         # objects: the parameter keeps the user's callable by reference (as scikit-learn
         # does), but a fitted model must not change if that object is mutated later.
         # (copy.deepcopy returns a plain function itself: functions are immutable, but
-        # state a function closes over is not copied.)
-        kernel = copy.deepcopy(kernel)
-        params, natural = copy.deepcopy(dict(kernel_params or {})), None
+        # state a function closes over is not copied; nor is an object that cannot be
+        # copied, e.g. one holding a lock: it is kept by reference, as before.)
+        kernel = _copy_if_possible(kernel)
+        params, natural = _copy_if_possible(dict(kernel_params or {})), None
     else:
         raise TypeError(f"kernel must be a string, a callable or a scikit-learn GP kernel; "
                         f"got {kernel!r}.")
