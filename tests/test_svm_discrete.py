@@ -218,3 +218,21 @@ def test_continuous_mechanisms_have_no_grid():
     X, y = make_blobs(40, centers=2, n_features=2, random_state=0)
     est = PrivateLinearSVM(classes=[0, 1], random_state=0).fit(X, y)
     assert est.noise_granularity_ is None
+
+
+@pytest.mark.parametrize("estimator", [PrivateLinearSVM, PrivateSVMRFF])
+@pytest.mark.parametrize("mechanism, delta, match", [
+    ("discrete_laplace", 0.0, "granularity"),
+    ("discrete_gaussian", 1e-6, "too small"),
+])
+def test_uncalibratable_discrete_noise_fails_before_spending(estimator, mechanism, delta, match):
+    # epsilon = 1e-300: the grid would exceed 2**900 (Laplace) or the zCDP budget
+    # underflows (Gaussian). Both depend on public parameters only, so the refusal must
+    # come before the accountant is charged.
+    X, y = make_blobs(40, 2, centers=2, random_state=0)
+    accountant = BudgetAccountant(1.0, 0.5)
+    model = estimator(epsilon=1e-300, delta=delta, mechanism=mechanism, classes=[0, 1],
+                      accountant=accountant, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, y)
+    assert accountant.spent is None

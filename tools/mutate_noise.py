@@ -30,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Test files that cover each module (by path prefix; the first match wins).
 COVERAGE = [
-    ("skdp/mechanisms/_discrete.py", ["tests/test_discrete_mechanisms.py"]),
+    ("skdp/mechanisms/_discrete.py", ["tests/test_discrete_mechanisms.py",
+                                      "tests/test_discrete_sampler.py"]),
     ("skdp/mechanisms/", ["tests/test_mechanisms.py", "tests/test_audit.py",
                           "tests/test_rounding.py"]),
     ("skdp/accounting/", ["tests/test_accounting.py", "tests/test_rounding.py"]),
@@ -440,6 +441,12 @@ MUTANTS = [
      "    return Fraction(q + dimension)"),
     ("discrete_gaussian_sigma2", "skdp/mechanisms/_discrete.py",
      "                     / (2 * rho))", "                     / (8 * rho))"),
+    # The vectorized sampler's acceptance exp(-c (|y| - mu)^2), c = 1 / (2 sigma^2): c
+    # doubled (sigma^2 halved), and c 1% too large (the denominator 2 p q t^2 off by 1.01).
+    ("discrete_sampler_c", "skdp/mechanisms/_discrete.py",
+     "    return p / (q * t), q / (2 * p)", "    return p / (q * t), q / p"),
+    ("discrete_sampler_c_1pct", "skdp/mechanisms/_discrete.py",
+     "    return p / (q * t), q / (2 * p)", "    return p / (q * t), q / (2 * p) * 1.01"),
     # --- clipping (the bound every sensitivity above rests on, doubled) ----------------------
     ("clip_rows_l2", "skdp/utils/_clipping.py",
      "scale[big] = max_norm / norms[big]", "scale[big] = 2.0 * max_norm / norms[big]"),

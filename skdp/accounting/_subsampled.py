@@ -179,8 +179,11 @@ def _pld_bracket(upper, epsilon, delta, sample_rate, steps, neighbours):
         high = low
 
 
-def _refine_pld(sigma, epsilon, delta, sample_rate, steps, neighbours):
+def _refine_pld(sigma, coarse, epsilon, delta, sample_rate, steps, neighbours):
     """Lower ``sigma`` (which meets the target on the coarse PLD grid) on the fine grid.
+
+    ``coarse`` is the epsilon of ``sigma`` on the coarse grid (the caller has
+    just computed it; a PLD evaluation is the slow part).
 
     The pessimistic discretization over-states epsilon by roughly the grid
     interval times a factor that grows with the number of steps and shrinks
@@ -192,7 +195,6 @@ def _refine_pld(sigma, epsilon, delta, sample_rate, steps, neighbours):
     returned value is checked on the grid it was found on: the pessimistic
     PLD bounds epsilon from above at any interval.
     """
-    coarse = _pld_epsilon(sigma, sample_rate, steps, delta, neighbours, _PLD_COARSE)
     coarser = _pld_epsilon(sigma, sample_rate, steps, delta, neighbours, 2.0 * _PLD_COARSE)
     if coarser - coarse < _REFINE_FRACTION * epsilon:
         return sigma
@@ -281,11 +283,14 @@ def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, account
             bracket_interval=dp_accounting.ExplicitBracketInterval(low, high),
         )
     # calibrate_dp_mechanism searches to a tolerance; make sure we err on the safe side.
-    while subsampled_gaussian_epsilon(sigma, sample_rate, steps, delta, accountant=accountant,
-                                      neighbours=neighbours) > epsilon:
+    spent = subsampled_gaussian_epsilon(sigma, sample_rate, steps, delta, accountant=accountant,
+                                        neighbours=neighbours)
+    while spent > epsilon:
         sigma *= 1.0 + 1e-6
-    if accountant == "pld":
-        sigma = _refine_pld(sigma, epsilon, delta, sample_rate, steps, neighbours)
+        spent = subsampled_gaussian_epsilon(sigma, sample_rate, steps, delta,
+                                            accountant=accountant, neighbours=neighbours)
+    if accountant == "pld":  # `spent` is sigma's epsilon on the coarse PLD grid
+        sigma = _refine_pld(sigma, spent, epsilon, delta, sample_rate, steps, neighbours)
     if accountant == "pld" and upper < sigma:
         # The discretized PLD can be looser than RDP (many steps at a small rate); `upper`
         # meets the target by RDP (with group privacy for replace-one), an equally valid

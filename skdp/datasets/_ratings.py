@@ -20,9 +20,29 @@ __all__ = ["load_ratings", "split_ratings"]
 _SEPARATORS = ("::", "\t", ",", ";")
 
 
-def _read_bytes(path):
-    with open(path, "rb") as handle:
-        return handle.read()
+# The file is parsed in blocks of about this many bytes (cut at line ends), so that
+# the whole text, its lines and the parser's per-line objects are never all in memory:
+# only the parsed columns of the whole file are.
+_BLOCK_SIZE = 1 << 22
+_FEW_FIELDS = ("load_ratings: a rating is not a number, or a line has fewer than three fields "
+               "'user item rating'.")
+
+
+def _blocks(handle):
+    """The file's bytes in blocks of whole lines (the last one may lack its line end)."""
+    rest = b""
+    while True:
+        chunk = handle.read(_BLOCK_SIZE)
+        if not chunk:
+            if rest:
+                yield rest
+            return
+        rest += chunk
+        # Cut after the last line end (a CRLF cut in two leaves an empty line, skipped).
+        end = max(rest.rfind(b"\n"), rest.rfind(b"\r")) + 1
+        if end:
+            yield rest[:end]
+            rest = rest[end:]
 
 
 def _detect(text, sep):
@@ -43,18 +63,21 @@ def _detect(text, sep):
 
 
 def _data_lines(text, has_header):
-    lines = [line for line in text.splitlines()[int(has_header):] if line.strip()]
-    if not lines:
-        raise ValueError("load_ratings: the file has no ratings.")
-    return lines
+    return [line for line in text.splitlines()[int(has_header):] if line.strip()]
 
 
 def _parse_pandas(lines, sep):
     import pandas as pd
 
     # na_filter=False: an id "NA" (or an empty one, refused later) stays as written.
-    frame = pd.read_csv(io.BytesIO(b"\n".join(lines)), sep=sep if sep else r"\s+", header=None,
-                        usecols=[0, 1, 2], dtype={0: str, 1: str}, engine="c", na_filter=False)
+    try:
+        frame = pd.read_csv(io.BytesIO(b"\n".join(lines)), sep=sep if sep else r"\s+",
+                            header=None, usecols=[0, 1, 2], dtype={0: str, 1: str}, engine="c",
+                            na_filter=False)
+    except ValueError as error:  # a block whose first line has fewer than three fields
+        if "Usecols" not in str(error):
+            raise
+        raise ValueError(_FEW_FIELDS) from None
     users, items, ratings = (frame[c].to_numpy() for c in (0, 1, 2))
     return users.astype(str), items.astype(str), _as_ratings(ratings)
 
@@ -63,8 +86,7 @@ def _as_ratings(values):
     try:
         return np.asarray(values, dtype=np.float64)
     except ValueError as error:
-        raise ValueError(f"load_ratings: a rating is not a number, or a line has fewer than "
-                         f"three fields 'user item rating' ({error}).") from None
+        raise ValueError(f"{_FEW_FIELDS[:-1]} ({error}).") from None
 
 
 def _parse_plain(lines, sep):
@@ -81,10 +103,13 @@ def _parse(text, sep, has_header):
     """Columns user, item (as strings of their ids) and rating (float) of every data line.
 
     pandas (optional) parses large files fast; without it, plain Python does.
+    ``None`` when ``text`` has no data line.
     """
     if sep and len(sep.encode()) > 1:  # "::" (MovieLens 1M/10M): one byte, as the C parser needs
         text, sep = text.replace(sep.encode(), b"\t"), "\t"
     lines = _data_lines(text, has_header)
+    if not lines:
+        return None
     try:
         import pandas  # noqa: F401
     except ImportError:  # pragma: no cover - pandas is optional
@@ -92,13 +117,42 @@ def _parse(text, sep, has_header):
     return _parse_pandas(lines, sep)
 
 
-def _as_ids(values):
+def _parse_file(path, sep):
+    """``_parse`` of the whole file, block by block (the separator and header from the first)."""
+    parts = []
+    with open(path, "rb") as handle:
+        for number, text in enumerate(_blocks(handle)):
+            if number == 0:
+                if text.startswith(codecs.BOM_UTF8):  # written by some spreadsheet exports
+                    text = text[len(codecs.BOM_UTF8):]
+                sep, has_header = _detect(text, sep)
+            part = _parse(text, sep, has_header and number == 0)
+            if part is not None:
+                parts.append(part)
+    if not parts:
+        raise ValueError("load_ratings: the file has no ratings.")
+    columns = [list(column) for column in zip(*parts)]
+    parts.clear()
+    result = []
+    while columns:  # each column's blocks are freed once it is joined
+        result.append(np.concatenate(columns.pop(0)))
+    return tuple(result)
+
+
+def _as_ids(values, block=1 << 14):
     """Integer ids as integers (so that they sort numerically), other ids as strings."""
-    try:
-        as_int = values.astype(np.int64)
-    except (ValueError, OverflowError):  # not integers, or beyond int64
-        return values
-    return as_int if np.array_equal(as_int.astype(str), np.char.strip(values)) else values
+    as_int = np.empty(values.shape, dtype=np.int64)
+    # In blocks: NumPy casts strings to integers through Python objects, and the
+    # decimal strings of int64 are 21 characters wide (about 6 copies of the ids).
+    for start in range(0, values.size, block):
+        part = slice(start, start + block)
+        try:
+            as_int[part] = values[part].astype(np.int64)
+        except (ValueError, OverflowError):  # not integers, or beyond int64
+            return values
+        if not np.array_equal(as_int[part].astype(str), np.char.strip(values[part])):
+            return values
+    return as_int
 
 
 def load_ratings(path, *, sep="auto", items=None):
@@ -161,18 +215,16 @@ def load_ratings(path, *, sep="auto", items=None):
     >>> data.ratings.nnz, data.user_ids.tolist(), data.item_ids.tolist()
     (3, [1, 2], [10, 20, 30])
     """
-    text = _read_bytes(path)
-    if text.startswith(codecs.BOM_UTF8):  # written by some spreadsheet exports
-        text = text[len(codecs.BOM_UTF8):]
     if sep != "auto" and not (isinstance(sep, str) and sep):
         raise ValueError(f"sep must be 'auto' or a non-empty string, got {sep!r}.")
-    sep, has_header = _detect(text, sep)
-    users, item_values, ratings = _parse(text, sep, has_header)
+    users, item_values, ratings = _parse_file(path, sep)
     if not np.all(np.isfinite(ratings)):
         raise ValueError("load_ratings: a rating is NaN or infinite.")
     if np.any(np.char.str_len(users) == 0) or np.any(np.char.str_len(item_values) == 0):
         raise ValueError("load_ratings: a line has an empty user or item id.")
-    user_ids, rows = np.unique(_as_ids(users), return_inverse=True)
+    users = _as_ids(users)  # (frees the strings when the ids are integers)
+    user_ids, rows = np.unique(users, return_inverse=True)
+    del users
     item_values = _as_ids(item_values)
     if items is None:
         warnings.warn(
@@ -207,13 +259,24 @@ def load_ratings(path, *, sep="auto", items=None):
             raise ValueError(f"load_ratings: item {str(item_values[unknown][0])!r} of the file is "
                              f"not in items ({int(unknown.sum())} ratings are outside it).")
         cols = order[position]
-    # The last rating of a (user, item) pair wins: keep its last occurrence.
+    del item_values
+    # The last rating of a (user, item) pair wins: keep its last occurrence. The
+    # distinct keys come sorted, row by row and by column within a row: the CSR
+    # order, built directly (no COO copy; intermediates freed as soon as used).
     key = rows.astype(np.int64) * item_ids.size + cols
-    _, last_reversed = np.unique(key[::-1], return_index=True)
-    keep = np.sort(key.size - 1 - last_reversed)
-    ratings_matrix = sp.csr_matrix((ratings[keep], (rows[keep], cols[keep])),
+    del rows, cols
+    key, last_reversed = np.unique(key[::-1], return_index=True)
+    data = ratings[ratings.size - 1 - last_reversed]
+    del ratings, last_reversed
+    small = max(key.size, user_ids.size, item_ids.size) < np.iinfo(np.int32).max
+    index_dtype = np.int32 if small else np.int64
+    indices = (key % item_ids.size).astype(index_dtype)
+    indptr = np.zeros(user_ids.size + 1, dtype=index_dtype)
+    np.cumsum(np.bincount(key // item_ids.size, minlength=user_ids.size), out=indptr[1:])
+    del key
+    ratings_matrix = sp.csr_matrix((data, indices, indptr),
                                    shape=(user_ids.size, item_ids.size))
-    ratings_matrix.sort_indices()
+    ratings_matrix.sort_indices()  # already sorted: this only checks and records it
     return Bunch(ratings=ratings_matrix, user_ids=user_ids, item_ids=item_ids)
 
 

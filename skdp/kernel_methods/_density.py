@@ -84,6 +84,18 @@ def histogram_sensitivity(n_samples):
     return math.sqrt(2.0) / n_samples
 
 
+def _check_volume(sides, what, name):
+    """The volume ``prod(sides)`` if it is a positive finite float, else a clear error."""
+    with np.errstate(over="ignore", under="ignore"):
+        volume = float(np.prod(sides))
+    if not 0.0 < volume < math.inf:
+        raise ValueError(
+            f"{name}: the {what} volume {'overflows' if volume else 'underflows to 0'}; the "
+            "released density could not be normalized or scored. Rescale the data and the "
+            "bounds by a constant fixed in advance. Nothing was spent.")
+    return volume
+
+
 class _DensityMixin:
     """Turn a released function (possibly negative, not normalized) into a density.
 
@@ -336,7 +348,17 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             box = np.column_stack([support.min(axis=0), support.max(axis=0)])
             if np.any(box[:, 0] >= box[:, 1]):
                 raise ValueError("X_public must span a box of positive volume.")
-        gamma = 1.0 / (2.0 * h**2)
+        volume = _check_volume(box[:, 1] - box[:, 0], "box", type(self).__name__)
+        # 1 / (2 h^2) and the kernel's normalizer (2 pi h^2)^(-d/2), in floats.
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            h2 = np.float64(h) ** 2
+            norm = float((2.0 * np.pi * h2) ** (-d / 2.0))
+        if not (0.0 < h2 < math.inf and 0.0 < norm < math.inf):
+            raise ValueError(
+                f"{type(self).__name__}: bandwidth={h:g} in {d} dimensions puts 1 / (2 h^2) or "
+                "the kernel's normalizer (2 pi h^2)^(-d/2) outside the float range. Rescale "
+                "the data and the bounds by a constant fixed in advance. Nothing was spent.")
+        gamma = 1.0 / (2.0 * float(h2))
         K_uu = gaussian_kernel(support, support, gamma)
         factor = support_factor(K_uu)  # public; before the charge
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
@@ -347,7 +369,6 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
                                               allow_zero_delta=False)
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
-        norm = (2.0 * math.pi * h**2) ** (-d / 2.0)
         kernel = gaussian_kernel(support, X, gamma)
         # (1/n) sum_i w_i k(u, x_i), n public: weights in [0, 1] keep kde_sensitivity.
         values = norm * (kernel.mean(axis=1) if sample_weight is None
@@ -358,7 +379,6 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
         grid = public_support(box, _N_NORMALIZE, d)
-        volume = float(np.prod(box[:, 1] - box[:, 0]))
         self._set_normalizer(box, volume * np.mean(np.maximum(self.density(grid), 0.0)))
         return self
 
@@ -537,6 +557,13 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
                              "of 0 or 1 only (the released counts are integers); use "
                              "noise='gaussian' for fractional weights.")
         check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
+        name = type(self).__name__
+        _check_volume(box[:, 1] - box[:, 0], "box", name)
+        volume = _check_volume([(hi - lo) / b for (lo, hi), b in zip(box, bins)], "bin", name)
+        edges = [np.linspace(lo, hi, b + 1) for (lo, hi), b in zip(box, bins)]
+        # Weighted counts: one record moves w e_a - w' e_b, L2 norm <= sqrt(2) for w, w' in [0, 1].
+        # Counted before the charge (no release yet): bins too many to allocate fail here.
+        counts, _ = np.histogramdd(X, bins=edges, weights=sample_weight)
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sensitivity = histogram_sensitivity(n)
         if noise == "gaussian":
@@ -547,9 +574,6 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             sigma = math.sqrt(sigma2) / n  # the noise's standard deviation on a frequency
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
-        edges = [np.linspace(lo, hi, b + 1) for (lo, hi), b in zip(box, bins)]
-        # Weighted counts: one record moves w e_a - w' e_b, L2 norm <= sqrt(2) for w, w' in [0, 1].
-        counts, _ = np.histogramdd(X, bins=edges, weights=sample_weight)
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
         if noise == "gaussian":
@@ -561,7 +585,6 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             noisy = counts.astype(np.int64) + sample_discrete_gaussian(
                 sigma2, counts.size, rng).reshape(counts.shape)
             freq = noisy / n
-        volume = float(np.prod([(hi - lo) / b for (lo, hi), b in zip(box, bins)]))
         self.bin_edges_ = edges
         self.hist_ = freq / volume
         self._set_normalizer(box, np.sum(np.maximum(freq, 0.0)))

@@ -143,6 +143,18 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     default calibration is the exact analytic Gaussian one (seed 003's
     ``c(delta)`` is not (epsilon, delta)-DP for large epsilon).
 
+    ``fit`` takes no ``sample_weight`` (nor does scikit-learn's
+    :class:`~sklearn.gaussian_process.GaussianProcessRegressor`), unlike the
+    kernel ERM learners, because the argument behind their weights does not
+    carry over. There a weight ``w`` in ``[0, 1]`` scales one record's loss,
+    which keeps the per-record bound the sensitivity rests on. Here a weight
+    would set a row's noise variance (``alpha / w_i``, i.e.
+    ``C = K + alpha W^{-1}``, undefined at ``w_i = 0``). The sensitivity
+    ``d max_j sqrt((C^{-1} K C^{-1})_jj)`` is computed from ``C``, so it
+    would depend on every record's (private) weight, and a change of one
+    weight moves every coefficient of ``C^{-1} y``, which a bound on one
+    label's change does not cover.
+
     See Also
     --------
     sklearn.gaussian_process.GaussianProcessRegressor : The non-private model.

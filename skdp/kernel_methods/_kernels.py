@@ -51,8 +51,13 @@ kernel : str, callable or scikit-learn GP kernel, default="rbf"
     callable ``k(x, y)`` on two 1-D rows (as in
     :class:`~sklearn.kernel_ridge.KernelRidge`), or a kernel object of
     :mod:`sklearn.gaussian_process.kernels` (its hyperparameters are used as
-    given, never tuned on the data). ``"sigmoid"`` and ``"additive_chi2"``
-    are refused: they are not positive semi-definite.
+    given, never tuned on the data). The parameter holds the object you
+    pass; ``fit`` keeps a deep copy of a callable or kernel object (and of
+    ``kernel_params``), so changing its state after ``fit`` does not change
+    the fitted model (a plain function is kept as is, with whatever it
+    closes over, and so is a callable or ``kernel_params`` that cannot be
+    deep-copied, e.g. one holding a lock). ``"sigmoid"`` and
+    ``"additive_chi2"`` are refused: they are not positive semi-definite.
 gamma : float or None, default=None
     Parameter of the named kernels (``None``: scikit-learn's default,
     ``1 / n_features``, which does not depend on the data values).
@@ -192,6 +197,14 @@ class ResolvedKernel:
         return np.where(np.isfinite(d), np.minimum(d, self.bound), 0.0)
 
 
+def _copy_if_possible(obj):
+    """A deep copy of a callable kernel or kernel_params, or ``obj`` if it cannot be copied."""
+    try:
+        return copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - e.g. TypeError: cannot pickle '_thread.lock'
+        return obj
+
+
 def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                    kernel_bound=None, n_features, require_bound=True):
     """Validate a kernel specification and find its norm bound ``kappa^2``.
@@ -223,7 +236,7 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
     if kernel_params is not None:
         if not isinstance(kernel_params, dict):
             raise TypeError(f"kernel_params must be a dict or None, got {kernel_params!r}.")
-        params.update(kernel_params)
+        params.update(_copy_if_possible(kernel_params))  # see the callable case
     if kernel_bound is not None:
         kernel_bound = check_real(kernel_bound, "kernel_bound", low=0.0, low_inclusive=False)
 
@@ -253,8 +266,14 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
         if kernel.is_stationary():
             natural = float(kernel.diag(np.zeros((1, n_features)))[0])
     elif callable(kernel):
-        # As KernelRidge: a callable gets kernel_params only.
-        params, natural = dict(kernel_params or {}), None
+        # As KernelRidge: a callable gets kernel_params only. A copy, as for kernel
+        # objects: the parameter keeps the user's callable by reference (as scikit-learn
+        # does), but a fitted model must not change if that object is mutated later.
+        # (copy.deepcopy returns a plain function itself: functions are immutable, but
+        # state a function closes over is not copied; nor is an object that cannot be
+        # copied, e.g. one holding a lock: it is kept by reference, as before.)
+        kernel = _copy_if_possible(kernel)
+        params, natural = _copy_if_possible(dict(kernel_params or {})), None
     else:
         raise TypeError(f"kernel must be a string, a callable or a scikit-learn GP kernel; "
                         f"got {kernel!r}.")

@@ -334,10 +334,22 @@ def gradient_norm_bound(objective, theta):
         ``B >= ||grad F(theta)||`` in exact arithmetic on the given floating
         point data (see the module docstring for the assumptions); ``inf`` if
         anything overflowed.
+
+    Raises
+    ------
+    ValueError
+        If the objective's ``sample_weight`` has a negative or non-finite
+        entry: the residual error bound ``delta_i w_i`` of a row is valid
+        only for ``w_i >= 0`` (a negative weight would *subtract* it and
+        certify a point that may not meet the bound).
     """
     multinomial = hasattr(objective, "n_classes")
     X = objective.X
     m, d = X.shape
+    weights = objective.sample_weight
+    if weights is not None and not (np.all(np.isfinite(weights)) and np.all(weights >= 0.0)):
+        raise ValueError("gradient_norm_bound: sample_weight must be finite and >= 0; the "
+                         "bound does not cover other weights.")
     thetas = np.asarray(theta, dtype=float).reshape(-1, d)
     residuals = _softmax_residuals if multinomial else _binary_residuals
     acc = _Accumulator(thetas.shape)

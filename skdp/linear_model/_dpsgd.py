@@ -156,7 +156,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
         ``eta_t = eta_0`` or ``eta_0 / sqrt(t)``.
     alpha : float, default=0.0
         L2 regularization (its gradient is data-independent and added after
-        the noise), >= 0.
+        the noise), >= 0, with ``learning_rate * alpha <= 2``: a step
+        multiplies the weights by ``1 - eta_t alpha``, and a factor below -1
+        makes them diverge.
     fit_intercept : bool, default=True
         Append a constant feature 1 whose weight is the intercept (it counts
         in the clipped norm).
@@ -260,16 +262,31 @@ class DPSGDClassifier(PrivateGLMClassifier):
         batch_size = check_positive_int(self.batch_size, "batch_size")
         epochs = check_positive_int(self.epochs, "epochs")
         sample_rate, steps = dpsgd_schedule(n_samples, batch_size, epochs)
+        learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
+                                   low_inclusive=False)
+        alpha = check_real(self.alpha, "alpha", low=0.0)
+        data_norm = float(self.data_norm)  # validated by fit
+        # Both would give NaN weights after the budget is spent (eta_1 = learning_rate
+        # for both schedules).
+        if learning_rate * alpha > 2.0:
+            raise ValueError(
+                f"learning_rate * alpha = {learning_rate * alpha:g} > 2: every step multiplies "
+                "the weights by 1 - learning_rate * alpha < -1, so they diverge. Use a smaller "
+                "learning_rate or alpha. Nothing was spent.")
+        if not math.isfinite(learning_rate * data_norm):
+            raise ValueError(
+                f"learning_rate * data_norm overflows (learning_rate={learning_rate:g}, "
+                f"data_norm={data_norm:g}): the gradient steps would be infinite. Use a "
+                "smaller learning_rate or rescale the features. Nothing was spent.")
         return {
             "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
             "schedule": check_option(self.learning_rate_schedule, "learning_rate_schedule",
                                      SCHEDULES),
-            "learning_rate": check_real(self.learning_rate, "learning_rate", low=0.0,
-                                        low_inclusive=False),
-            "alpha": check_real(self.alpha, "alpha", low=0.0),
+            "learning_rate": learning_rate,
+            "alpha": alpha,
             "sample_rate": sample_rate,
             "steps": steps,
-            "data_norm": float(self.data_norm),
+            "data_norm": data_norm,
         }
 
     def _clip(self, X, data_norm):

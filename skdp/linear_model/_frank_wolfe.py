@@ -353,12 +353,22 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         self.verbose = verbose
 
     def _check_params(self, n_samples):
+        l1_radius = check_real(self.l1_radius, "l1_radius", low=0.0, low_inclusive=False)
+        data_norm = float(self.data_norm)  # validated by fit
+        sensitivity = frank_wolfe_score_sensitivity(n_samples, data_norm, l1_radius)
+        if not 0.0 < sensitivity < math.inf:
+            how = "overflows" if sensitivity else "underflows to 0"
+            raise ValueError(
+                f"The vertex scores' sensitivity 2 l1_radius data_norm / n_samples {how} "
+                f"(l1_radius={l1_radius:g}, data_norm={data_norm:g}, n_samples={n_samples}): "
+                "no noise can be calibrated to it. Rescale the features (or the L1 ball) by a "
+                "constant fixed in advance. Nothing was spent.")
         return {
-            "l1_radius": check_real(self.l1_radius, "l1_radius", low=0.0, low_inclusive=False),
+            "l1_radius": l1_radius,
             "max_iter": check_positive_int(self.max_iter, "max_iter"),
             "accounting": check_option(self.accounting, "accounting", ACCOUNTINGS),
             "n_samples": n_samples,
-            "data_norm": float(self.data_norm),
+            "data_norm": data_norm,
         }
 
     def _intercept_value(self, data_norm):

@@ -268,18 +268,35 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         alpha = check_real(self.alpha, "alpha", low=0.0)
         if strongly_convex and alpha == 0.0:
             raise ValueError("strongly_convex=True needs alpha > 0 (the strong convexity).")
-        data_norm = float(self.data_norm)
-        beta = get_loss(self.loss, self.huber_h).smoothness(data_norm) + alpha
+        data_norm = float(self.data_norm)  # validated by fit
+        try:
+            beta = get_loss(self.loss, self.huber_h).smoothness(data_norm) + alpha
+        except OverflowError:  # data_norm ** 2 of a Python float
+            beta = math.inf
+        if not math.isfinite(beta):
+            raise ValueError(
+                f"data_norm={data_norm:g} is too large: the smoothness beta of the loss "
+                f"(data_norm^2 / 4 for logistic, data_norm^2 / (2 huber_h) for Huber) "
+                "overflows, and with it the step bounds 1 / beta and 2 / beta. Rescale the "
+                "features by a constant fixed in advance. Nothing was spent.")
         learning_rate = None
         if not strongly_convex:
+            # 1 / beta and 2 / beta are inf when beta underflows (tiny data_norm, alpha = 0).
             if self.learning_rate is None:
-                learning_rate = 1.0 / beta
+                learning_rate = 1.0 / beta if beta > 0.0 else math.inf
+                if not math.isfinite(learning_rate):
+                    raise ValueError(
+                        f"The default learning_rate = 1 / beta is infinite: the smoothness "
+                        f"beta of the loss underflows to {beta:g} for data_norm="
+                        f"{data_norm:g}. Pass learning_rate (every step is within 2 / beta "
+                        "here) or alpha > 0. Nothing was spent.")
             else:
                 learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
                                            low_inclusive=False)
-                if learning_rate > 2.0 / beta:
+                max_step = 2.0 / beta if beta > 0.0 else math.inf
+                if learning_rate > max_step:
                     raise ValueError(
-                        f"learning_rate={learning_rate:g} exceeds 2 / beta = {2.0 / beta:g}, "
+                        f"learning_rate={learning_rate:g} exceeds 2 / beta = {max_step:g}, "
                         "the largest step for which the SGD output's sensitivity bound holds "
                         f"(beta = {beta:g} is the smoothness of the loss for data_norm="
                         f"{data_norm:g})."
@@ -287,6 +304,17 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         batch_size = check_positive_int(self.batch_size, "batch_size")
         epochs = check_positive_int(self.epochs, "epochs")
         n_batches, _ = permutation_sgd_batches(n_samples, batch_size)
+        sensitivity = permutation_sgd_sensitivity(
+            n_samples, batch_size, epochs, data_norm, learning_rate=learning_rate,
+            alpha=alpha, strongly_convex=strongly_convex)
+        if not 0.0 < sensitivity < math.inf:
+            how = "overflows" if sensitivity else "underflows to 0"
+            raise ValueError(
+                f"The sensitivity of the SGD output {how} "
+                f"(data_norm={data_norm:g}, alpha={alpha:g}, learning_rate="
+                f"{learning_rate if learning_rate is not None else 'None'}, batch_size="
+                f"{batch_size}, epochs={epochs}): no Gaussian noise can be calibrated to it. "
+                "Rescale these parameters. Nothing was spent.")
         return {
             "strongly_convex": strongly_convex,
             "alpha": alpha,
@@ -295,9 +323,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
             "epochs": epochs,
             "n_batches": n_batches,
             "calibration": check_option(self.calibration, "calibration", CALIBRATIONS),
-            "sensitivity": permutation_sgd_sensitivity(
-                n_samples, batch_size, epochs, data_norm, learning_rate=learning_rate,
-                alpha=alpha, strongly_convex=strongly_convex),
+            "sensitivity": sensitivity,
         }
 
     def _clip(self, X, data_norm):

@@ -43,8 +43,9 @@ __all__ = [
 # release to [-2**53, 2**53] after it: both stay exact integers in int64 and in doubles.
 _MAX_GRID_INDEX = 2**52
 _MAX_NOISY_INDEX = 2**53
-# Noise draws at or beyond this magnitude do not fit the int64 output.
-_INT64_LIMIT = 2**62
+# Noise draws at or beyond this magnitude are refused (OverflowError): below it, a
+# grid index (|index| <= 2**52) plus the noise stays an exact int64.
+_INT64_LIMIT = 2**63 - _MAX_GRID_INDEX
 # Relative margin taken off the zCDP budget computed in floating point
 # (zcdp_for_dp is accurate to a few units of round-off, about 1e-15).
 _RHO_MARGIN = Fraction(1) - Fraction(1, 2**40)
@@ -52,6 +53,8 @@ _RHO_MARGIN = Fraction(1) - Fraction(1, 2**40)
 # bits (keeps the sampler's integers small, on its int64 path; costs at most a
 # relative 2**-23 of extra noise).
 _SCALE_BITS = 24
+# Powers of two accepted as a granularity (see _check_granularity).
+_GRANULARITY_RANGE = (Fraction(1, 2**900), Fraction(2**900))
 
 
 # --------------------------------------------------------------------------------------
@@ -152,106 +155,304 @@ def _discrete_gaussian(src, p, q):
 
 
 # --------------------------------------------------------------------------------------
-# The same algorithms on int64 arrays (numpy), used when every integer fits
+# The same algorithms on numpy arrays, for any parameters of practical size
 # --------------------------------------------------------------------------------------
-# Each step is the scalar algorithm's step applied to all pending draws at once;
-# rng.integers with per-element bounds gives exact uniform integers (numpy rejects
-# out-of-range words), and every comparison is between int64 integers. Parameters
-# are bounded so that no product overflows: bernoulli denominators times the von
-# Neumann counter K stay below 2**63 while K < 64, and K >= 64 has probability
-# below 1 / 63! per draw (an error is raised rather than wrapping around).
+# Each step is the scalar algorithm's step applied to all pending candidates at once.
+# Uniform integers come from rng.integers with a scalar bound (exact: numpy rejects
+# out-of-range words), and each Bernoulli test has exactly the probability the scalar
+# algorithm gives it:
+#
+# * Bernoulli(num / (den K)) with num <= den (the von Neumann steps of Algorithm 1) is
+#   "a uniform integer below den K is below num", and a uniform integer below den K is
+#   J den + R with J uniform below K and R uniform below den, independent; it is below
+#   num <= den iff J = 0 and R < num. So it is [J == 0] and [R < num]: no product den K
+#   is formed and nothing overflows, whatever K reaches.
+# * The discrete Gaussian's acceptance Bernoulli(exp(-gamma)), gamma = (|Y| q t - p)^2 /
+#   (2 p q t^2), has integers far beyond int64. It is decided on a float64 estimate with
+#   a rigorous error bound (see _gaussian_accept_vec): the tests "U < r" that decide it
+#   compare the first 53 bits of U with bounds on r; only when those bits cannot decide
+#   (probability about 2**-48 per test, below 2**-38 in the far tails) is the test
+#   finished with Python integers, on more bits of the same U. P(U < r) = r either way:
+#   the result is exact.
+#
+# The vectorized path is taken for Laplace numerators t <= 2**62 (s < 2**63) and for
+# 2**-60 <= sigma^2 < 2**124 (sigma < 2**62; a larger sigma overflows int64 anyway);
+# other parameters use the Python-integer path above, with the same distribution.
 
-_VEC_DEN_LIMIT = 2**57
-_VEC_K_LIMIT = 64
-_VEC_MIN_COUNT = 256  # below this, the per-call cost of numpy exceeds the Python path's
+_VEC_MAX_T = 2**62
+_VEC_SIGMA2_LOG2 = (-60, 124)
+_VEC_MIN_COUNT = 64  # below this, the per-call cost of numpy exceeds the Python path's
+_VEC_BATCH = 1 << 16  # candidates per pass (keeps the working arrays in cache)
+_INT64_MAX = 2**63 - 1
+_TWO53 = float(2**53)
+# Factor on the rigorous bound of the float estimate's error (>= 1 keeps every result
+# exact; the tests raise it to force the exact Python-integer completion).
+_ERROR_BOUND_FACTOR = 1.0
 
 
-def _bernoulli_exp_at_most_one_vec(rng, num, den):
-    """Algorithm 1 for arrays ``num <= den`` (int64): a boolean array."""
-    k = np.ones(num.shape, dtype=np.int64)
-    running = np.flatnonzero(np.ones(num.shape, dtype=bool))
+def _uniform_below(rng, n, size):
+    """``size`` uniform integers below ``n`` (``1 <= n < 2**63``), as int64.
+
+    numpy draws bounds below ``2**32`` on a slower 32-bit path; a uniform ``X``
+    below ``n 2**j`` gives ``X >> j`` uniform below ``n`` (each value has
+    ``2**j`` preimages), so small bounds are scaled up to 33 bits first.
+    """
+    shift = max(33 - n.bit_length(), 0)
+    return rng.integers(0, n << shift, size=size) >> shift
+
+
+def _bernoulli_inverse_vec(rng, k, size):
+    """Bernoulli(1 / k) for ``size`` draws (``k >= 1`` a Python int)."""
+    if k == 1:
+        return np.ones(size, dtype=bool)
+    return _uniform_below(rng, k, size) == 0
+
+
+# 20!/k! for k = 20, 19, ..., 1 (ascending): see _bernoulli_exp_minus_one_vec.
+_FACTORIAL_BITS = math.factorial(20)
+_FACTORIAL_THRESHOLDS = np.array([_FACTORIAL_BITS // math.factorial(k) for k in range(20, 0, -1)],
+                                 dtype=np.int64)
+
+
+def _bernoulli_exp_minus_one_vec(rng, size):
+    """Algorithm 1 with gamma = 1: K = 1; while Bernoulli(1 / K), K += 1; K odd.
+
+    The steps are Bernoulli(1 / 1), ..., so ``K >= k + 1`` has probability
+    ``1 / k!``. With one uniform ``X`` below ``20!``, the nested events
+    ``X < 20! / k!`` (k = 1, ..., 20) have exactly these probabilities, so
+    ``K = 1 + #{k <= 20 : X < 20! / k!}`` has Algorithm 1's law up to 21;
+    from there (``X = 0``, probability ``1 / 20!``) the steps go on one by one.
+    """
+    x = rng.integers(0, _FACTORIAL_BITS, size=size)
+    k = 1 + _FACTORIAL_THRESHOLDS.size - np.searchsorted(_FACTORIAL_THRESHOLDS, x, side="right")
+    out = (k & 1).astype(bool)
+    running = np.flatnonzero(k > _FACTORIAL_THRESHOLDS.size)
+    k = _FACTORIAL_THRESHOLDS.size + 1
     while running.size:
-        if k[running[0]] >= _VEC_K_LIMIT:  # all running draws share the same K
-            raise RuntimeError("von Neumann counter overflow (probability below 1/63!).")
-        hit = rng.integers(0, den[running] * k[running]) < num[running]
-        k[running[hit]] += 1
+        hit = _bernoulli_inverse_vec(rng, k, running.size)
+        out[running[~hit]] = k & 1
         running = running[hit]
-    return (k & 1).astype(bool)
+        k += 1
+    return out
 
 
-def _bernoulli_exp_vec(rng, num, den):
-    """Bernoulli(exp(-num / den)) for int64 arrays, any ``num >= 0`` (Sec. 5 remark)."""
-    whole, frac = np.divmod(num, den)
-    alive = np.ones(num.shape, dtype=bool)
+def _bernoulli_exp_integer_vec(rng, n):
+    """Bernoulli(exp(-n)) for an int64 array ``n >= 0``: ``n`` Bernoulli(exp(-1)) draws,
+    stopping at the first 0 (CKS Sec. 5, the remark after Algorithm 1)."""
+    out = np.ones(n.size, dtype=bool)
+    pending = np.flatnonzero(n > 0)
     j = 0
-    pending = np.flatnonzero(whole > j)
-    while pending.size:  # the j-th of the floor(gamma) Bernoulli(exp(-1)) draws
-        ones = np.ones(pending.size, dtype=np.int64)
-        alive[pending] = _bernoulli_exp_at_most_one_vec(rng, ones, ones)
+    while pending.size:
+        out[pending] = _bernoulli_exp_minus_one_vec(rng, pending.size)
         j += 1
-        pending = pending[alive[pending] & (whole[pending] > j)]
-    rest = np.flatnonzero(alive)
-    alive[rest] = _bernoulli_exp_at_most_one_vec(rng, frac[rest], den[rest])
-    return alive
+        pending = pending[out[pending] & (n[pending] > j)]
+    return out
+
+
+def _bernoulli_exp_ratio_vec(rng, num, den):
+    """Algorithm 1 for gamma = num / den <= 1 (``num`` an int64 array, ``den`` an int)."""
+    out = np.empty(num.size, dtype=bool)
+    running = np.arange(num.size)
+    k = 1
+    while running.size:
+        # Bernoulli(num / (den k)): "a uniform integer below den k is below num", drawn
+        # directly while den k fits in int64, else as [J == 0] and [R < num] (see above).
+        if den * k <= _INT64_MAX:
+            hit = _uniform_below(rng, den * k, running.size) < num[running]
+        else:
+            hit = _bernoulli_inverse_vec(rng, k, running.size)
+            out[running[~hit]] = k & 1
+            running = running[hit]
+            hit = _uniform_below(rng, den, running.size) < num[running]
+        out[running[~hit]] = k & 1
+        running = running[hit]
+        k += 1
+    return out
+
+
+def _geometric_exp_minus_one_vec(rng, size):
+    """V: the number of Bernoulli(exp(-1)) ones before the first zero (Algorithm 2)."""
+    v = np.zeros(size, dtype=np.int64)
+    running = np.arange(size)
+    while running.size:
+        running = running[_bernoulli_exp_minus_one_vec(rng, running.size)]
+        v[running] += 1
+    return v
+
+
+def _laplace_candidates_vec(rng, s, t, m):
+    """Algorithm 2 on ``m`` uniform candidates: the accepted draws, in order.
+
+    Returns ``(z, over)``: ``z`` an int64 array of the draws and ``over`` a dict
+    ``{position: draw}`` of the draws with ``|draw| >= _INT64_LIMIT`` (Python
+    integers; ``z`` holds 0 there), which the caller refuses or tests exactly.
+    """
+    u = _uniform_below(rng, t, m)
+    u = u[_bernoulli_exp_ratio_vec(rng, u, t)]  # keeps U with weight exp(-U / t)
+    v = _geometric_exp_minus_one_vec(rng, u.size)
+    negative = _uniform_below(rng, 2, u.size).astype(bool)
+    # (U + t V) // s in int64 where U + t V fits (V <= (2**63 - 1 - U) // t); the rest
+    # (V >= 2 with t near 2**62, or a huge V) in Python integers.
+    fits = v <= (_INT64_MAX - u) // t
+    y = np.zeros(u.size, dtype=np.int64)
+    y[fits] = (u[fits] + t * v[fits]) // s
+    over = {}
+    for i in np.flatnonzero(~fits | (y >= _INT64_LIMIT)).tolist():
+        value = (int(u[i]) + t * int(v[i])) // s
+        if value < _INT64_LIMIT:
+            y[i] = value
+        else:
+            y[i] = 0
+            over[i] = -value if negative[i] else value
+    # A fair sign; -0 is rejected so that 0 is not counted twice (as in the scalar code).
+    keep = ~(negative & (y == 0))
+    z = np.where(negative, -y, y)
+    if over:
+        keep[list(over)] = True
+        positions = np.cumsum(keep) - 1
+        over = {int(positions[i]): value for i, value in over.items()}
+    return z[keep], over
+
+
+def _gaussian_float_constants(p, q, t):
+    """``mu = p / (q t)`` and ``c = q / (2 p)`` as correctly rounded doubles.
+
+    (Python's ``int / int`` is correctly rounded for any size of integers.)
+    """
+    return p / (q * t), q / (2 * p)
+
+
+def _finish_comparison(src, scaled, w, den):
+    """Whether ``U < r* = scaled / den``, given the first 53 bits ``w`` of ``U``.
+
+    ``U = (w + U') 2**-53`` with ``U'`` uniform in ``[0, 1)``: ``U < r*`` iff
+    ``U' < X / den`` with ``X = scaled 2**53 - w den``, which is certain for
+    ``X >= den``, impossible for ``X <= 0``, and otherwise has probability
+    ``X / den``: "a uniform integer below ``den`` is below ``X``".
+    """
+    x = scaled * 2**53 - w * den
+    return x >= den or (x > 0 and src.below(den) < x)
+
+
+def _gaussian_accept_vec(rng, y, p, q, t, src):
+    """Algorithm 3's test for int64 candidates ``y``: Bernoulli(exp(-gamma)) with
+    ``gamma = (|y| q t - p)^2 / (2 p q t^2) = c (|y| - mu)^2``, ``mu = p / (q t)``,
+    ``c = q / (2 p)``, for ``2**-60 <= p / q < 2**124`` and ``|y| < 2**63``.
+
+    Exactness. Let u = 2**-53. In that parameter range every double below is zero or
+    normal (mu >= 2**-60, c <= 2**59, |d| is 0 or >= 2**-113, ...), so each operation
+    is exact up to a factor (1 + e), |e| <= u. With a = |y|, af = fl(a), mf = fl(mu),
+    cf = fl(c), d = fl(af - mf), g = fl(fl(d d) cf) and S = af + mf:
+      |d - (a - mu)| <= u (a + mu) (2 + u) <= 2.01 u S =: A,
+      |g - c d^2| <= 3.01 u c d^2 <= 3.02 u g,
+      c |d^2 - (a - mu)^2| <= c A (2 |d| + A) <= 4.03 u cf S (|d| + 1.005 u S),
+    so |g - gamma| <= 2**-50 (g + cf S (|d| + 2**-52 S)) =: E. The computed ``err`` is
+    2**-49 times that bracket (its own rounding costs less than a factor 1 - 8u): err >=
+    1.9 E, and err >= 16 u g. Hence (each rounding below moves by at most u times a
+    value <= g + err, which the margin err - E >= 0.47 err covers):
+    * n = min(floor(fl(max(g - err, 0))), 2**62) is an integer with 0 <= n <= gamma;
+    * for g < 2**52, r = g - n is exact (a double minus an integer below it, with
+      ulp(g) <= 1), and the true remainder r* = gamma - n lies in [r - E, r + E];
+      fl(r - err) <= r* <= fl(r + err), and fl(r + err) <= 1 implies r* <= 1.
+    exp(-gamma) = exp(-1)^n exp(-r*) for any integer 0 <= n <= gamma: n Bernoulli(
+    exp(-1)) draws (stopping at the first 0), then Algorithm 1 for r* <= 1, whose
+    steps Bernoulli(r* / K) are [J == 0 for J uniform below K] and [U < r*] for a
+    uniform U in [0, 1). With w the first 53 bits of U (U in [w, w + 1) 2**-53):
+    w + 1 <= fl(r - err) 2**53 proves U < r*, and w >= fl(r + err) 2**53 proves
+    U >= r*. Otherwise U = (w + U') 2**-53 with U' uniform and independent of w, and
+    U < r* iff U' < X / D for the integers X = (gamma - n) D 2**53 - w D and
+    D = 2 p q t^2: decided exactly by _finish_comparison.
+    Entries whose remainder bound exceeds 1 (or g >= 2**52) take the Python-integer
+    Bernoulli(exp(-(gamma - n))). No rounding decides a draw: each test has exactly its
+    probability, and the bound only chooses which exact method finishes it.
+    """
+    mu, c = _gaussian_float_constants(p, q, t)
+    den = 2 * p * q * t * t
+    a = np.abs(y).astype(np.float64)
+    d = a - mu
+    g = d * d * c
+    s = a + mu
+    err = (_ERROR_BOUND_FACTOR * 2.0**-49) * (g + c * s * (np.abs(d) + 2.0**-52 * s))
+    n = np.minimum(np.floor(np.maximum(g - err, 0.0)), 2.0**62)
+    n_int = n.astype(np.int64)
+
+    def exact_gamma_minus_n(i):  # (gamma - n) D, a Python integer >= 0
+        return (int(abs(y[i])) * q * t - p) ** 2 - int(n_int[i]) * den
+
+    accept = _bernoulli_exp_integer_vec(rng, n_int)
+    # exp(-r*): Algorithm 1 on the lazy comparisons where r* <= 1 is proven.
+    r = g - n
+    fast = accept & (g < 2.0**52) & (r + err <= 1.0)
+    for i in np.flatnonzero(accept & ~fast).tolist():
+        accept[i] = _bernoulli_exp(src, exact_gamma_minus_n(i), den)
+    lower = (r - err) * _TWO53
+    upper = (r + err) * _TWO53
+    running = np.flatnonzero(fast)
+    k = 1
+    while running.size:
+        if k > 1:  # Bernoulli(r* / k) = [J == 0] and [U < r*]
+            hit = _bernoulli_inverse_vec(rng, k, running.size)
+            accept[running[~hit]] = k & 1
+            running = running[hit]
+        w = rng.integers(0, 2**53, size=running.size)
+        wf = w.astype(np.float64)  # exact (w < 2**53)
+        below = wf + 1.0 <= lower[running]
+        for i in np.flatnonzero(~below & (wf < upper[running])).tolist():
+            below[i] = _finish_comparison(src, exact_gamma_minus_n(running[i]), int(w[i]), den)
+        accept[running[~below]] = k & 1
+        running = running[below]
+        k += 1
+    return accept
 
 
 def _discrete_laplace_vec(rng, s, t, count):
-    """Algorithm 2 for ``count`` draws at once (``t < 2**40``, ``s < 2**62``)."""
-    out = [np.zeros(0, dtype=np.int64)]
-    have = 0
+    """Algorithm 2 for ``count`` draws at once (``t <= 2**62``, ``s < 2**63``)."""
+    out, have = [], 0
     while have < count:
-        m = 2 * (count - have) + 16  # about half the candidates survive both rejections
-        u = rng.integers(0, t, size=m)
-        u = u[_bernoulli_exp_vec(rng, u, np.full(m, t, dtype=np.int64))]
-        v = np.zeros(u.size, dtype=np.int64)
-        running = np.arange(u.size)
-        while running.size:  # V: a run of Bernoulli(exp(-1)) ones
-            ones = np.ones(running.size, dtype=np.int64)
-            running = running[_bernoulli_exp_at_most_one_vec(rng, ones, ones)]
-            v[running] += 1
-        y = (u + t * v) // s  # t V < 2**63 unless V >= 2**23: probability exp(-2**23)
-        negative = rng.integers(0, 2, size=y.size).astype(bool)
-        z = np.where(negative, -y, y)[~(negative & (y == 0))]
+        # About 0.63 of the uniform candidates are kept (fewer for tiny scales, -0).
+        m = min(_VEC_BATCH, int(1.7 * (count - have)) + 16)
+        z, over = _laplace_candidates_vec(rng, s, t, m)
+        z = z[:count - have]  # the first draws of an i.i.d. stream are i.i.d.
+        if any(i < z.size for i in over):
+            raise OverflowError("a noise draw does not fit in int64; the noise scale is "
+                                "too large.")
         out.append(z)
         have += z.size
-    # The first `count` accepted draws of an i.i.d. candidate stream are i.i.d.
-    return np.concatenate(out)[:count]
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def _discrete_gaussian_vec(rng, p, q, count):
-    """Algorithm 3 for ``count`` draws at once (``2 p q t^2 < 2**57``)."""
+    """Algorithm 3 for ``count`` draws at once (``2**-60 <= p / q < 2**124``)."""
     t = math.isqrt(p // q) + 1
     den = 2 * p * q * t * t
-    out = [np.zeros(0, dtype=np.int64)]
-    have = 0
-    src = None
+    src = _UniformIntegers(rng, n_words=16)  # the exact completions (rare)
+    out, have = [], 0
     while have < count:
-        m = 2 * (count - have) + 16  # acceptance is above 1/2 (CKS Sec. 5)
-        y = _discrete_laplace_vec(rng, 1, t, m)
-        # (|y| q t - p)^2 in int64 where |y| q t - p < 2**31; the rare far-tail
-        # candidates beyond take the scalar (Python integer) path.
-        small = np.abs(y) < (2**31 + p) // (q * t)
-        a = np.abs(y[small]) * (q * t) - p
-        keep = np.zeros(m, dtype=bool)
-        keep[small] = _bernoulli_exp_vec(rng, a * a, np.full(a.size, den, dtype=np.int64))
-        for i in np.flatnonzero(~small):
-            src = src or _UniformIntegers(rng, n_words=16)
-            keep[i] = _bernoulli_exp(src, (abs(int(y[i])) * q * t - p) ** 2, den)
-        z = y[keep]
+        # 0.63 Laplace candidates per uniform, accepted with probability above 1/2.
+        m = min(_VEC_BATCH, int(2.6 * (count - have)) + 16)
+        y, over = _laplace_candidates_vec(rng, 1, t, m)
+        keep = _gaussian_accept_vec(rng, y, p, q, t, src)
+        for i, value in over.items():  # |Y| >= _INT64_LIMIT: the exact test
+            keep[i] = _bernoulli_exp(src, (abs(value) * q * t - p) ** 2, den)
+        rank = np.cumsum(keep) - 1
+        if any(keep[i] and rank[i] < count - have for i in over):
+            raise OverflowError("a noise draw does not fit in int64; the noise scale is "
+                                "too large.")
+        z = y[keep][:count - have]
         out.append(z)
         have += z.size
-    return np.concatenate(out)[:count]
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def _laplace_draws(s, t, count, rng):
-    if count >= _VEC_MIN_COUNT and t < 2**40 and s < 2**62:
+    if count >= _VEC_MIN_COUNT and t <= _VEC_MAX_T and s <= _INT64_MAX:
         return _discrete_laplace_vec(rng, s, t, count)
     return _scalar_draws(_discrete_laplace, (s, t), count, rng)
 
 
 def _gaussian_draws(p, q, count, rng):
-    t = math.isqrt(p // q) + 1
-    if count >= _VEC_MIN_COUNT and 2 * p * q * t * t < _VEC_DEN_LIMIT:
+    low, high = _VEC_SIGMA2_LOG2
+    if count >= _VEC_MIN_COUNT and p << -low >= q and p < q << high:
         return _discrete_gaussian_vec(rng, p, q, count)
     return _scalar_draws(_discrete_gaussian, (p, q), count, rng)
 
@@ -360,12 +561,14 @@ def sample_discrete_laplace(t, size=None, rng=None):
     ``exp(-U / b)``; ``V`` geometric (a run of Bernoulli(exp(-1)) ones);
     ``Y = floor((U + b V) / a)`` is geometric with ratio ``exp(-1 / t)``; a
     fair sign, rejecting ``-0``. In expectation a bounded number of uniform
-    integers per draw, whatever ``t`` is. Batches of 256 or more draws whose
-    integers fit in int64 (``b < 2**40``, e.g. every scale from
-    :func:`discrete_laplace_scale`) run the same steps on numpy int64 arrays:
-    about 1.5 million draws per second on the project's 2-core machine;
-    otherwise Python integers (any size): about 150,000 per second. numpy's
-    floating-point Laplace: about 40 million per second.
+    integers per draw, whatever ``t`` is. Batches of 64 or more draws with
+    ``b <= 2**62`` and ``a < 2**63`` (every scale of practical size) run the
+    same steps on numpy int64 arrays (a Bernoulli(``num / (den K)``) of
+    Algorithm 1 whose ``den K`` exceeds int64 is drawn as two independent
+    uniform integers, below ``K`` and below ``den``, so nothing overflows):
+    about 2.5 million draws per second on the project's 2-core machine under
+    load; otherwise Python integers (any size): about 150,000 per second.
+    numpy's floating-point Laplace: about 16 million per second.
 
     Examples
     --------
@@ -403,10 +606,17 @@ def sample_discrete_gaussian(sigma2, size=None, rng=None):
     ``exp(-(|Y| - sigma2 / t)^2 / (2 sigma2))``, which with
     ``sigma2 = p / q`` is ``exp(-(|Y| q t - p)^2 / (2 p q t^2))``: integers
     only. The expected number of candidates per draw is below 2 (CKS Sec. 5).
-    Batches of 256 or more draws with ``2 p q t^2 < 2**57`` (e.g. every
-    ``sigma2`` from :func:`discrete_gaussian_sigma2`) run on numpy int64
-    arrays: about 600,000 draws per second on the project's 2-core machine;
-    otherwise Python integers (any size): about 70,000 per second.
+    Batches of 64 or more draws with ``2**-60 <= sigma2 < 2**124`` (any
+    rational; ``sigma < 2**62``, beyond which the draws overflow int64 anyway)
+    run on numpy arrays: the acceptance test compares the first 53 bits of
+    each uniform with a float64 estimate of ``exp``'s argument and its
+    rigorous error bound, and finishes the rare undecided comparisons
+    (about ``2**-48`` of them) with Python integers on further bits of the
+    same uniform, so the distribution is exactly Algorithm 3's. About 1.5
+    million draws per second on the project's 2-core machine under load, at
+    ``sigma = 2**10`` as at ``2**60``; otherwise Python integers (any size):
+    about 30,000 to 70,000 per second. Draws with ``|z| >= 2**63 - 2**52``
+    raise :class:`OverflowError`.
 
     Examples
     --------
@@ -423,7 +633,20 @@ def sample_discrete_gaussian(sigma2, size=None, rng=None):
 # --------------------------------------------------------------------------------------
 
 def _check_granularity(granularity):
-    """``None`` or the granularity as an exact Fraction, refusing non-powers of two."""
+    """``None`` or the granularity as an exact Fraction: a power of two in
+    ``[2**-900, 2**900]`` (finite and ``> 0``), checked before anything is drawn.
+
+    The range keeps the grid arithmetic exact and finite. A release is
+    ``g k`` with an integer ``|k| <= 2**53``: for ``g <= 2**900`` it is at most
+    ``2**953``, finite, and leaves a factor ``2**70`` below the largest double
+    for the arithmetic estimators do on released values (sums over features,
+    products with data); for ``g >= 2**-900`` it is zero or at least
+    ``2**-900``, a normal double (not subnormal), so ``k g`` and any later
+    product keep full precision. (The exactness limit itself is ``2**970``
+    above and ``2**-1074`` below.) A finer grid could only hold values below
+    ``2**-847`` without clamping them; a coarser one rounds every value of a
+    double below ``2**899`` to 0.
+    """
     if granularity is None:
         return None
     g = _check_rational(granularity, "granularity", positive=True)
@@ -432,6 +655,11 @@ def _check_granularity(granularity):
         raise ValueError(
             f"granularity must be a power of two (e.g. 2**-10) so that value / granularity "
             f"is exact, got {granularity!r}."
+        )
+    if not _GRANULARITY_RANGE[0] <= g <= _GRANULARITY_RANGE[1]:
+        raise ValueError(
+            f"granularity must be between 2**-900 and 2**900 (the grid values g * k, "
+            f"|k| <= 2**53, must be normal finite doubles), got {granularity!r}."
         )
     return g
 
@@ -730,7 +958,7 @@ def _grid_indices(value, granularity):
 def _grid_release(indices, noise, granularity):
     """The noisy release from clamped grid indices and integer noise of the same shape.
 
-    ``|index| <= 2**52`` and ``|noise| < 2**62``: the int64 sum is exact. With
+    ``|index| <= 2**52`` and ``|noise| < 2**63 - 2**52``: the int64 sum is exact. With
     a granularity the result is ``g`` times the sum clamped to ``+-2**53``
     (post-processing of the integer release), an integer that converts to a
     double exactly, times a power of two: an exact multiple of ``g`` (unless
@@ -798,6 +1026,7 @@ class DiscreteLaplaceMechanism(_DiscreteNoiseMechanism):
         is an error; the output is ``value + Z`` as int64. A power of two
         ``g`` (e.g. ``2**-10``): the value is snapped to the grid and the
         output is ``g * (round(value / g) + Z)``, an exact multiple of ``g``.
+        ``g`` must lie in ``[2**-900, 2**900]`` (checked before any draw).
     random_state : int, numpy.random.Generator or None, default=None
         Source of the uniform integers; ``None`` (OS entropy) for real
         releases, an int only for reproducible tests.
@@ -840,7 +1069,7 @@ class DiscreteLaplaceMechanism(_DiscreteNoiseMechanism):
     ``||w||_1 <= ceil(sensitivity / g) + d - 1`` (the bound is attained).
     The scale depends on the number of coordinates ``d`` of each call when a
     granularity is set: :func:`discrete_laplace_scale` gives it for any
-    ``d``. Cost: about 1 microsecond per coordinate in large calls (see
+    ``d``. Cost: below 1 microsecond per coordinate in large calls (see
     :func:`sample_discrete_laplace`), about 100 per one-value call.
 
     References
@@ -890,7 +1119,7 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
         ``None``: the query is integer-valued and non-integer input is an
         error; the output is ``value + Z`` as int64. A power of two ``g``:
         the output is ``g * (round(value / g) + Z)``, an exact multiple of
-        ``g``.
+        ``g``, in ``[2**-900, 2**900]`` (checked before any draw).
     random_state : int, numpy.random.Generator or None, default=None
         Source of the uniform integers; ``None`` (OS entropy) for real
         releases, an int only for reproducible tests.
@@ -935,8 +1164,8 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
     is an integer below ``D^2``, so at most ``Q = ceil(D^2) - 1``, and
     ``||w||_2^2 <= Q + 2 min(Q, isqrt(d Q)) + d``. The noise therefore grows
     with ``d`` when a granularity is set: :func:`discrete_gaussian_sigma2`
-    gives ``sigma^2`` for any ``d``. Cost: about 2 microseconds per
-    coordinate in large calls (see :func:`sample_discrete_gaussian`), about
+    gives ``sigma^2`` for any ``d``. Cost: below 1 microsecond per
+    coordinate in large calls, whatever the grid (see :func:`sample_discrete_gaussian`), about
     150 per one-value call.
 
     References

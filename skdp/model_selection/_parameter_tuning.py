@@ -231,6 +231,20 @@ def _largest_entry(X):
     return float(np.max(np.abs(values), initial=0.0))
 
 
+def _largest_float(X):
+    """The largest finite value of the narrowest floating dtype of ``X`` (float64 if none).
+
+    ``PolynomialFeatures`` and ``FunctionTransformer`` keep float32 (and float16): their
+    output overflows at that dtype's largest value, not float64's.
+    """
+    limits = [np.finfo(np.float64).max]
+    for dtype in (X.dtypes if _is_frame(X) else [X.dtype]):
+        dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32
+        if isinstance(dtype, np.dtype) and dtype.kind == "f":
+            limits.append(np.finfo(dtype).max)
+    return float(min(limits))
+
+
 def _check_output_bounds(dry, model, params, X, n_rows):
     """Refuse ``X`` if some part of the candidate could map one of its rows past the floats.
 
@@ -244,7 +258,7 @@ def _check_output_bounds(dry, model, params, X, n_rows):
     in ``X`` is.
     """
     largest = _largest_entry(X)
-    issue = output_bound_issue(dry, model, largest, n_rows)
+    issue = output_bound_issue(dry, model, largest, n_rows, limit=_largest_float(X))
     if issue is None:
         return
     path, part, bound = issue
@@ -299,7 +313,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         :class:`~sklearn.preprocessing.OrdinalEncoder` with the public
         categories given (``categories=[[...], ...]``, not ``'auto'``),
         ``handle_unknown='ignore'`` (or ``'infrequent_if_exist'``) /
-        ``'use_encoded_value'`` (with a finite ``unknown_value``), no
+        ``'use_encoded_value'`` (with a finite ``unknown_value``, and a
+        finite ``encoded_missing_value`` if a category is missing), no
         ``min_frequency``, no ``max_categories``
         and (one-hot) ``drop=None``. Steps may also be a
         :class:`~sklearn.pipeline.Pipeline` (without ``memory``), a
@@ -497,7 +512,11 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     its input's bound to its degree; ``RandomFourierFeatures`` is finite
     while ``|x . w|`` is, with the candidate's own frequencies), starting
     from the largest entry of ``X``, and a candidate whose bound passes the
-    largest float is refused before the charge. For the parts after a
+    largest float (of ``X``'s narrowest float dtype, or an encoder's
+    ``dtype``) is refused before the charge; ``np.sin`` and ``np.cos`` are
+    bounded by 1, ``np.tan`` only by the largest float. A nested
+    PrivateParameterSelector whose candidates are pipelines is refused (it
+    would check their parts only after the outer charge). For the parts after a
     scaler that clips (``clip=True``) the refusal does not depend on ``X``
     at all; otherwise it means "an entry of some record is above a public
     threshold", a condition on each record alone, like NaN in ``X``.

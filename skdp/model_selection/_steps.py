@@ -103,7 +103,7 @@ def _one_hot_issue(step):
 
 def _ordinal_issue(step):
     issue = _encoder_issue(step, ("use_encoded_value",))
-    if issue is None and isinstance(step.unknown_value, Real) and np.isnan(step.unknown_value):
+    if issue is None and _is_nan(step.unknown_value):
         # The public rows of the dry run may hold only known categories (0 in a numeric
         # column), so the NaN that a private row's unknown category becomes would be refused
         # by the classifier only after the charge.
@@ -111,7 +111,20 @@ def _ordinal_issue(step):
                 "become NaN, which the next step refuses only after the budget is charged "
                 "(an error that depends on the private data); pass a finite unknown_value, "
                 "such as -1")
+    if issue is None and _is_nan(step.encoded_missing_value) and any(
+            _is_nan(c) or c is None for column in step.categories for c in column):
+        # A missing category is encoded as encoded_missing_value; the public rows' None
+        # is an unknown category in an object column (unknown_value), a private np.nan is
+        # the missing one (scikit-learn 1.9), so the dry run does not see the NaN.
+        return ("a missing value is among its categories and encoded_missing_value=nan: a "
+                "private row with a missing value would become NaN, which the next step "
+                "refuses only after the budget is charged (an error that depends on the "
+                "private data); pass a finite encoded_missing_value, such as -2")
     return issue
+
+
+def _is_nan(value):
+    return isinstance(value, Real) and np.isnan(value)
 
 
 # Transformers whose fit reads only the number of columns (and their names) of
@@ -184,6 +197,25 @@ def _check_replace_one(what, step):
             f"neighbours with features and labels protected; for replace-one neighbours its "
             f"epsilon would double. Select its parameters on public data instead. Nothing "
             f"was spent.")
+
+
+def _check_nested_selector(what, step):
+    """Refuse a nested PrivateParameterSelector whose candidates have parts before their classifier.
+
+    It checks those parts against its input (the output bounds and the public steps on X)
+    only when the outer selector fits it, after the outer charge: its refusal (or the
+    classifier's, on the rows it let through) would depend on the private rows.
+    """
+    from skdp.model_selection._parameter_tuning import PrivateParameterSelector
+
+    inner = step.estimator if isinstance(step, PrivateParameterSelector) else None
+    if isinstance(inner, Pipeline) and any(not _skipped(part) for _, part in inner.steps[:-1]):
+        raise TypeError(
+            f"{what} is a nested PrivateParameterSelector whose candidates are pipelines: it "
+            f"would check their parts on its input only after the outer selector's charge, "
+            f"and refuse rows then (an error that depends on the private data). Put every "
+            f"step in one selector (a pipeline grid), or nest a selector over a classifier "
+            f"alone. Nothing was spent.")
 
 
 def _check_pipeline_step(name, step):
@@ -341,6 +373,7 @@ def candidate_steps(estimator):
                 f"parameter), or a sklearn.pipeline.Pipeline of private and public steps "
                 f"ending with one; got {type(estimator).__name__}. Nothing was spent.")
         _check_replace_one(f"estimator ({type(estimator).__name__})", estimator)
+        _check_nested_selector("estimator", estimator)
         return [(None, estimator)]
     if type(estimator) is not Pipeline:
         raise TypeError(
@@ -358,6 +391,7 @@ def candidate_steps(estimator):
             f"privately on its part and counts its correct predictions on the holdout. "
             f"Nothing was spent.")
     _check_replace_one(f"the pipeline's last step {last_name!r} ({type(last).__name__})", last)
+    _check_nested_selector(f"the pipeline's last step {last_name!r}", last)
     # Every private part, wherever nested, sees the same rows (a ColumnTransformer and a
     # FeatureUnion give each part all rows): basic composition, seed 004 Lemma 2.1.5.
     private = [(path, leaf) for name, step in head if not _skipped(step)
@@ -528,11 +562,22 @@ def _affine_bound(leaf, bound):
     return float(np.max(np.abs(leaf._map(ends, forward=True))))  # transform, unvalidated
 
 
+# NumPy's periodic one-argument ufuncs: |f| is not monotone between the probe points (sin
+# is 1 at pi/2, between the probes 1 and 2), so their values there bound nothing. sin and cos
+# are at most 1; tan is finite on every double (no double is an odd multiple of pi/2) but
+# reaches 1.6e16 near pi/2: only the largest float bounds it.
+_PERIODIC = {np.sin: 1.0, np.cos: 1.0, np.tan: _LARGEST}
+
+
 def _function_bound(leaf, bound):
     if leaf.func is None:
         return bound
-    # An accepted ufunc is finite on every finite input (_PROBE); its largest |value| on
-    # [-bound, bound], taken at the probe points inside and at the ends.
+    if leaf.func in _PERIODIC:
+        return _PERIODIC[leaf.func]
+    # Every other accepted ufunc is finite on every finite input (_PROBE), and its |value|
+    # is monotone between consecutive probe points (0 and +-1 are probes: the zeros and
+    # the poles of log, reciprocal, arctanh, ...). Its largest |value| on [-bound, bound]
+    # is then taken at the probe points inside or at the ends.
     points = np.concatenate([_PROBE[np.abs(_PROBE) <= bound], [-bound, bound]])
     return float(np.max(np.abs(leaf.func(points))))
 
@@ -580,8 +625,8 @@ class _Unbounded(Exception):
         self.path, self.part, self.bound = path, part, bound
 
 
-def _bound(path, part, templates, bound, n_rows):
-    """Largest ``|output|`` of the fitted ``part`` for ``|input| <= bound``; raise past floats."""
+def _bound(path, part, templates, bound, n_rows, limit):
+    """Largest ``|output|`` of the fitted ``part`` for ``|input| <= bound``; raise past limit."""
     if part is None or (isinstance(part, str) and part == "passthrough"):
         return bound
     if isinstance(part, str):  # 'drop'
@@ -589,22 +634,22 @@ def _bound(path, part, templates, bound, n_rows):
     kind = type(part)
     if kind is Pipeline:
         for name, step in part.steps:
-            bound = _bound(f"{path}__{name}", step, templates, bound, n_rows)
+            bound = _bound(f"{path}__{name}", step, templates, bound, n_rows, limit)
         return bound
     if kind in (FeatureUnion, ColumnTransformer):
         weights = part.transformer_weights or {}
         out = max([abs(weights.get(name, 1.0))
-                   * _bound(f"{path}__{name}", child, templates, bound, n_rows)
+                   * _bound(f"{path}__{name}", child, templates, bound, n_rows, limit)
                    for name, child in _parts(part, fitted=True)], default=0.0)
     else:
         with np.errstate(all="ignore"):
             out = _leaf_bound(part, templates.get(path), bound, n_rows)
-    if not out <= _LARGEST:  # NaN too
+    if not out <= limit:  # NaN too
         raise _Unbounded(path, part, bound)
     return out
 
 
-def output_bound_issue(fitted, template, bound, n_rows):
+def output_bound_issue(fitted, template, bound, n_rows, limit=_LARGEST):
     """The first part whose output may be NaN or infinite for inputs bounded by ``bound``.
 
     Each part's output is bounded from public information only: its parameters, what it
@@ -624,6 +669,11 @@ def output_bound_issue(fitted, template, bound, n_rows):
         Largest ``|value|`` of the input.
     n_rows : int
         The number of rows each part is fitted on.
+    limit : float, default=the largest float64
+        The largest finite value of the input's floating dtype: a part that keeps the
+        dtype (``PolynomialFeatures`` keeps float32) overflows past it. Lowered to an
+        encoder's float ``dtype``'s, and applied to every part, including those whose
+        output is float64 (stricter than needed there).
 
     Returns
     -------
@@ -633,9 +683,15 @@ def output_bound_issue(fitted, template, bound, n_rows):
     if not isinstance(fitted, Pipeline):
         return None
     templates = dict(template.get_params(deep=True))
+    # An encoder's output has its dtype parameter (float16 holds no code above 65504), and
+    # the parts after it (transformer_weights, PolynomialFeatures) may keep it.
+    for name, step in fitted.steps[:-1]:
+        for _, leaf in ([] if _skipped(step) else _walk(name, step, fitted=True)):
+            if type(leaf) in (OneHotEncoder, OrdinalEncoder) and np.dtype(leaf.dtype).kind == "f":
+                limit = min(limit, float(np.finfo(leaf.dtype).max))
     try:
         for name, step in fitted.steps[:-1]:
-            bound = _bound(name, step, templates, bound, n_rows)
+            bound = _bound(name, step, templates, bound, n_rows, limit)
     except _Unbounded as exc:
         return exc.path, exc.part, exc.bound
     return None

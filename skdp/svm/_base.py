@@ -139,13 +139,10 @@ def svm_noise_granularity(scale, weight_bound):
       and ``~ 5 sqrt(F) / (epsilon 2**30)`` for the Gaussian: negligible.
       (``2**-20`` would cost ``F / (epsilon 2**20)``, 10% at ``F = 10**4``,
       ``epsilon = 0.1``, the budget of each of 10 classes at ``epsilon = 1``.)
-    * Fast sampler. The discrete Laplace scale is then about ``2**30 + F /
-      epsilon`` grid steps, below the ``2**40`` of the int64 sampler. The
-      discrete Gaussian's int64 path needs ``sigma < 2**14`` grid steps,
-      where the rounding term would be ``~ 5 sqrt(F) / (epsilon 2**14)`` (0.4%
-      at ``F = 200``, ``epsilon = 1``; 30% at ``F = 10**4``, ``epsilon = 0.1``):
-      it takes the exact Python-integer path instead (about 30,000 draws
-      per second).
+    * Fast sampler. The noise is then about ``2**30`` grid steps (discrete
+      Laplace scale ``2**30 + F / epsilon``; discrete Gaussian sigma about
+      ``2**30``), inside the vectorized exact samplers' range (``t <= 2**62``,
+      ``sigma < 2**62``): millions of draws per second.
     * Clamping never binds. Grid indices are clamped to ``+-2**52``
       (:class:`~skdp.mechanisms.DiscreteLaplaceMechanism`); ``weight_bound``
       bounds every certified solution's norm, so the clamp never changes a
@@ -216,8 +213,10 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
                      BaseEstimator):
     """Validation, budget, one-vs-rest, certified solve and output noise.
 
-    Subclasses implement ``_check_feature_params()`` and
-    ``_features(X, rng) -> (features, kappa, fitted)`` and turn the fitted
+    Subclasses implement ``_check_feature_params()``,
+    ``_public_shape(X) -> (n_coef, kappa)`` (the coefficient count and the
+    feature-norm bound, from the parameters and ``X``'s shape only),
+    ``_features(X, rng) -> (features, fitted)`` and turn the fitted
     weight vectors (and ``fitted``, anything the feature step must keep) into
     attributes in ``_set_model(W, fitted)``. ``classes_`` and the model
     attributes are only set once every parameter is valid and every class
@@ -279,12 +278,13 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         C, huber_h, tol, max_iter = self._check_svm_params()
         self._check_feature_params()
         verbose = check_positive_int(self.verbose, "verbose", low=0)
-        budget, rng = self._start_private_fit(
-            X.shape[0], allow_zero_delta=self.mechanism in PURE_DP_MECHANISMS)
-        # Separate streams: the released feature map must not reveal the noise.
-        map_rng, noise_rng = rng.spawn(2)
-        features, kappa, fitted = self._features(X, map_rng)
-        n_samples, n_coef = features.shape
+        allow_zero_delta = self.mechanism in PURE_DP_MECHANISMS
+        n_samples = X.shape[0]
+        # The whole calibration reads public quantities only (the budget, n, the
+        # coefficient count and kernel bound fixed by the parameters), so it runs before
+        # the charge: a noise that cannot be calibrated fails with nothing spent.
+        n_coef, kappa = self._public_shape(X)
+        budget = self._resolve_budget(n_samples, allow_zero_delta=allow_zero_delta)
 
         # Weights in [0, 1] keep this bound: the replaced row's weighted loss is still
         # L kappa-Lipschitz in w and the regularizer's strong convexity does not depend on
@@ -302,11 +302,18 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             # ||w*||^2 / 2 <= P(w*) <= P(0) <= C loss(0) (weights <= 1), plus the certificate.
             loss_at_0 = 1.0 if self.loss == "hinge" else float(HuberSVMLoss(huber_h).value(0.0))
             granularity = svm_noise_granularity(scale, math.sqrt(2.0 * C * loss_at_0) + radius)
+            grid = _check_granularity(granularity)
             parameter = svm_discrete_noise(self.mechanism, sensitivity, n_coef, part.epsilon,
                                            part.delta, granularity)
             # In value units: the discrete Laplace scale t g or the discrete Gaussian's sigma g.
             steps = parameter if self.mechanism == "discrete_laplace" else math.sqrt(parameter)
             scale = float(steps) * granularity
+
+        budget, rng = self._start_private_fit(n_samples, allow_zero_delta=allow_zero_delta)
+        # Separate streams: the released feature map must not reveal the noise.
+        map_rng, noise_rng = rng.spawn(2)
+        features, fitted = self._features(X, map_rng)
+        assert features.shape[1] == n_coef, "_public_shape disagrees with _features"
         name = type(self).__name__
         targets = classes[1:] if n_classes == 2 else classes
         if verbose:
@@ -322,7 +329,6 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             if discrete:
                 # Exact integer noise on the public grid g Z (CKS Algorithms 2 and 3):
                 # g * (round(w / g) + Z), safe against floating-point attacks.
-                grid = _check_granularity(granularity)
                 multiplier = Fraction(self._noise_multiplier)
                 if self.mechanism == "discrete_laplace":
                     noise = sample_discrete_laplace(parameter * multiplier, n_coef, child_rng)

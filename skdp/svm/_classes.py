@@ -256,13 +256,17 @@ class PrivateSVMRFF(BasePrivateSVM):
     def _check_feature_params(self):
         self._make_map(None)._check_params()
 
+    def _public_shape(self, X):
+        # phi(x) = (cos, sin)(W x) / sqrt(D): 2 n_components coefficients, ||phi(x)|| = 1.
+        return 2 * self.n_components, 1.0
+
     def _features(self, X, rng):
         feature_map = self._make_map(rng).fit(X)
         # The frequencies are drawn; the spawned generator must not stay in the released
         # map: its seed sequence holds the root entropy, from which the sibling stream that
         # draws the output noise can be rebuilt.
         feature_map.random_state = None
-        return feature_map.transform(X), 1.0, feature_map
+        return feature_map.transform(X), feature_map
 
     def _set_model(self, W, feature_map):
         self.random_fourier_features_ = feature_map
@@ -384,10 +388,14 @@ class PrivateLinearSVM(BasePrivateSVM):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
 
+    def _public_shape(self, X):
+        # Rows (with the intercept column) are clipped to L2 norm data_norm.
+        return X.shape[1] + bool(self.fit_intercept), float(self.data_norm)
+
     def _features(self, X, rng):
         if self.fit_intercept:
             X = add_intercept_column(X)
-        return clip_rows_l2(X, self.data_norm), float(self.data_norm), None
+        return clip_rows_l2(X, self.data_norm), None
 
     def _set_model(self, W, _):
         if self.fit_intercept:

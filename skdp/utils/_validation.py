@@ -4,6 +4,7 @@ scikit-learn's ``_param_validation`` is private, so skdp keeps this small
 validator of its own; every estimator validates in ``fit``, never in ``__init__``.
 """
 
+import math
 import numbers
 import warnings
 
@@ -57,7 +58,13 @@ def check_real(value, name, *, low=None, high=None, low_inclusive=True,
     if not _is_real(value):
         raise TypeError(f"{name} must be a real number, got {value!r} of type "
                         f"{type(value).__name__}.")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int (or Fraction) beyond the float range
+        if not (allow_inf and value > 0):
+            raise ValueError(f"{name} must be finite, got a number beyond the float range "
+                             f"(about {np.finfo(float).max:.3g}).") from None
+        value = math.inf  # as float("inf"), which is allowed here
     if np.isnan(value):
         raise ValueError(f"{name} must not be NaN.")
     if np.isinf(value) and not (allow_inf and value > 0):
