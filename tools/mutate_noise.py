@@ -317,11 +317,11 @@ MUTANTS = [
      "multiplier = Fraction(self._noise_multiplier)",
      "multiplier = Fraction(0.5 * self._noise_multiplier)"),
     ("svm_rff_kappa", "skdp/svm/_classes.py",
-     "return feature_map.transform(X), 1.0, feature_map",
-     "return feature_map.transform(X), 0.5, feature_map"),
+     "return 2 * self.n_components, 1.0",
+     "return 2 * self.n_components, 0.5"),
     ("svm_linear_kappa", "skdp/svm/_classes.py",
-     "return clip_rows_l2(X, self.data_norm), float(self.data_norm), None",
-     "return clip_rows_l2(X, self.data_norm), 0.5 * float(self.data_norm), None"),
+     "return X.shape[1] + bool(self.fit_intercept), float(self.data_norm)",
+     "return X.shape[1] + bool(self.fit_intercept), 0.5 * float(self.data_norm)"),
     # --- kernel methods ----------------------------------------------------------------
     ("tddl_basic", KM + "_classifiers.py",
      "return sensitivity * n_queries / epsilon", "return 0.5 * sensitivity * n_queries / epsilon"),
@@ -463,7 +463,7 @@ MUTANTS = [
     ("select_sens", "skdp/model_selection/_parameter_tuning.py",
      "sensitivity=1.0, random_state=rng)", "sensitivity=0.5, random_state=rng)"),
     ("select_charge", "skdp/model_selection/_parameter_tuning.py",
-     "total = PrivacyBudget(max(selection.epsilon,", "total = PrivacyBudget(0.5 * max(selection.epsilon,"),
+     "return PrivacyBudget(max(selection.epsilon,", "return PrivacyBudget(0.5 * max(selection.epsilon,"),
 ]
 
 
