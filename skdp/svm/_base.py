@@ -10,6 +10,7 @@ from sklearn.utils.validation import validate_data
 from skdp.base import DPEstimatorMixin
 from skdp.linear_model._base import PrivateLinearClassifierMixin
 from skdp.linear_model._losses import HuberSVMLoss
+from skdp.linear_model._private_glm import check_grid_noise_parameter
 from skdp.mechanisms import (
     discrete_gaussian_sigma2,
     discrete_laplace_scale,
@@ -303,8 +304,11 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             loss_at_0 = 1.0 if self.loss == "hinge" else float(HuberSVMLoss(huber_h).value(0.0))
             granularity = svm_noise_granularity(scale, math.sqrt(2.0 * C * loss_at_0) + radius)
             grid = _check_granularity(granularity)
-            parameter = svm_discrete_noise(self.mechanism, sensitivity, n_coef, part.epsilon,
-                                           part.delta, granularity)
+            parameter = check_grid_noise_parameter(
+                self.mechanism,
+                svm_discrete_noise(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta,
+                                   granularity),
+                f"epsilon={part.epsilon!r} per class problem")
             # In value units: the discrete Laplace scale t g or the discrete Gaussian's sigma g.
             steps = parameter if self.mechanism == "discrete_laplace" else math.sqrt(parameter)
             scale = float(steps) * granularity
