@@ -311,7 +311,10 @@ def test_small_sigma_gaussian_matches_the_enumerated_pmf(sigma2):
     assert _exact_pmf_pvalue(z, lambda x: -x * x / (2 * float(sigma2))) > 1e-4
 
 
-@pytest.mark.parametrize("t", [1, 2, 3, Fraction(7, 3)])
+@pytest.mark.parametrize("t", [1, 2, 3, Fraction(7, 3),
+                               Fraction(2**62 - 1, 2**63 - 1),   # s = 2**63 - 1, the largest
+                               Fraction(2**62, 2**62 - 1),       # t = 2**62, the largest
+                               Fraction(2**62 - 3, 2**60 + 1)])  # both about 2**61, non-dyadic
 def test_small_t_laplace_matches_the_enumerated_pmf(t):
     z = sample_discrete_laplace(t, size=2_000_000, rng=20)
     assert _exact_pmf_pvalue(z, lambda x: -np.abs(x) / float(t)) > 1e-4
