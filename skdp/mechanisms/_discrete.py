@@ -334,6 +334,19 @@ def _finish_comparison(src, scaled, w, den):
     return x >= den or (x > 0 and src.below(den) < x)
 
 
+def _gaussian_estimate(y, p, q, t):
+    """``(g, err, n)``: the float64 estimate ``g`` of ``gamma``, its error bound ``err``
+    and the integer ``n <= gamma`` (a float), as derived in :func:`_gaussian_accept_vec`."""
+    mu, c = _gaussian_float_constants(p, q, t)
+    a = np.abs(y).astype(np.float64)
+    d = a - mu
+    g = d * d * c
+    s = a + mu
+    err = (_ERROR_BOUND_FACTOR * 2.0**-49) * (g + c * s * (np.abs(d) + 2.0**-52 * s))
+    n = np.minimum(np.floor(np.maximum(g - err, 0.0)), 2.0**62)
+    return g, err, n
+
+
 def _gaussian_accept_vec(rng, y, p, q, t, src):
     """Algorithm 3's test for int64 candidates ``y``: Bernoulli(exp(-gamma)) with
     ``gamma = (|y| q t - p)^2 / (2 p q t^2) = c (|y| - mu)^2``, ``mu = p / (q t)``,
@@ -366,14 +379,8 @@ def _gaussian_accept_vec(rng, y, p, q, t, src):
     Bernoulli(exp(-(gamma - n))). No rounding decides a draw: each test has exactly its
     probability, and the bound only chooses which exact method finishes it.
     """
-    mu, c = _gaussian_float_constants(p, q, t)
     den = 2 * p * q * t * t
-    a = np.abs(y).astype(np.float64)
-    d = a - mu
-    g = d * d * c
-    s = a + mu
-    err = (_ERROR_BOUND_FACTOR * 2.0**-49) * (g + c * s * (np.abs(d) + 2.0**-52 * s))
-    n = np.minimum(np.floor(np.maximum(g - err, 0.0)), 2.0**62)
+    g, err, n = _gaussian_estimate(y, p, q, t)
     n_int = n.astype(np.int64)
 
     def exact_gamma_minus_n(i):  # (gamma - n) D, a Python integer >= 0
