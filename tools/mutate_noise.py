@@ -31,7 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Test files that cover each module (by path prefix; the first match wins).
 COVERAGE = [
     ("skdp/mechanisms/_discrete.py", ["tests/test_discrete_mechanisms.py",
-                                      "tests/test_discrete_sampler.py"]),
+                                      "tests/test_discrete_sampler.py",
+                                      "tests/test_review_s17_sampler.py"]),
     ("skdp/mechanisms/", ["tests/test_mechanisms.py", "tests/test_audit.py",
                           "tests/test_rounding.py"]),
     ("skdp/accounting/", ["tests/test_accounting.py", "tests/test_rounding.py"]),
