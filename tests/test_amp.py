@@ -26,6 +26,7 @@ from skdp.exceptions import CertificationError
 from skdp.linear_model import DPLogisticRegressionAMP, MultinomialLoss
 from skdp.linear_model._amp import (
     amp_calibration,
+    default_gamma,
     eps3_fraction_rule,
     log_determinant_bound,
     objective_noise_sigma,
@@ -936,3 +937,19 @@ def test_label_outside_the_declared_classes_is_refused_before_spending(small_bin
     with pytest.raises(ValueError, match="not in classes"):
         DPLogisticRegressionAMP(classes=[0, 2], accountant=acc, delta=1e-6).fit(X, y)
     assert acc.spent is None
+
+
+def test_default_gamma_is_the_thesis_value_until_the_certificate_floor():
+    # 1 / m^2 (seed 004 Sec. 4.4.1) while it is above 2**-47 data_norm (7.1e-15), the
+    # floor a floating-point certificate can reach; the switch is at m = 2**23.5.
+    assert default_gamma(10**6) == 1e-12
+    assert default_gamma(11_800_000) == 1.0 / 11_800_000**2
+    assert default_gamma(12_000_000) == 2.0**-47
+    assert default_gamma(3 * 10**7) == 2.0**-47
+    assert default_gamma(3 * 10**7, data_norm=4.0) == 2.0**-45
+    assert default_gamma(10**6, data_norm=1e4) == 1e4 * 2.0**-47
+    cal = amp_calibration(1.0, 1e-6, n_samples=3 * 10**7, n_features=5, lipschitz=1.0,
+                          smoothness=0.25, row_rank=1)
+    assert cal.gamma == 2.0**-47
+    # the output noise follows the gamma used (corrected sensitivity 2 m gamma / Lambda)
+    assert cal.sensitivity2 == pytest.approx(2 * 3e7 * 2.0**-47 / cal.reg_strength, rel=1e-12)
