@@ -35,6 +35,7 @@ __all__ = [
     "DPLogisticRegressionAMP",
     "amp_calibration",
     "amp_discrete_output_noise",
+    "default_gamma",
     "eps3_fraction_rule",
     "log_determinant_bound",
     "objective_noise_log_delta",
@@ -56,6 +57,13 @@ _OUTPUT_NOISES = ("gaussian", "discrete_gaussian")
 _REGULARIZATION_SCALES = {"logistic": 69.0, "huber": 85.0, "multinomial": 41.0}
 _HUBER_REFERENCE_WIDTH = 0.1
 _HUBER_WIDTH_EXPONENT = -0.35
+# The default gamma's floor, relative to data_norm. The rigorous certificate
+# (_certificate.gradient_norm_bound) carries a rounding slack of about
+# 1e-15 * data_norm whatever m is (stop-16 measurements: 3e-15 at m = 1e6), so the
+# thesis' 1 / m^2 becomes uncertifiable near m = 3e7; 2**-47 (7.1e-15) keeps the
+# slack below a seventh of gamma and only replaces 1 / m^2 beyond m = 2**23.5
+# (about 1.19e7 rows at data_norm = 1). Public: a constant times a parameter.
+_GAMMA_FLOOR = 2.0**-47
 
 
 def log_determinant_bound(reg_strength, curvature, row_rank=1):
@@ -406,6 +414,34 @@ class AMPCalibration:
     n_samples: int
 
 
+def default_gamma(n_samples, data_norm=1.0):
+    """Default certified gradient-norm bound: ``max(1 / m^2, 2**-47 data_norm)``.
+
+    Seed 004 Sec. 4.4.1 uses ``gamma = 1 / m^2``. A certificate computed in
+    floating point cannot prove a gradient norm much below its rounding
+    slack, about ``1e-15 * data_norm`` here
+    (:func:`~skdp.linear_model._certificate.gradient_norm_bound`), so beyond
+    about ``1.2e7`` rows (at ``data_norm = 1``) the default is the floor
+    ``2**-47 * data_norm`` instead (7 times the slack). The output noise is
+    calibrated to whichever ``gamma`` is used (sensitivity
+    ``2 m gamma / Lambda``), so privacy is unaffected; at the floor that
+    noise is still negligible (``2 m gamma / Lambda`` is about ``1e-7 /
+    Lambda`` at ``m = 1e7``). Both terms are public.
+
+    Parameters
+    ----------
+    n_samples : int
+        ``m``, the public number of rows.
+    data_norm : float, default=1.0
+        The rows' L2 norm bound.
+
+    Returns
+    -------
+    gamma : float
+    """
+    return max(1.0 / float(n_samples) ** 2, _GAMMA_FLOOR * float(data_norm))
+
+
 def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothness, row_rank,
                     trace_bound=None, output_fraction=0.01, eps3_fraction=None, gamma=None,
                     loss="logistic", huber_h=0.1, data_norm=1.0):
@@ -438,7 +474,7 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
         ``f1``: ``eps3 = f1 eps1``; ``None`` applies :func:`eps3_fraction_rule`,
         ``"thesis"`` applies :func:`thesis_eps3_fraction`.
     gamma : float or None, default=None
-        Gradient norm bound; ``None`` means ``1 / m^2``.
+        Gradient norm bound; ``None`` means :func:`default_gamma`.
     loss : {"logistic", "huber", "multinomial"}, default="logistic"
         Name of the loss, for :func:`eps3_fraction_rule`'s constant.
     huber_h : float, default=0.1
@@ -456,7 +492,7 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
         If the split violates ``0 < eps1 - eps3 < 1`` (Alg. 1 line 1).
     """
     m = int(n_samples)
-    gamma = 1.0 / m**2 if gamma is None else float(gamma)
+    gamma = default_gamma(m, data_norm) if gamma is None else float(gamma)
     eps2, delta2 = output_fraction * epsilon, output_fraction * delta  # Alg. 1 line 1
     eps1, delta1 = epsilon - eps2, delta - delta2
     row_rank = int(row_rank)
@@ -666,8 +702,12 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         binary problem.
     gamma : float or None, default=None
         Certified bound on the gradient norm of the perturbed objective at
-        the released point; ``None`` means ``1 / n_samples^2``. Must not
-        depend on the data.
+        the released point; ``None`` means ``1 / n_samples^2`` (the thesis'
+        choice), or ``2**-47 data_norm`` when that is larger (beyond about
+        1.2e7 rows at ``data_norm = 1``: ``1 / m^2`` would be below the
+        floating-point floor of any certificate, see
+        :func:`~skdp.linear_model._amp.default_gamma`). Must not depend on the
+        data.
     output_fraction : float or None, default=None
         ``f`` in ``(0, 1)``: the output noise gets ``(f epsilon, f delta)``.
         ``None`` means 0.01 (Sec. 4.4.1).
