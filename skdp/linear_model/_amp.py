@@ -664,7 +664,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     small Gaussian noise to the result. The defaults follow the
     hyperparameter-free strategy of Sec. 4.4.1 (``data_norm = 1``,
     ``f = 0.01``, ``gamma = 1 / m^2``) with skdp's own data-independent
-    ``eps3`` rule (the thesis' rule is ``eps3_fraction="thesis"``).
+    ``eps3`` rule (the thesis' rule is ``eps3_fraction="thesis"``) and, beyond
+    about 1.2e7 rows, a ``gamma`` floor a floating-point certificate can reach.
 
     Parameters
     ----------
