@@ -7,7 +7,12 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin
-from skdp.matrix_completion._calibration import noise_sigma, total_sensitivity
+from skdp.matrix_completion._calibration import (
+    discrete_noise,
+    noise_sigma,
+    release_schedule,
+    total_sensitivity,
+)
 from skdp.matrix_completion._ratings import ratings_from_input
 from skdp.matrix_completion._solvers import (
     clipped_values,
@@ -29,6 +34,7 @@ __all__ = ["DPMatrixCompleter"]
 
 METHODS = ("frank_wolfe", "pursuit", "svd", "pgd")
 EIGENSOLVERS = ("auto", "exact", "oja")
+NOISES = ("gaussian", "discrete_gaussian")
 _AUTO_EXACT_MAX_ITEMS = 2000  # above this, 'auto' avoids the n x n noise matrix
 _TRANSFORM_BLOCK = 20_000  # users completed at a time by transform
 
@@ -324,7 +330,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     def __init__(self, epsilon=1.0, delta=None, *, nuclear_norm=None, max_iter=10,
                  row_norm_bound=1.0, method="frank_wolfe", eigensolver="auto", rank=None,
                  center="user", oja_iter=5, step_schedule="standard", learning_rate=1.0,
-                 random_state=None, accountant=None, verbose=0):
+                 noise="gaussian", random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.nuclear_norm = nuclear_norm
@@ -337,6 +343,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self.oja_iter = oja_iter
         self.step_schedule = step_schedule
         self.learning_rate = learning_rate
+        self.noise = noise
         self.random_state = random_state
         self.accountant = accountant
         self.verbose = verbose
@@ -357,6 +364,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         eigensolver = check_option(self.eigensolver, "eigensolver", EIGENSOLVERS)
         params = {
             "method": method,
+            "noise": check_option(self.noise, "noise", NOISES),
             "center": check_option(self.center, "center", ("user", None)),
             "step_schedule": check_option(self.step_schedule, "step_schedule",
                                           ("standard", "constant")),
@@ -424,16 +432,27 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                                         eigensolver=p["eigensolver"], n_iter=p["n_iter"],
                                         oja_iter=p["oja_iter"], rank=p["rank"])
         budget_args = dict(default_delta=lambda m: 1.0 / m**2, allow_zero_delta=False)
-        # sigma before the charge: a calibration that fails must spend nothing.
-        sigma = noise_sigma(*self._resolve_budget(n_users, **budget_args), sensitivity)
+        # The noise before the charge: a calibration that fails must spend nothing.
+        epsilon, delta = self._resolve_budget(n_users, **budget_args)
+        grid = None
+        if p["noise"] == "gaussian":
+            sigma = noise_sigma(epsilon, delta, sensitivity)
+        else:
+            releases = release_schedule(p["bound"], method=p["method"],
+                                        eigensolver=p["eigensolver"], n_iter=p["n_iter"],
+                                        oja_iter=p["oja_iter"], rank=p["rank"], n_items=n_items)
+            rho_max = 2.0 * p["bound"] if p["method"] == "frank_wolfe" else p["bound"]
+            grid = discrete_noise(epsilon, delta, releases, n_users * rho_max**2)
+            sigma = grid.sigma
         budget, rng = self._start_private_fit(n_users, **budget_args)
 
         def release(A, k=1, eigenvalue=False):
             # The only access to all users' data: one noisy eigen-decomposition.
             if p["eigensolver"] == "exact":
-                vectors, values = private_top_eigen(A, sigma, rng, k=k)
+                vectors, values = private_top_eigen(A, sigma, rng, k=k, grid=grid)
                 return vectors, values[0]
-            return private_oja(A, sigma, rng, n_steps=p["oja_iter"], k=k, eigenvalue=eigenvalue)
+            return private_oja(A, sigma, rng, n_steps=p["oja_iter"], k=k, eigenvalue=eigenvalue,
+                               grid=grid)
 
         components, scales = [], []
 
@@ -451,7 +470,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         def global_projection(t, gram):
             # The only access to all users' data: the noisy Gram matrix of their
             # clipped rows; its projection factors are a post-processing.
-            values, vectors = private_eigh(gram, sigma, rng)
+            values, vectors = private_eigh(gram, sigma, rng, grid=grid)
             keep, factors = nuclear_shrinkage(values, p["nuclear_norm"])
             projections.append((vectors[:, keep].T, factors))
             if self.verbose:
@@ -480,6 +499,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self.eigensolver_ = p["eigensolver"]
         self.sensitivity_ = sensitivity
         self.sigma_ = sigma
+        self.granularity_ = None if grid is None else grid.granularity
         self.n_iter_ = p["n_iter"]
         self.delta_ = budget.delta
         self.privacy_spent_ = budget

@@ -14,11 +14,15 @@ from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from skdp.matrix_completion._ratings import clip_dense_rows, clip_rows
+from skdp.mechanisms import sample_discrete_gaussian
+from skdp.mechanisms._discrete import _check_granularity, _grid_indices, _grid_release
 
 __all__ = [
     "clipped_values",
     "eigenvalue_release",
     "frank_wolfe_local",
+    "grid_release",
+    "grid_symmetric_release",
     "least_squares_coef",
     "nuclear_shrinkage",
     "oja_release",
@@ -53,6 +57,58 @@ def symmetric_noise(n, sigma, rng):
     return sigma * (g + g.T) / 2.0
 
 
+def grid_release(value, grid, rng):
+    """``g (round(value / g) + Z)``, ``Z`` i.i.d. exact discrete Gaussian of ``grid.sigma2`` steps.
+
+    The floating-point-safe counterpart of adding ``N(0, sigma^2)`` to every
+    entry of ``value`` (CKS Alg. 3 noise on the grid indices, which
+    :func:`~skdp.mechanisms._discrete._grid_indices` computes exactly and
+    clamps to ``+-2**52``). ``grid`` is a
+    :class:`~skdp.matrix_completion._calibration.DiscreteGrid`.
+
+    Returns
+    -------
+    released : ndarray of the shape of ``value``
+        Exact multiples of ``grid.granularity``.
+    """
+    g = _check_granularity(grid.granularity)
+    indices = _grid_indices(np.asarray(value, dtype=np.float64), g)
+    return _grid_release(indices, sample_discrete_gaussian(grid.sigma2, indices.size, rng), g)
+
+
+def grid_symmetric_release(W, grid, rng):
+    """Floating-point-safe counterpart of ``W + symmetric_noise(n, sigma, rng)``.
+
+    The upper triangle of ``W`` (diagonal included; the lower one is never
+    read, so a float ``W`` that is not exactly symmetric is symmetrized by
+    it) is rounded to the grid, exact discrete Gaussian noise of
+    ``grid.sigma2`` steps is added to each diagonal index and of
+    ``grid.sigma2 / 2`` to each off-diagonal one, and the result is mirrored.
+    As :func:`symmetric_noise` in the Frobenius geometry, the zCDP cost is
+    ``||w||_F^2 / (2 sigma2)`` for a change ``w`` of the full symmetric index
+    matrix (see :func:`~skdp.matrix_completion._calibration.discrete_noise`).
+
+    Returns
+    -------
+    released : ndarray of shape (n, n)
+        Symmetric, every entry an exact multiple of ``grid.granularity``.
+    """
+    n = W.shape[0]
+    upper = np.triu_indices(n)
+    g = _check_granularity(grid.granularity)
+    indices = _grid_indices(np.asarray(W, dtype=np.float64)[upper], g)
+    noise = np.empty(indices.size, dtype=np.int64)
+    diagonal = upper[0] == upper[1]
+    # Diagonal sigma^2, off-diagonal sigma^2 / 2 (exact Fractions), as E's variances.
+    noise[diagonal] = sample_discrete_gaussian(grid.sigma2, n, rng)
+    if n > 1:
+        noise[~diagonal] = sample_discrete_gaussian(grid.sigma2 / 2, indices.size - n, rng)
+    released = np.empty((n, n))
+    released[upper] = _grid_release(indices, noise, g)
+    released[upper[1], upper[0]] = released[upper]
+    return released
+
+
 def _gram(A):
     """``A^T A`` as a dense array (``A`` sparse or dense)."""
     W = A.T @ A
@@ -70,14 +126,17 @@ def _explicit_gram(A, k):
     return k >= n_items - 1 or n_users * n_items <= _EXPLICIT_MAX_ENTRIES
 
 
-def private_top_eigen(A, sigma, rng, k=1):
+def private_top_eigen(A, sigma, rng, k=1, grid=None):
     """Top-``k`` eigenpairs of ``A^T A + E``, ``E`` from :func:`symmetric_noise`.
 
     This is the exact eigensolver (seed 004, Alg. 13 global component and
     Alg. 15): one release of the noisy ``n x n`` matrix, of which the
     eigenpairs are a post-processing. ``A``'s rows have L2 norm at most
     ``rho`` (clipped ratings or residuals) and ``sigma`` comes from
-    :func:`~skdp.matrix_completion._calibration.noise_sigma`.
+    :func:`~skdp.matrix_completion._calibration.noise_sigma`. With a
+    ``grid`` (:class:`~skdp.matrix_completion._calibration.DiscreteGrid`)
+    the released matrix is :func:`grid_symmetric_release` of ``A^T A``
+    instead (always formed; ``sigma`` is unused).
     For large inputs ``A^T A`` is not formed: the released matrix
     ``A^T A + E`` is only applied to vectors (ARPACK, relative tolerance
     ``1e-6``); the result is the same function of the released matrix.
@@ -89,6 +148,10 @@ def private_top_eigen(A, sigma, rng, k=1):
     values : ndarray of shape (k,)
     """
     n = A.shape[1]
+    if grid is not None:
+        released = grid_symmetric_release(_gram(A), grid, rng)
+        values, vectors = linalg.eigh(released, subset_by_index=[n - k, n - 1])
+        return vectors[:, ::-1], values[::-1]
     E = symmetric_noise(n, sigma, rng)
     start = rng.standard_normal(n)
     if not _explicit_gram(A, k):
@@ -103,18 +166,28 @@ def private_top_eigen(A, sigma, rng, k=1):
     return vectors[:, ::-1], values[::-1]
 
 
-def oja_release(A, V, sigma, rng):
-    """One release of private Oja's method: ``A^T A V + G``, ``G`` i.i.d. ``N(0, sigma^2)``."""
+def oja_release(A, V, sigma, rng, grid=None):
+    """One release of private Oja's method: ``A^T A V + G``, ``G`` i.i.d. ``N(0, sigma^2)``.
+
+    With a ``grid``: :func:`grid_release` of ``A^T A V`` (``sigma`` unused).
+    """
+    if grid is not None:
+        return grid_release(A.T @ (A @ V), grid, rng)
     return A.T @ (A @ V) + sigma * rng.standard_normal(V.shape)
 
 
-def eigenvalue_release(A, v, sigma, rng):
-    """Release ``||A v||^2 + N(0, sigma^2)`` (seed 004, Alg. 14, last line)."""
+def eigenvalue_release(A, v, sigma, rng, grid=None):
+    """Release ``||A v||^2 + N(0, sigma^2)`` (seed 004, Alg. 14, last line).
+
+    With a ``grid``: :func:`grid_release` of ``||A v||^2`` (``sigma`` unused).
+    """
     Av = A @ v
+    if grid is not None:
+        return float(grid_release(Av @ Av, grid, rng))
     return float(Av @ Av) + sigma * rng.standard_normal()
 
 
-def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
+def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False, grid=None):
     """Private Oja's method (seed 004, Alg. 14), never forming an ``n x n`` matrix.
 
     Starts from a random orthonormal ``V`` (independent of the data); each
@@ -125,7 +198,9 @@ def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
     ``Gamma``: with the few steps a private budget affords, it barely moves
     ``V`` away from its random start.) With ``eigenvalue=True`` the top
     eigenvalue is released by :func:`eigenvalue_release`. Memory is
-    ``O(nnz(A) + n_users + n k)``.
+    ``O(nnz(A) + n_users + n k)``. With a ``grid``, every release is on it
+    (:func:`oja_release`, :func:`eigenvalue_release`); ``sigma`` is then
+    ``grid.sigma``, used by the step size only.
 
     Returns
     -------
@@ -137,12 +212,12 @@ def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
     V = linalg.qr(rng.standard_normal((n, k)), mode="economic")[0]
     eta = 1.0 / (sigma * math.sqrt(n)) if sigma > 0 else 1.0
     for _ in range(n_steps):
-        V = linalg.qr(V + eta * oja_release(A, V, sigma, rng), mode="economic")[0]
-    value = eigenvalue_release(A, V[:, 0], sigma, rng) if eigenvalue else None
+        V = linalg.qr(V + eta * oja_release(A, V, sigma, rng, grid), mode="economic")[0]
+    value = eigenvalue_release(A, V[:, 0], sigma, rng, grid) if eigenvalue else None
     return V, value
 
 
-def private_eigh(gram, sigma, rng):
+def private_eigh(gram, sigma, rng, grid=None):
     """All eigenpairs of ``gram + E``, ``E`` from :func:`symmetric_noise`.
 
     The global component of private projected gradient descent (seed 004,
@@ -151,6 +226,8 @@ def private_eigh(gram, sigma, rng):
     Alg. 16 adds a matrix ``N`` with i.i.d. ``N(0, sigma^2)`` entries; the
     symmetric part ``(N + N^T) / 2`` of that release has the distribution of
     ``E``, so using ``E`` is a post-processing of the thesis' release.
+    With a ``grid``, the release is :func:`grid_symmetric_release` of
+    ``gram`` (``sigma`` unused).
 
     Returns
     -------
@@ -159,7 +236,9 @@ def private_eigh(gram, sigma, rng):
     vectors : ndarray of shape (n, n)
         Orthonormal eigenvectors (columns), in the same order.
     """
-    values, vectors = linalg.eigh(gram + symmetric_noise(gram.shape[0], sigma, rng))
+    released = (gram + symmetric_noise(gram.shape[0], sigma, rng) if grid is None
+                else grid_symmetric_release(gram, grid, rng))
+    values, vectors = linalg.eigh(released)
     return values[::-1], vectors[:, ::-1]
 
 
