@@ -311,7 +311,7 @@ _SENSITIVITY_MARGIN = 1.0 + 2.0**-40  # float sensitivities rounded up (see disc
 
 
 def discrete_noise(epsilon, delta, releases, value_bound):
-    """Grid and discrete Gaussian ``sigma^2`` so that all releases together are ``(epsilon, delta)``-DP.
+    """Grid and discrete Gaussian ``sigma^2`` making all releases together ``(epsilon, delta)``-DP.
 
     Parameters
     ----------

@@ -144,7 +144,11 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         are safe against floating-point attacks on the noise (Mironov 2012);
         accounted in zCDP, it needs about 1.2 to 1.3 times the noise of
         ``"gaussian"`` (see Privacy and Notes). Both are
-        ``(epsilon, delta)``-DP.
+        ``(epsilon, delta)``-DP. With the exact eigensolver the discrete
+        release rounds the whole matrix ``A^T A``, so it is formed in every
+        iteration (``O(sum_i r_i^2)`` time for users with ``r_i`` ratings),
+        where the continuous noise on large data only applies it to vectors;
+        with Oja's eigensolver both cost the same.
     %(random_state)s
     %(accountant)s
     %(verbose)s
