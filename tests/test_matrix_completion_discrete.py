@@ -27,11 +27,13 @@ from skdp.matrix_completion._calibration import (
     total_sensitivity,
 )
 from skdp.matrix_completion._solvers import (
+    _gram,
     eigenvalue_release,
     grid_release,
     grid_symmetric_release,
     oja_release,
     private_eigh,
+    truncated_rows,
 )
 from skdp.testing import audit_epsilon
 
@@ -199,6 +201,30 @@ def test_vector_releases_are_on_the_grid_with_the_claimed_variance():
     # grid_release of a value already on the grid adds exactly the integer noise.
     released = grid_release(np.array([0.5, -3.0]), grid, rng)
     assert _on_grid(released, grid.granularity)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_truncated_rows_make_the_gram_exact(sparse):
+    rng = np.random.default_rng(11)
+    n_users, n_items, rho = 300, 6, 1.7
+    A = rng.standard_normal((n_users, n_items)) * 10.0 ** rng.integers(-8, 1, (n_users, n_items))
+    A *= rho * rng.random((n_users, 1)) / np.linalg.norm(A, axis=1, keepdims=True)
+    grid = discrete_noise(1.0, 1e-5, release_schedule(rho, method="svd", n_items=n_items),
+                          n_users * rho**2)
+    # n_users rho^2 = 867 < 2**10: h = 2**((10 - 52) / 2) = 2**-21 (2**52 h^2 = 1024 >= 867,
+    # and 2**-22 would give 256).
+    h = grid.row_step
+    assert h == 2.0**-21
+    T = truncated_rows(sp.csr_matrix(A) if sparse else A, h)
+    T = T.toarray() if sparse else T
+    assert np.all(np.abs(T) <= np.abs(A)) and np.all(np.abs(A - T) < h)
+    assert np.all(T / h == np.round(T / h)) and np.max(np.abs(T / h)) <= 2**26
+    # (Without the truncation all 36 float64 entries of this Gram matrix are inexact.)
+    exact = [[sum(Fraction(x) * Fraction(y) for x, y in zip(T[:, j], T[:, k]))
+              for k in range(n_items)] for j in range(n_items)]
+    computed = _gram(sp.csr_matrix(T) if sparse else T)
+    assert all(Fraction(computed[j, k]) == exact[j][k]
+               for j in range(n_items) for k in range(n_items))
 
 
 # ----------------------------------------------------------------- audits

@@ -295,11 +295,17 @@ class DiscreteGrid:
         ``sigma^2`` of the discrete Gaussian, in grid steps squared: that of
         every coordinate of a vector release and of every diagonal entry of a
         symmetric one (off-diagonal entries get ``sigma2 / 2``).
+    row_step : float or None, default=None
+        A power of two ``h``: the rows whose Gram matrix the exact solver
+        releases are truncated toward zero to multiples of ``h`` first, so
+        that ``A^T A`` is computed exactly in float64 (see
+        :func:`discrete_noise`). ``None``: no truncation.
     """
 
-    def __init__(self, granularity, sigma2):
+    def __init__(self, granularity, sigma2, row_step=None):
         self.granularity = granularity
         self.sigma2 = sigma2
+        self.row_step = row_step
 
     @property
     def sigma(self):
@@ -355,6 +361,19 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     zCDP cost is ``sum_j w_jj^2 / (2 sigma^2) + sum_{j<k} w_jk^2 /
     sigma^2 = ||w||_F^2 / (2 sigma^2)``, with ``||w||_F`` the Frobenius
     norm of the full symmetric index change, the quantity ``W_k`` bounds.
+
+    Exact Gram matrices. A Gram matrix summed in floating point has a
+    data-dependent round-off, and its sensitivity can exceed the exact
+    value's (Casacuberta et al. 2022). The exact solver therefore truncates
+    each row entry toward zero to a multiple of ``h`` (``row_step``), which
+    never increases a row's norm (so every sensitivity above holds), with
+    ``h`` the smallest power of two such that ``value_bound <= 2**52 h^2``:
+    every entry is then an integer multiple ``k h`` with ``|k| <= 2**26``,
+    every product and every partial sum of ``sum_i a_ij a_ik`` an integer
+    multiple of ``h^2`` below ``2**53 h^2``, so float64 computes it exactly
+    in any order. The truncation moves an entry by less than
+    ``h ~ sqrt(value_bound) 2**-26``, which is ``sqrt(n_users) 2**-26``
+    relative to ``rho_max``.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     # Seed 004, Lemma 2.1.13 (zCDP -> (epsilon, delta)), inverted; float round-off margin.
@@ -367,5 +386,7 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     # Integer L2 sensitivity squared of each rounded release (each entry moves <= 1 step more).
     total = sum(_grid_l2_sensitivity_squared(Fraction(s * _SENSITIVITY_MARGIN), grid, d)
                 for s, d in releases)
+    # Smallest power of two h with value_bound <= 2**52 h^2 (exact Gram matrices, Notes).
+    row_step = math.ldexp(1.0, math.ceil((math.frexp(value_bound)[1] - 52) / 2))
     # CKS: rho_k = W_k / (2 sigma^2) per release; seed 004, Lemma 2.1.12: the rho_k add up.
-    return DiscreteGrid(granularity, _round_up(total / (2 * rho)))
+    return DiscreteGrid(granularity, _round_up(total / (2 * rho)), row_step)

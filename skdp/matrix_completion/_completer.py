@@ -237,12 +237,20 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     coordinates and over the adaptive releases, seed 004 Lemma 2.1.12),
     converted to ``(epsilon, delta)`` by seed 004 Lemma 2.1.13; rounding
     moves each entry by at most one grid step more than its value between
-    neighbours, which the calibration includes. What stays floating point:
-    the statistic itself (``A^T A``, ``A^T A v``, ``||A v||^2``) is computed
-    in float64, and the sensitivity bound holds for its exact value; the
-    round-off of the computed statistic (relative ``~1e-16`` per term,
-    data-dependent) is not accounted for, nor is anything computed after the
-    release (eigen-decompositions, local updates: post-processing).
+    neighbours, which the calibration includes. With the exact eigensolver
+    (and ``"pgd"``) the released Gram matrix is itself computed exactly:
+    each row entry is first truncated toward zero to a public power of two
+    ``h`` (which never increases a row's norm), chosen so that every product
+    and partial sum is an exact float64 (Notes), so a float sum whose
+    round-off depends on the data (Casacuberta et al. 2022) never reaches a
+    release. What stays floating point: with ``eigensolver="oja"`` the
+    products ``A^T A v`` and ``||A v||^2`` are computed in float64, the
+    sensitivity bound holds for their exact values and their round-off
+    (relative ``~1e-16`` per term, data-dependent) is not accounted for;
+    the per-user clipping and local updates are float computations whose
+    only role is to bound each row's norm (up to a relative ``2**-40``
+    margin included in the calibration). Everything computed from the
+    releases (eigen-decompositions, completions) is post-processing.
 
     See Also
     --------
@@ -312,7 +320,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ``2**52 g`` exceeds ``n_users rho_max^2``, a bound on every released
     entry (the index clamp of the grid never binds). Against the GDP route
     the zCDP route costs noise: at ``epsilon = 1``, ``delta = 1e-6`` the
-    discrete ``sigma`` is about 1.27 times the continuous one.
+    discrete ``sigma`` is about 1.27 times the continuous one. Before the
+    exact solver's release, row entries are truncated toward zero to
+    multiples of ``h``, the smallest power of two with ``n_users rho_max^2
+    <= 2**52 h^2``: entries are then ``k h`` with ``|k| <= 2**26`` and
+    ``sum_i a_ij a_ik`` is a sum of integer multiples of ``h^2`` whose
+    partial sums stay below ``2**53 h^2``, exact in float64 in any order.
 
     **Frank-Wolfe steps.** With the thesis' constant step ``1 / T`` the
     recursion ``h_t <= (1 - 1/T) h_{t-1} + C / (2 T^2)`` (proof of Thm. 19)
@@ -371,6 +384,10 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     I. Mironov, "On significance of the least significant bits for
     differential privacy", CCS 2012.
+
+    S. Casacuberta, M. Shoemate, S. Vadhan and C. Wagaman, "Widespread
+    underestimation of sensitivity in differentially private libraries and
+    how to fix it", CCS 2022.
 
     B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for
     differential privacy: analytical calibration and optimal denoising",
@@ -552,7 +569,8 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                                   etas=step_sizes(p["n_iter"], p["step_schedule"]))
             elif p["method"] == "pgd":
                 components = pgd_local(ratings, global_projection, bound=p["bound"],
-                                       etas=p["etas"], gram=True, coefficients=False)[1]
+                                       etas=p["etas"], gram=True, coefficients=False,
+                                       gram_step=None if grid is None else grid.row_step)[1]
             elif p["method"] == "pursuit":
                 pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
             else:

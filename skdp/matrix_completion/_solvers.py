@@ -10,6 +10,7 @@ user's row from that user's own ratings and the released values only.
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
@@ -35,6 +36,7 @@ __all__ = [
     "step_sizes",
     "svd_coef",
     "symmetric_noise",
+    "truncated_rows",
 ]
 
 _ROWS_PER_BLOCK = 20_000
@@ -109,6 +111,19 @@ def grid_symmetric_release(W, grid, rng):
     return released
 
 
+def truncated_rows(A, step):
+    """``A`` (sparse or dense) with every entry truncated toward zero to a multiple of ``step``.
+
+    ``step`` is a power of two: ``a / step``, ``trunc`` and the product are
+    exact. No entry grows in absolute value, so no row norm grows.
+    """
+    if sp.issparse(A):
+        A = A.copy()
+        A.data = np.trunc(A.data / step) * step
+        return A
+    return np.trunc(np.asarray(A) / step) * step
+
+
 def _gram(A):
     """``A^T A`` as a dense array (``A`` sparse or dense)."""
     W = A.T @ A
@@ -136,7 +151,8 @@ def private_top_eigen(A, sigma, rng, k=1, grid=None):
     :func:`~skdp.matrix_completion._calibration.noise_sigma`. With a
     ``grid`` (:class:`~skdp.matrix_completion._calibration.DiscreteGrid`)
     the released matrix is :func:`grid_symmetric_release` of ``A^T A``
-    instead (always formed; ``sigma`` is unused).
+    instead (always formed, exactly, from the rows truncated to
+    ``grid.row_step``: :func:`truncated_rows`; ``sigma`` is unused).
     For large inputs ``A^T A`` is not formed: the released matrix
     ``A^T A + E`` is only applied to vectors (ARPACK, relative tolerance
     ``1e-6``); the result is the same function of the released matrix.
@@ -149,7 +165,7 @@ def private_top_eigen(A, sigma, rng, k=1, grid=None):
     """
     n = A.shape[1]
     if grid is not None:
-        released = grid_symmetric_release(_gram(A), grid, rng)
+        released = grid_symmetric_release(_gram(truncated_rows(A, grid.row_step)), grid, rng)
         values, vectors = linalg.eigh(released, subset_by_index=[n - k, n - 1])
         return vectors[:, ::-1], values[::-1]
     E = symmetric_noise(n, sigma, rng)
@@ -466,7 +482,7 @@ def svd_coef(ratings, V):
 _DENSE_BLOCK_ENTRIES = 2_000_000  # dense iterate entries formed at a time
 
 
-def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
+def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True, gram_step=None):
     """Local component of private projected gradient descent (seed 004, Alg. 16).
 
     In iteration ``t`` each user takes a gradient step on her own observed
@@ -499,6 +515,10 @@ def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
     coefficients : bool, default=True
         Whether to compute the last projection's coefficients (``fit`` only
         needs the releases).
+    gram_step : float or None, default=None
+        A power of two: ``W`` is summed from the rows truncated to it
+        (:func:`truncated_rows`), exactly (discrete noise); ``None`` sums the
+        rows themselves.
 
     Returns
     -------
@@ -524,7 +544,8 @@ def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
             flat[where] += step[lo:hi]
             scale[start:stop] = clip_dense_rows(rows, bound)
             if gram:
-                W += rows.T @ rows
+                kept = rows if gram_step is None else truncated_rows(rows, gram_step)
+                W += kept.T @ kept
         V, factors = release(t, W)
         if t == len(etas) - 1 and not coefficients:
             return None, V
