@@ -152,7 +152,8 @@ def private_top_eigen(A, sigma, rng, k=1, grid=None):
     ``grid`` (:class:`~skdp.matrix_completion._calibration.DiscreteGrid`)
     the released matrix is :func:`grid_symmetric_release` of ``A^T A``
     instead (always formed, exactly, from the rows truncated to
-    ``grid.row_step``: :func:`truncated_rows`; ``sigma`` is unused).
+    ``grid.row_step``: :func:`truncated_rows`; ``sigma`` is unused), and
+    its top eigenpairs are computed as for the continuous release.
     For large inputs ``A^T A`` is not formed: the released matrix
     ``A^T A + E`` is only applied to vectors (ARPACK, relative tolerance
     ``1e-6``); the result is the same function of the released matrix.
@@ -164,21 +165,28 @@ def private_top_eigen(A, sigma, rng, k=1, grid=None):
     values : ndarray of shape (k,)
     """
     n = A.shape[1]
-    if grid is not None:
+    if grid is None:
+        E = symmetric_noise(n, sigma, rng)
+
+        def matvec(x):
+            return A.T @ (A @ x) + E @ x
+
+        released = None
+    else:
         released = grid_symmetric_release(_gram(truncated_rows(A, grid.row_step)), grid, rng)
-        values, vectors = linalg.eigh(released, subset_by_index=[n - k, n - 1])
-        return vectors[:, ::-1], values[::-1]
-    E = symmetric_noise(n, sigma, rng)
+        matvec = released.__matmul__
     start = rng.standard_normal(n)
     if not _explicit_gram(A, k):
-        op = LinearOperator((n, n), matvec=lambda x: A.T @ (A @ x) + E @ x, dtype=np.float64)
+        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         try:
             values, vectors = eigsh(op, k=k, which="LA", v0=start, tol=1e-6, maxiter=50 * n)
             order = np.argsort(values)[::-1]
             return vectors[:, order], values[order]
-        except ArpackNoConvergence:  # fall back to forming the matrix
+        except ArpackNoConvergence:  # fall back to a dense eigensolver
             pass
-    values, vectors = linalg.eigh(_gram(A) + E, subset_by_index=[n - k, n - 1])
+    if released is None:
+        released = _gram(A) + E
+    values, vectors = linalg.eigh(released, subset_by_index=[n - k, n - 1])
     return vectors[:, ::-1], values[::-1]
 
 
