@@ -367,7 +367,7 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     value's (Casacuberta et al. 2022). The exact solver therefore truncates
     each row entry toward zero to a multiple of ``h`` (``row_step``), which
     never increases a row's norm (so every sensitivity above holds), with
-    ``h`` the smallest power of two such that ``value_bound <= 2**52 h^2``:
+    ``h`` the smallest power of two such that ``value_bound < 2**52 h^2``:
     every entry is then an integer multiple ``k h`` with ``|k| <= 2**26``,
     every product and every partial sum of ``sum_i a_ij a_ik`` an integer
     multiple of ``h^2`` below ``2**53 h^2``, so float64 computes it exactly
@@ -386,7 +386,7 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     # Integer L2 sensitivity squared of each rounded release (each entry moves <= 1 step more).
     total = sum(_grid_l2_sensitivity_squared(Fraction(s * _SENSITIVITY_MARGIN), grid, d)
                 for s, d in releases)
-    # Smallest power of two h with value_bound <= 2**52 h^2 (exact Gram matrices, Notes).
+    # Smallest power of two h with value_bound < 2**52 h^2 (exact Gram matrices, Notes).
     row_step = math.ldexp(1.0, math.ceil((math.frexp(value_bound)[1] - 52) / 2))
     # CKS: rho_k = W_k / (2 sigma^2) per release; seed 004, Lemma 2.1.12: the rho_k add up.
     return DiscreteGrid(granularity, _round_up(total / (2 * rho)), row_step)
