@@ -42,15 +42,41 @@ mechanism is exactly ``s/sigma``-GDP). The noise is therefore the analytic
 Gaussian calibration (Balle and Wang 2018) of that total sensitivity, exact at
 every ``epsilon > 0``; the thesis' zCDP route (Lemmas 2.1.12 to 2.1.14) is
 looser and needs ``epsilon <= 2 ln(1/delta)``.
+
+Discrete noise (``noise="discrete_gaussian"``). Every release is rounded to
+a public power-of-two grid ``g`` and exact discrete Gaussian noise is added
+to the integer grid indices (Canonne, Kamath and Steinke 2020, "CKS"). The
+GDP composition above is a statement about continuous Gaussians and does not
+apply; the discrete releases are accounted in zCDP instead: integer noise
+``N_Z(0, s_j^2)`` on coordinate ``j`` of an integer query is, for a shift
+``w_j`` between neighbours, Renyi-``alpha`` divergent by at most
+``alpha w_j^2 / (2 s_j^2)`` (CKS, the one-coordinate concentrated-DP bound of
+the discrete Gaussian), and Renyi divergences of independent coordinates
+add, so one release is ``sum_j w_j^2 / (2 s_j^2)``-zCDP (the multivariate
+statement of CKS); zCDP composes adaptively by adding the rho's (seed 004,
+Lemma 2.1.12), and the total converts to ``(epsilon, delta)`` by seed 004,
+Lemma 2.1.13 (:func:`skdp.accounting.zcdp_for_dp`, the tightest conversion
+in :mod:`skdp.accounting`; CKS Cor. 13 would be tighter). See
+:func:`discrete_noise`.
 """
 
 import math
 import sys
+from fractions import Fraction
 
+from skdp.accounting import zcdp_for_dp
 from skdp.mechanisms import gaussian_sigma_analytic
+from skdp.mechanisms._discrete import (
+    _RHO_MARGIN,
+    _check_granularity,
+    _grid_l2_sensitivity_squared,
+    _round_up,
+)
+from skdp.svm._base import svm_noise_granularity
 from skdp.utils._validation import check_epsilon_delta, check_positive_int, check_real
 
-__all__ = ["noise_sigma", "thesis_sigma", "total_sensitivity"]
+__all__ = ["DiscreteGrid", "discrete_noise", "noise_sigma", "release_schedule",
+           "thesis_sigma", "total_sensitivity"]
 
 
 def total_sensitivity(row_norm_bound, *, method="frank_wolfe", eigensolver="exact",
@@ -213,3 +239,154 @@ def thesis_sigma(epsilon, delta, row_norm_bound, *, method="frank_wolfe",
     if eigensolver == "oja":
         return 4.0 * delta2 * math.sqrt(256.0 * oja_iter * math.log(2.0 / delta)) / epsilon
     return delta2 * math.sqrt(64.0 * n_iter * log_term) / epsilon
+
+
+def release_schedule(row_norm_bound, *, method="frank_wolfe", eigensolver="exact", n_iter=1,
+                     oja_iter=1, rank=1, n_items=1):
+    """Every Gaussian release of the global component, one by one.
+
+    The releases whose composition :func:`total_sensitivity` bounds (same
+    parameters, validated there), listed separately because the discrete
+    noise needs each release's dimension for its rounding term.
+
+    Parameters
+    ----------
+    row_norm_bound, method, eigensolver, n_iter, oja_iter, rank
+        As in :func:`total_sensitivity` (validated by it first).
+    n_items : int, default=1
+        ``n``, the number of items.
+
+    Returns
+    -------
+    releases : list of (float, int)
+        ``(s_k, d_k)`` per release: its L2 sensitivity ``s_k`` (Frobenius norm
+        of the change of the whole symmetric matrix for the exact solver) and
+        the number ``d_k`` of entries whose rounding can move: ``n^2`` for the
+        symmetric ``n x n`` matrix (counted as a full matrix, as its Frobenius
+        norm is), ``n k`` for an Oja block, 1 for an eigenvalue.
+    """
+    total_sensitivity(row_norm_bound, method=method, eigensolver=eigensolver, n_iter=n_iter,
+                      oja_iter=oja_iter, rank=rank)  # validation only
+    delta2 = float(row_norm_bound) ** 2
+    n = check_positive_int(n_items, "n_items")
+    if method == "svd":
+        if eigensolver == "exact":
+            return [(math.sqrt(2.0) * delta2, n * n)]
+        return [(min(math.sqrt(2.0), math.sqrt(rank)) * delta2, n * rank)] * oja_iter
+    if method == "frank_wolfe":
+        rho2 = [delta2] + [4.0 * delta2] * (n_iter - 1)  # rho_1 = Delta, rho_t = 2 Delta
+    else:
+        rho2 = [delta2] * n_iter
+    if eigensolver == "exact":
+        return [(math.sqrt(2.0) * r2, n * n) for r2 in rho2]
+    # oja_iter products with a unit vector, plus Alg. 14's eigenvalue for Frank-Wolfe.
+    dims = [n] * oja_iter + ([1] if method == "frank_wolfe" else [])
+    return [(r2, d) for r2 in rho2 for d in dims]
+
+
+class DiscreteGrid:
+    """The public grid ``g`` and the discrete Gaussian ``sigma^2`` (in grid steps) of every release.
+
+    Parameters
+    ----------
+    granularity : float
+        ``g``, a power of two.
+    sigma2 : fractions.Fraction
+        ``sigma^2`` of the discrete Gaussian, in grid steps squared: that of
+        every coordinate of a vector release and of every diagonal entry of a
+        symmetric one (off-diagonal entries get ``sigma2 / 2``).
+    row_step : float or None, default=None
+        A power of two ``h``: the rows whose Gram matrix the exact solver
+        releases are truncated toward zero to multiples of ``h`` first, so
+        that ``A^T A`` is computed exactly in float64 (see
+        :func:`discrete_noise`). ``None``: no truncation.
+    """
+
+    def __init__(self, granularity, sigma2, row_step=None):
+        self.granularity = granularity
+        self.sigma2 = sigma2
+        self.row_step = row_step
+
+    @property
+    def sigma(self):
+        """The noise standard deviation parameter in value units, ``g sqrt(sigma2)``."""
+        return self.granularity * math.sqrt(self.sigma2)
+
+
+_SENSITIVITY_MARGIN = 1.0 + 2.0**-40  # float sensitivities rounded up (see discrete_noise)
+
+
+def discrete_noise(epsilon, delta, releases, value_bound):
+    """Grid and discrete Gaussian ``sigma^2`` making all releases together ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0.
+    delta : float
+        In ``(0, 1)``.
+    releases : list of (float, int)
+        :func:`release_schedule`.
+    value_bound : float
+        Data-independent bound on the absolute value of every released entry
+        (``n_users rho_max^2``: ``|sum_i a_ij a_ik| <= sum_i ||a_i||^2``, and
+        the same for ``||A v||^2`` and ``(A^T A v)_j`` with ``||v|| <= 1``).
+
+    Returns
+    -------
+    grid : DiscreteGrid
+
+    Notes
+    -----
+    zCDP budget ``rho = (sqrt(L + epsilon) - sqrt(L))^2``, ``L = ln(1/delta)``
+    (seed 004, Lemma 2.1.13 inverted), lowered by a relative ``2**-40`` for its
+    float round-off. The grid is ``g = 2^floor(log2 sigma_ref) * 2**-30``
+    with ``sigma_ref = sqrt(sum_k s_k^2 / (2 rho))`` the zCDP sigma before
+    rounding (both data-independent), raised if needed so that
+    ``2**52 g > value_bound`` (grid indices are clamped to ``+-2**52``; the
+    clamp then never binds) (:func:`skdp.svm._base.svm_noise_granularity`).
+    On the grid, release ``k``'s integer indices move by ``w`` with
+    ``||w||_2^2 <= W_k``, the integer bound of
+    :func:`skdp.mechanisms._discrete._grid_l2_sensitivity_squared` for L2
+    sensitivity ``s_k / g`` over ``d_k`` entries (each entry moves at most
+    one grid step more than its value: ``W_k < (s_k / g + sqrt(d_k))^2``).
+    Each float ``s_k`` is first raised by a relative ``2**-40`` (fixed)
+    against its own round-off. With the same ``sigma^2`` per release,
+    ``rho_total = sum_k W_k / (2 sigma^2)`` (CKS, discrete Gaussian zCDP with
+    independent coordinates; seed 004, Lemma 2.1.12 composition), so
+    ``sigma^2 = sum_k W_k / (2 rho)``, rounded *up* to 24 significant bits.
+
+    A symmetric matrix release puts ``sigma^2`` on each diagonal index and
+    ``sigma^2 / 2`` on each upper off-diagonal one (mirrored below): its
+    zCDP cost is ``sum_j w_jj^2 / (2 sigma^2) + sum_{j<k} w_jk^2 /
+    sigma^2 = ||w||_F^2 / (2 sigma^2)``, with ``||w||_F`` the Frobenius
+    norm of the full symmetric index change, the quantity ``W_k`` bounds.
+
+    Exact Gram matrices. A Gram matrix summed in floating point has a
+    data-dependent round-off, and its sensitivity can exceed the exact
+    value's (Casacuberta et al. 2022). The exact solver therefore truncates
+    each row entry toward zero to a multiple of ``h`` (``row_step``), which
+    never increases a row's norm (so every sensitivity above holds), with
+    ``h`` the smallest power of two such that ``value_bound < 2**52 h^2``:
+    every entry is then an integer multiple ``k h`` with ``|k| <= 2**26``,
+    every product and every partial sum of ``sum_i a_ij a_ik`` an integer
+    multiple of ``h^2`` below ``2**53 h^2``, so float64 computes it exactly
+    in any order. The truncation moves an entry by less than
+    ``h ~ sqrt(value_bound) 2**-26``, which is ``sqrt(n_users) 2**-26``
+    relative to ``rho_max``.
+    """
+    epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+    # Seed 004, Lemma 2.1.13 (zCDP -> (epsilon, delta)), inverted; float round-off margin.
+    rho = Fraction(zcdp_for_dp(epsilon, delta)) * _RHO_MARGIN
+    if rho == 0:
+        raise ValueError(f"epsilon={epsilon!r} is too small: its zCDP budget underflows to 0.")
+    sigma_ref = math.sqrt(sum(s * s for s, _ in releases) / (2.0 * float(rho)))
+    granularity = svm_noise_granularity(sigma_ref, value_bound)
+    grid = _check_granularity(granularity)
+    # Integer L2 sensitivity squared of each rounded release (each entry moves <= 1 step more).
+    total = sum(_grid_l2_sensitivity_squared(Fraction(s * _SENSITIVITY_MARGIN), grid, d)
+                for s, d in releases)
+    # Smallest power of two h with value_bound < 2**52 h^2 (exact Gram matrices, Notes).
+    row_step = math.ldexp(1.0, math.ceil((math.frexp(value_bound)[1] - 52) / 2))
+    # CKS: rho_k = W_k / (2 sigma^2) per release; seed 004, Lemma 2.1.12: the rho_k add up.
+    return DiscreteGrid(granularity, _round_up(total / (2 * rho)), row_step)

@@ -10,15 +10,20 @@ user's row from that user's own ratings and the released values only.
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from skdp.matrix_completion._ratings import clip_dense_rows, clip_rows
+from skdp.mechanisms import sample_discrete_gaussian
+from skdp.mechanisms._discrete import _check_granularity, _grid_indices, _grid_release
 
 __all__ = [
     "clipped_values",
     "eigenvalue_release",
     "frank_wolfe_local",
+    "grid_release",
+    "grid_symmetric_release",
     "least_squares_coef",
     "nuclear_shrinkage",
     "oja_release",
@@ -31,6 +36,7 @@ __all__ = [
     "step_sizes",
     "svd_coef",
     "symmetric_noise",
+    "truncated_rows",
 ]
 
 _ROWS_PER_BLOCK = 20_000
@@ -53,6 +59,71 @@ def symmetric_noise(n, sigma, rng):
     return sigma * (g + g.T) / 2.0
 
 
+def grid_release(value, grid, rng):
+    """``g (round(value / g) + Z)``, ``Z`` i.i.d. exact discrete Gaussian of ``grid.sigma2`` steps.
+
+    The floating-point-safe counterpart of adding ``N(0, sigma^2)`` to every
+    entry of ``value`` (CKS Alg. 3 noise on the grid indices, which
+    :func:`~skdp.mechanisms._discrete._grid_indices` computes exactly and
+    clamps to ``+-2**52``). ``grid`` is a
+    :class:`~skdp.matrix_completion._calibration.DiscreteGrid`.
+
+    Returns
+    -------
+    released : ndarray of the shape of ``value``
+        Exact multiples of ``grid.granularity``.
+    """
+    g = _check_granularity(grid.granularity)
+    indices = _grid_indices(np.asarray(value, dtype=np.float64), g)
+    return _grid_release(indices, sample_discrete_gaussian(grid.sigma2, indices.size, rng), g)
+
+
+def grid_symmetric_release(W, grid, rng):
+    """Floating-point-safe counterpart of ``W + symmetric_noise(n, sigma, rng)``.
+
+    The upper triangle of ``W`` (diagonal included; the lower one is never
+    read, so a float ``W`` that is not exactly symmetric is symmetrized by
+    it) is rounded to the grid, exact discrete Gaussian noise of
+    ``grid.sigma2`` steps is added to each diagonal index and of
+    ``grid.sigma2 / 2`` to each off-diagonal one, and the result is mirrored.
+    As :func:`symmetric_noise` in the Frobenius geometry, the zCDP cost is
+    ``||w||_F^2 / (2 sigma2)`` for a change ``w`` of the full symmetric index
+    matrix (see :func:`~skdp.matrix_completion._calibration.discrete_noise`).
+
+    Returns
+    -------
+    released : ndarray of shape (n, n)
+        Symmetric, every entry an exact multiple of ``grid.granularity``.
+    """
+    n = W.shape[0]
+    upper = np.triu_indices(n)
+    g = _check_granularity(grid.granularity)
+    indices = _grid_indices(np.asarray(W, dtype=np.float64)[upper], g)
+    noise = np.empty(indices.size, dtype=np.int64)
+    diagonal = upper[0] == upper[1]
+    # Diagonal sigma^2, off-diagonal sigma^2 / 2 (exact Fractions), as E's variances.
+    noise[diagonal] = sample_discrete_gaussian(grid.sigma2, n, rng)
+    if n > 1:
+        noise[~diagonal] = sample_discrete_gaussian(grid.sigma2 / 2, indices.size - n, rng)
+    released = np.empty((n, n))
+    released[upper] = _grid_release(indices, noise, g)
+    released[upper[1], upper[0]] = released[upper]
+    return released
+
+
+def truncated_rows(A, step):
+    """``A`` (sparse or dense) with every entry truncated toward zero to a multiple of ``step``.
+
+    ``step`` is a power of two: ``a / step``, ``trunc`` and the product are
+    exact. No entry grows in absolute value, so no row norm grows.
+    """
+    if sp.issparse(A):
+        A = A.copy()
+        A.data = np.trunc(A.data / step) * step
+        return A
+    return np.trunc(np.asarray(A) / step) * step
+
+
 def _gram(A):
     """``A^T A`` as a dense array (``A`` sparse or dense)."""
     W = A.T @ A
@@ -70,14 +141,19 @@ def _explicit_gram(A, k):
     return k >= n_items - 1 or n_users * n_items <= _EXPLICIT_MAX_ENTRIES
 
 
-def private_top_eigen(A, sigma, rng, k=1):
+def private_top_eigen(A, sigma, rng, k=1, grid=None):
     """Top-``k`` eigenpairs of ``A^T A + E``, ``E`` from :func:`symmetric_noise`.
 
     This is the exact eigensolver (seed 004, Alg. 13 global component and
     Alg. 15): one release of the noisy ``n x n`` matrix, of which the
     eigenpairs are a post-processing. ``A``'s rows have L2 norm at most
     ``rho`` (clipped ratings or residuals) and ``sigma`` comes from
-    :func:`~skdp.matrix_completion._calibration.noise_sigma`.
+    :func:`~skdp.matrix_completion._calibration.noise_sigma`. With a
+    ``grid`` (:class:`~skdp.matrix_completion._calibration.DiscreteGrid`)
+    the released matrix is :func:`grid_symmetric_release` of ``A^T A``
+    instead (always formed, exactly, from the rows truncated to
+    ``grid.row_step``: :func:`truncated_rows`; ``sigma`` is unused), and
+    its top eigenpairs are computed as for the continuous release.
     For large inputs ``A^T A`` is not formed: the released matrix
     ``A^T A + E`` is only applied to vectors (ARPACK, relative tolerance
     ``1e-6``); the result is the same function of the released matrix.
@@ -89,32 +165,53 @@ def private_top_eigen(A, sigma, rng, k=1):
     values : ndarray of shape (k,)
     """
     n = A.shape[1]
-    E = symmetric_noise(n, sigma, rng)
+    if grid is None:
+        E = symmetric_noise(n, sigma, rng)
+
+        def matvec(x):
+            return A.T @ (A @ x) + E @ x
+
+        released = None
+    else:
+        released = grid_symmetric_release(_gram(truncated_rows(A, grid.row_step)), grid, rng)
+        matvec = released.__matmul__
     start = rng.standard_normal(n)
     if not _explicit_gram(A, k):
-        op = LinearOperator((n, n), matvec=lambda x: A.T @ (A @ x) + E @ x, dtype=np.float64)
+        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         try:
             values, vectors = eigsh(op, k=k, which="LA", v0=start, tol=1e-6, maxiter=50 * n)
             order = np.argsort(values)[::-1]
             return vectors[:, order], values[order]
-        except ArpackNoConvergence:  # fall back to forming the matrix
+        except ArpackNoConvergence:  # fall back to a dense eigensolver
             pass
-    values, vectors = linalg.eigh(_gram(A) + E, subset_by_index=[n - k, n - 1])
+    if released is None:
+        released = _gram(A) + E
+    values, vectors = linalg.eigh(released, subset_by_index=[n - k, n - 1])
     return vectors[:, ::-1], values[::-1]
 
 
-def oja_release(A, V, sigma, rng):
-    """One release of private Oja's method: ``A^T A V + G``, ``G`` i.i.d. ``N(0, sigma^2)``."""
+def oja_release(A, V, sigma, rng, grid=None):
+    """One release of private Oja's method: ``A^T A V + G``, ``G`` i.i.d. ``N(0, sigma^2)``.
+
+    With a ``grid``: :func:`grid_release` of ``A^T A V`` (``sigma`` unused).
+    """
+    if grid is not None:
+        return grid_release(A.T @ (A @ V), grid, rng)
     return A.T @ (A @ V) + sigma * rng.standard_normal(V.shape)
 
 
-def eigenvalue_release(A, v, sigma, rng):
-    """Release ``||A v||^2 + N(0, sigma^2)`` (seed 004, Alg. 14, last line)."""
+def eigenvalue_release(A, v, sigma, rng, grid=None):
+    """Release ``||A v||^2 + N(0, sigma^2)`` (seed 004, Alg. 14, last line).
+
+    With a ``grid``: :func:`grid_release` of ``||A v||^2`` (``sigma`` unused).
+    """
     Av = A @ v
+    if grid is not None:
+        return float(grid_release(Av @ Av, grid, rng))
     return float(Av @ Av) + sigma * rng.standard_normal()
 
 
-def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
+def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False, grid=None):
     """Private Oja's method (seed 004, Alg. 14), never forming an ``n x n`` matrix.
 
     Starts from a random orthonormal ``V`` (independent of the data); each
@@ -125,7 +222,9 @@ def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
     ``Gamma``: with the few steps a private budget affords, it barely moves
     ``V`` away from its random start.) With ``eigenvalue=True`` the top
     eigenvalue is released by :func:`eigenvalue_release`. Memory is
-    ``O(nnz(A) + n_users + n k)``.
+    ``O(nnz(A) + n_users + n k)``. With a ``grid``, every release is on it
+    (:func:`oja_release`, :func:`eigenvalue_release`); ``sigma`` is then
+    ``grid.sigma``, used by the step size only.
 
     Returns
     -------
@@ -137,12 +236,12 @@ def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False):
     V = linalg.qr(rng.standard_normal((n, k)), mode="economic")[0]
     eta = 1.0 / (sigma * math.sqrt(n)) if sigma > 0 else 1.0
     for _ in range(n_steps):
-        V = linalg.qr(V + eta * oja_release(A, V, sigma, rng), mode="economic")[0]
-    value = eigenvalue_release(A, V[:, 0], sigma, rng) if eigenvalue else None
+        V = linalg.qr(V + eta * oja_release(A, V, sigma, rng, grid), mode="economic")[0]
+    value = eigenvalue_release(A, V[:, 0], sigma, rng, grid) if eigenvalue else None
     return V, value
 
 
-def private_eigh(gram, sigma, rng):
+def private_eigh(gram, sigma, rng, grid=None):
     """All eigenpairs of ``gram + E``, ``E`` from :func:`symmetric_noise`.
 
     The global component of private projected gradient descent (seed 004,
@@ -151,6 +250,8 @@ def private_eigh(gram, sigma, rng):
     Alg. 16 adds a matrix ``N`` with i.i.d. ``N(0, sigma^2)`` entries; the
     symmetric part ``(N + N^T) / 2`` of that release has the distribution of
     ``E``, so using ``E`` is a post-processing of the thesis' release.
+    With a ``grid``, the release is :func:`grid_symmetric_release` of
+    ``gram`` (``sigma`` unused).
 
     Returns
     -------
@@ -159,7 +260,9 @@ def private_eigh(gram, sigma, rng):
     vectors : ndarray of shape (n, n)
         Orthonormal eigenvectors (columns), in the same order.
     """
-    values, vectors = linalg.eigh(gram + symmetric_noise(gram.shape[0], sigma, rng))
+    released = (gram + symmetric_noise(gram.shape[0], sigma, rng) if grid is None
+                else grid_symmetric_release(gram, grid, rng))
+    values, vectors = linalg.eigh(released)
     return values[::-1], vectors[:, ::-1]
 
 
@@ -387,7 +490,7 @@ def svd_coef(ratings, V):
 _DENSE_BLOCK_ENTRIES = 2_000_000  # dense iterate entries formed at a time
 
 
-def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
+def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True, gram_step=None):
     """Local component of private projected gradient descent (seed 004, Alg. 16).
 
     In iteration ``t`` each user takes a gradient step on her own observed
@@ -420,6 +523,10 @@ def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
     coefficients : bool, default=True
         Whether to compute the last projection's coefficients (``fit`` only
         needs the releases).
+    gram_step : float or None, default=None
+        A power of two: ``W`` is summed from the rows truncated to it
+        (:func:`truncated_rows`), exactly (discrete noise); ``None`` sums the
+        rows themselves.
 
     Returns
     -------
@@ -445,7 +552,8 @@ def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True):
             flat[where] += step[lo:hi]
             scale[start:stop] = clip_dense_rows(rows, bound)
             if gram:
-                W += rows.T @ rows
+                kept = rows if gram_step is None else truncated_rows(rows, gram_step)
+                W += kept.T @ kept
         V, factors = release(t, W)
         if t == len(etas) - 1 and not coefficients:
             return None, V
