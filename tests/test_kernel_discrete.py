@@ -259,3 +259,23 @@ def test_net_discrete_scale_follows_its_composition():
                                      classes=[0, 1], random_state=0, **DL).fit(X, y)
     assert est.noise_scale_ == pytest.approx(10 * est.kappa_ * est.sensitivity_ / 2.0,
                                              rel=1e-6)
+
+
+def test_interactive_paid_answers_have_the_calibrated_spread():
+    # Balanced labels on rows at 0: w* = 0 there, and query points 100 apart (RBF: k = 0
+    # between them) make both w* and the public model 0 at every query, so each paid
+    # answer is g Z (the public range 1 / alpha is ~60 noise scales: clipping is negligible).
+    X, y = np.zeros((500, 1)), np.arange(500) % 2
+    queries = 100.0 * np.arange(1, 81)[:, None]
+    paid, scale = [], None
+    for seed in range(8):
+        service = InteractiveKernelPredictor(loss="huber", alpha=1.0, max_updates=20,
+                                             threshold=1e-9, epsilon=10.0, classes=[0, 1],
+                                             random_state=seed, **DL).fit(X, y)
+        answers = service.decision_function(queries)
+        paid.extend(answers[answers != 0.0])
+        scale = service.noise_scale_
+    paid = np.asarray(paid)
+    assert paid.size >= 100
+    # E|Z| = t within 1e-9 for t ~ 2**30 steps; the mean of |Z| has rel. s.e. 1 / sqrt(N).
+    assert abs(np.mean(np.abs(paid)) / scale - 1.0) <= 5.5 / math.sqrt(paid.size)

@@ -69,7 +69,7 @@ QUICK = {
     "tests/test_amp_discrete.py": "by_hand or certified_point_plus",
     "tests/test_output_perturbation_discrete.py": "by_hand or spread or draws_its_parameter",
     "tests/test_permutation_sgd_discrete.py": "by_hand or spread",
-    "tests/test_kernel_discrete.py": "by_hand or coarse or spread or grid_multiples",
+    "tests/test_kernel_discrete.py": "by_hand or coarse or spread or grid_multiples or follows",
     "tests/test_kernel_methods.py": "sensitivity or scale or hall or covariance or noise",
     "tests/test_matrix_completion.py": "sensitivity or sigma or symmetric or calibration",
     "tests/test_ensemble.py": "calibration or hand or teachers or sensitivity",
