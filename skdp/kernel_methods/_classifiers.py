@@ -1,6 +1,7 @@
 """Private kernel classifiers: Jain and Thakurta's TDDL and a functional-perturbation SVM."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import linalg, optimize
@@ -20,6 +21,9 @@ from skdp.kernel_methods._functional import (
 )
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
+from skdp.linear_model._private_glm import check_grid_noise_parameter, release_on_grid
+from skdp.mechanisms._discrete import _round_up
+from skdp.svm._base import svm_noise_granularity
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import (
     check_bounded_sample_weight,
@@ -32,8 +36,56 @@ __all__ = [
     "PrivateKernelClassifier",
     "PrivateKernelSVC",
     "ball_least_squares",
+    "tddl_discrete_laplace",
     "tddl_laplace_scale",
+    "tddl_query_epsilon",
 ]
+
+# Noise of the Laplace-noised values of seed 000's learners: "discrete_laplace" releases them
+# on a public grid with exact integer noise (floating-point safe).
+LAPLACE_MECHANISMS = ("laplace", "discrete_laplace")
+
+
+def tddl_query_epsilon(n_queries, epsilon, delta):
+    """Per-query epsilon ``epsilon_0`` of seed 000's composed Laplace queries (advanced composition).
+
+    The largest ``epsilon_0`` whose ``n_queries``-fold composition is
+    ``(epsilon, delta)``-DP under :func:`skdp.accounting.advanced_composition`
+    (which already takes the better of basic and advanced composition),
+    found by bisection and checked: the returned float itself composes to at
+    most ``epsilon``. Needs ``delta > 0`` and ``n_queries > 1`` (otherwise
+    basic composition, ``epsilon / n_queries``, is exact).
+
+    Parameters
+    ----------
+    n_queries : int
+        Number of queries, ``> 1``.
+    epsilon : float
+        Total epsilon, > 0.
+    delta : float
+        Total delta, in ``(0, 1)``.
+
+    Returns
+    -------
+    epsilon_0 : float
+    """
+    def composed(eps0):
+        with np.errstate(over="ignore", invalid="ignore"):  # NaN (overflow) counts as too big
+            return advanced_composition([PrivacyBudget(eps0)] * n_queries, delta).epsilon
+
+    # composed(e) >= e min(T, sqrt(2 T)) (both logarithms are >= 1), which brackets the root.
+    lo, hi = epsilon / n_queries, epsilon / min(n_queries, math.sqrt(2.0 * n_queries))
+    if composed(hi) <= epsilon:
+        return hi
+    for _ in range(200):  # bisection: keep composed(lo) <= epsilon < composed(hi)
+        mid = 0.5 * (lo + hi)
+        if composed(mid) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * lo:
+            break
+    return lo
 
 
 def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
@@ -46,9 +98,8 @@ def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
     (lambda n epsilon))``, garbled in the extracted text); here the constant
     is exact: ``nu = sensitivity / epsilon_0`` with ``epsilon_0`` the largest
     per-query budget whose ``n_queries``-fold composition is
-    ``(epsilon, delta)``-DP under :func:`skdp.accounting.advanced_composition`
-    (which already takes the better of basic and advanced composition). With
-    ``delta = 0`` basic composition gives ``epsilon_0 = epsilon / n_queries``.
+    ``(epsilon, delta)``-DP (:func:`tddl_query_epsilon`). With ``delta = 0``
+    basic composition gives ``epsilon_0 = epsilon / n_queries``.
 
     Parameters
     ----------
@@ -68,24 +119,71 @@ def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
     """
     if delta == 0.0 or n_queries == 1:
         return sensitivity * n_queries / epsilon
+    return sensitivity / tddl_query_epsilon(n_queries, epsilon, delta)
 
-    def composed(eps0):
-        with np.errstate(over="ignore", invalid="ignore"):  # NaN (overflow) counts as too big
-            return advanced_composition([PrivacyBudget(eps0)] * n_queries, delta).epsilon
 
-    # composed(e) >= e min(T, sqrt(2 T)) (both logarithms are >= 1), which brackets the root.
-    lo, hi = epsilon / n_queries, epsilon / min(n_queries, math.sqrt(2.0 * n_queries))
-    if composed(hi) <= epsilon:
-        return sensitivity / hi
-    for _ in range(200):  # bisection: keep composed(lo) <= epsilon < composed(hi)
-        mid = 0.5 * (lo + hi)
-        if composed(mid) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-13 * lo:
-            break
-    return sensitivity / lo
+def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_bound):
+    """Grid and exact discrete Laplace noise replacing ``Lap(scale)`` on each noisy value.
+
+    The floating-point-safe version of :func:`tddl_laplace_scale`'s release
+    (Canonne, Kamath and Steinke 2020, "CKS"; Mironov 2012): each value is
+    rounded to the public power-of-two grid ``g`` (about ``2**-30 scale``,
+    coarse enough that ``2**52 g`` covers ``value_bound``:
+    :func:`~skdp.svm._base.svm_noise_granularity`) and gets independent
+    discrete Laplace noise of scale ``t`` grid steps.
+
+    Rounding half up, ``|round(a / g) - round(b / g)| <= ceil(|a - b| / g)``:
+    one value moves by at most ``Delta_g = ceil(sensitivity / g)`` steps,
+    which includes the rounding (at most one step more than
+    ``sensitivity / g``). Each noisy value is then ``(Delta_g / t)``-DP (the
+    geometric mechanism, CKS Alg. 2), so ``t = Delta_g / epsilon_0`` with the
+    per-query ``epsilon_0`` of the composition: ``t = n_queries Delta_g /
+    epsilon`` (basic, exact in rational arithmetic) when ``delta = 0`` or
+    ``n_queries = 1``, else ``Delta_g / epsilon_0`` with
+    :func:`tddl_query_epsilon`'s checked float ``epsilon_0``. ``t`` is
+    rounded up to 24 significant bits. Every input is public.
+
+    Parameters
+    ----------
+    scale : float
+        The continuous Laplace scale (:func:`tddl_laplace_scale`), which sets the grid.
+    sensitivity : float
+        Sensitivity of one value.
+    n_queries : int
+        Number of noisy values composed.
+    epsilon, delta : float
+        Total budget of the composition.
+    value_bound : float
+        Data-independent bound on ``|value|``.
+
+    Returns
+    -------
+    granularity : float
+        The grid ``g``, a power of two.
+    t : fractions.Fraction
+        Discrete Laplace scale in grid steps.
+    noise_scale : float
+        ``t g``, the scale in the values' units.
+
+    Raises
+    ------
+    ValueError
+        If ``t`` exceeds ``2**52`` grid steps
+        (:func:`~skdp.linear_model._private_glm.check_grid_noise_parameter`).
+    """
+    granularity = svm_noise_granularity(scale, value_bound)
+    # Data-independent upward rounding of the float sensitivity (as svm_discrete_noise does),
+    # then the grid sensitivity of one rounded value: ceil(Delta / g) steps.
+    steps = math.ceil(Fraction(sensitivity * (1.0 + 2.0**-40)) / Fraction(granularity))
+    # Seed 000, Alg. 2 line 1 / Alg. 1 line 5 / Alg. 3 line 6 (Thm. 4, 2, 7: composed
+    # Laplace values) with exact discrete Laplace noise on the grid (CKS Alg. 2):
+    # t = Delta_g / epsilon_0, epsilon_0 the per-query budget of the composition.
+    if delta == 0.0 or n_queries == 1:
+        t = _round_up(Fraction(n_queries * steps) / Fraction(epsilon))
+    else:
+        t = _round_up(Fraction(steps) / Fraction(tddl_query_epsilon(n_queries, epsilon, delta)))
+    check_grid_noise_parameter("discrete_laplace", t, f"epsilon={epsilon!r}")
+    return granularity, t, float(t) * granularity
 
 
 def ball_least_squares(K, target, radius):
@@ -140,6 +238,9 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         """Noise scale of the release for ``n_functions`` one-vs-rest functions."""
         raise NotImplementedError
 
+    def _release_grid(self, scale, budget, kappa, sensitivity, radius, n_functions, n_points):
+        """``(granularity, t, t g)`` of an exact discrete release, or ``None`` (the default)."""
+
     def _prepare_support(self, K_uu):
         """Public work on the support's kernel matrix, done before the charge (``None``: none)."""
 
@@ -147,8 +248,9 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         """Coefficients on the public points of one released function.
 
         ``context`` holds ``kappa``, ``sensitivity`` (of the minimizer),
-        ``radius`` (a bound on the RKHS norm of every certified minimizer) and
-        ``support`` (what :meth:`_prepare_support` returned).
+        ``radius`` (a bound on the RKHS norm of every certified minimizer),
+        ``support`` (what :meth:`_prepare_support` returned) and ``grid``
+        (what :meth:`_release_grid` returned).
         """
         raise NotImplementedError
 
@@ -221,10 +323,13 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         n_functions = 1 if len(classes) == 2 else len(classes)
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=self._allow_zero_delta)
         scale = self._release_scale(budget, kappa, sensitivity, n_functions, support.shape[0])
+        # The discrete calibration can refuse a budget: also before the charge.
+        grid = self._release_grid(scale, budget, kappa, sensitivity, radius, n_functions,
+                                  support.shape[0])
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=self._allow_zero_delta)
         context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius,
-                   "support": prepared}
+                   "support": prepared, "grid": grid}
         name = type(self).__name__
         targets = classes[1:] if n_functions == 1 else classes
         if verbose:
@@ -255,7 +360,9 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         # after fit must not change what predict computes until the next fit.
         self._kernel = kernel
         self.n_iter_ = max(n_iter for _, n_iter in results)
-        self.noise_scale_ = scale
+        self.noise_scale_ = scale if grid is None else grid[2]
+        if "mechanism" in self.get_params():
+            self.noise_granularity_ = None if grid is None else grid[0]
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
         return self
@@ -295,8 +402,28 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         return self.classes_[index]
 
 
+class _LaplaceValuesMixin:
+    """The ``mechanism`` option of seed 000's learners releasing Laplace-noised values.
+
+    Subclasses define ``_n_queries(n_functions, n_points)``, the number of
+    ``epsilon_0``-DP mechanisms composed, which their ``_release_scale``
+    (the continuous Laplace scale) composes too.
+    """
+
+    def _check_release_params(self):
+        check_option(self.mechanism, "mechanism", LAPLACE_MECHANISMS)
+
+    def _release_grid(self, scale, budget, kappa, sensitivity, radius, n_functions, n_points):
+        if self.mechanism != "discrete_laplace":
+            return None
+        # |<w*, phi(z)>| <= R_phi ||w*|| <= R_phi radius bounds every value (public).
+        return tddl_discrete_laplace(scale, kappa * sensitivity,
+                                     self._n_queries(n_functions, n_points), budget.epsilon,
+                                     budget.delta, kappa * radius)
+
+
 @fill_kernel_doc
-class PrivateKernelClassifier(_KernelERMClassifier):
+class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     """Jain and Thakurta's test-data-dependent private kernel learner (TDDL).
 
     Seed 000, Alg. 2: solve the kernel ERM (eq. 2) on the private data,
@@ -318,6 +445,12 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         Number of public points laid over ``bounds`` when ``fit`` gets no
         ``X_public``. The noise per point grows with their number (about
         ``sqrt(T)``).
+    mechanism : {"laplace", "discrete_laplace"}, default="laplace"
+        Noise of the released predictions. ``"discrete_laplace"`` rounds
+        them to a public power-of-two grid (``noise_granularity_``, about
+        ``2**-30`` times the noise scale) and adds exact discrete Laplace
+        noise, safe against floating-point attacks on the noise (Mironov
+        2012), for the same guarantee and a negligibly larger scale.
     %(classes)s
     %(class_weight)s
     %(epsilon)s
@@ -354,7 +487,11 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     prediction_sensitivity_ : float
         Sensitivity of one prediction, ``R_phi * sensitivity_``.
     noise_scale_ : float
-        The Laplace scale ``nu`` of Alg. 2 line 1.
+        The Laplace scale ``nu`` of Alg. 2 line 1 (for ``"discrete_laplace"``
+        the discrete Laplace scale ``t g``).
+    noise_granularity_ : float or None
+        The public grid ``g`` of ``"discrete_laplace"`` (``None`` for
+        ``"laplace"``).
     delta_ : float
         The delta used.
     privacy_spent_ : PrivacyBudget
@@ -375,7 +512,16 @@ class PrivateKernelClassifier(_KernelERMClassifier):
     we instantiate it exactly from the proof's ingredients. The minimizer is
     certified (RKHS gradient norm at most ``1e-3 R_phi / n``), which adds
     ``2e-3 R_phi / (lambda n)`` to the sensitivity; no uncertified point is
-    ever released. Step 2 is post-processing. With ``sample_weight`` (or
+    ever released. Step 2 is post-processing.
+    ``mechanism="discrete_laplace"`` releases each prediction as
+    ``g (round(v / g) + Z)`` with exact discrete Laplace noise ``Z`` of
+    scale ``t`` grid steps on a public power-of-two grid ``g``: one rounded
+    prediction moves by at most ``ceil(Delta / g)`` steps (the rounding
+    costs at most one step), and ``t = ceil(Delta / g) / epsilon_0`` with the
+    same per-prediction ``epsilon_0`` (:func:`tddl_discrete_laplace`; Canonne,
+    Kamath and Steinke 2020), so the guarantee is the same and the noisy
+    predictions carry no floating-point artefacts of the noise (Mironov
+    2012). With ``sample_weight`` (or
     ``class_weight``) a row is ``(x, y, w)`` and its weight is protected too;
     the sensitivity stays ``2 L R_phi / (lambda n)`` for weights in
     ``[0, 1]`` (clipped per row), because the replaced row's weighted loss is
@@ -419,8 +565,9 @@ class PrivateKernelClassifier(_KernelERMClassifier):
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=100, classes=None, class_weight=None, epsilon=1.0,
-                 delta=None, random_state=None, accountant=None, n_jobs=None, verbose=0):
+                 bounds=(-3.0, 3.0), n_public=100, mechanism="laplace", classes=None,
+                 class_weight=None, epsilon=1.0, delta=None, random_state=None, accountant=None,
+                 n_jobs=None, verbose=0):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -433,6 +580,7 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         self.max_iter = max_iter
         self.bounds = bounds
         self.n_public = n_public
+        self.mechanism = mechanism
         self.classes = classes
         self.class_weight = class_weight
         self.epsilon = epsilon
@@ -447,6 +595,9 @@ class PrivateKernelClassifier(_KernelERMClassifier):
         """Sensitivity of one released prediction, ``R_phi * sensitivity_``."""
         return self.kappa_ * self.sensitivity_
 
+    def _n_queries(self, n_functions, n_points):
+        return n_functions * n_points  # Alg. 2 line 1: every released prediction
+
     def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
         # Seed 000, Alg. 2 line 1: b_t ~ Lap(nu), composed over every released
         # prediction; one prediction moves by at most R_phi ||w*(D) - w*(D')||.
@@ -454,7 +605,11 @@ class PrivateKernelClassifier(_KernelERMClassifier):
                                   budget.epsilon, budget.delta)
 
     def _release(self, values, K_uu, scale, context, rng):
-        noisy = values + rng.laplace(0.0, scale, size=values.shape)
+        if context["grid"] is None:
+            noisy = values + rng.laplace(0.0, scale, size=values.shape)
+        else:  # exact discrete Laplace on the grid (tddl_discrete_laplace)
+            granularity, t_steps, _ = context["grid"]
+            noisy = release_on_grid(values, "discrete_laplace", t_steps, granularity, rng)
         # Seed 000, Alg. 2 line 2: least squares over the ball C (post-processing).
         return ball_least_squares(K_uu, noisy, context["radius"])
 

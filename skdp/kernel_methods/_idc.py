@@ -17,13 +17,20 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_array, check_X_y
 
 from skdp.base import DPEstimatorMixin, refuse_unsafe_pickle
-from skdp.kernel_methods._classifiers import _KernelERMClassifier, tddl_laplace_scale
+from skdp.kernel_methods._classifiers import (
+    LAPLACE_MECHANISMS,
+    _KernelERMClassifier,
+    _LaplaceValuesMixin,
+    tddl_discrete_laplace,
+    tddl_laplace_scale,
+)
 from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
+from skdp.linear_model._private_glm import release_on_grid
 from skdp.mechanisms import SparseVector, exponential_mechanism, sparse_vector_scales
 from skdp.utils._multiclass import resolve_classes
-from skdp.utils._validation import check_positive_int, check_real
+from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = ["InteractiveKernelPredictor", "PrivateKernelNetClassifier"]
 
@@ -35,7 +42,7 @@ def _check_threshold(threshold):
 
 
 @fill_kernel_doc
-class PrivateKernelNetClassifier(_KernelERMClassifier):
+class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     """Jain and Thakurta's test-data-independent private kernel learner (TDIL).
 
     Seed 000, Alg. 3: no public sample is needed. The learner lays a public
@@ -68,6 +75,12 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     threshold : float or None, default=None
         ``sigma``, the disagreement that triggers an update; ``None`` uses
         three times the Laplace scale ``noise_scale_``.
+    mechanism : {"laplace", "discrete_laplace"}, default="laplace"
+        Noise of the noisy values (Alg. 3 line 6). ``"discrete_laplace"`` rounds each to a public
+        power-of-two grid (``noise_granularity_``, about ``2**-30`` times the
+        noise scale) and adds exact discrete Laplace noise, safe against
+        floating-point attacks on the noise (Mironov 2012), for the same
+        guarantee and a negligibly larger scale.
     %(classes)s
     %(class_weight)s
     %(epsilon)s
@@ -101,8 +114,12 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     sensitivity_ : float
         RKHS sensitivity of the certified minimizer.
     noise_scale_ : float
-        Laplace scale of the noisy values; the exponential mechanism uses
-        the same per-round epsilon ``kappa_ * sensitivity_ / noise_scale_``.
+        Laplace scale ``nu`` of the noisy values (for ``"discrete_laplace"``
+        the discrete Laplace scale ``t g``); the exponential mechanism uses
+        the per-round epsilon ``kappa_ * sensitivity_ / nu``.
+    noise_granularity_ : float or None
+        The public grid ``g`` of ``"discrete_laplace"`` (``None`` for
+        ``"laplace"``).
     delta_ : float
         The delta used.
     privacy_spent_ : PrivacyBudget
@@ -124,6 +141,12 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     our copy of the paper and only given up to constants; here ``B`` and the
     net are parameters and ``epsilon_0`` is computed exactly from them. The
     exponential mechanism uses the standard ``exp(epsilon_0 u / (2 Delta))``.
+    ``mechanism="discrete_laplace"`` replaces each Laplace draw by exact
+    discrete Laplace noise on the value rounded to a public grid ``g``,
+    calibrated to ``ceil(Delta / g)`` steps (the rounding included) and the
+    same ``epsilon_0`` (:func:`~skdp.kernel_methods._classifiers.tddl_discrete_laplace`;
+    Canonne, Kamath and Steinke 2020); the exponential mechanism's choice is
+    unchanged (a float sampler, but only an index is released).
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`). With
     ``sample_weight`` (or ``class_weight``) a row is ``(x, y, w)`` and its
@@ -171,9 +194,9 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None, classes=None,
-                 class_weight=None, epsilon=1.0, delta=None, random_state=None, accountant=None,
-                 n_jobs=None, verbose=0):
+                 bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None,
+                 mechanism="laplace", classes=None, class_weight=None, epsilon=1.0, delta=None,
+                 random_state=None, accountant=None, n_jobs=None, verbose=0):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -188,6 +211,7 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
         self.n_public = n_public
         self.n_rounds = n_rounds
         self.threshold = threshold
+        self.mechanism = mechanism
         self.classes = classes
         self.class_weight = class_weight
         self.epsilon = epsilon
@@ -221,6 +245,10 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
     def _check_release_params(self):
         check_positive_int(self.n_rounds, "n_rounds")
         _check_threshold(self.threshold)
+        super()._check_release_params()
+
+    def _n_queries(self, n_functions, n_points):
+        return 2 * self.n_rounds * n_functions  # as _release_scale
 
     def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
         # Seed 000, Alg. 3 lines 5-6: per round one exponential mechanism and one
@@ -243,7 +271,13 @@ class PrivateKernelNetClassifier(_KernelERMClassifier):
                                       sensitivity=value_sensitivity, random_state=rng)
             # Line 6: the noisy disagreement at the chosen point (the noisy value is
             # clipped to the public range of <w*, phi(z)>: post-processing).
-            noisy = np.clip(values[j] + rng.laplace(0.0, scale), -limit, limit)
+            if context["grid"] is None:
+                noisy = values[j] + rng.laplace(0.0, scale)
+            else:  # exact discrete Laplace on the grid (tddl_discrete_laplace)
+                granularity, t_steps, _ = context["grid"]
+                noisy = release_on_grid(values[j:j + 1], "discrete_laplace", t_steps,
+                                        granularity, rng)[0]
+            noisy = np.clip(noisy, -limit, limit)
             gap = noisy - current[j]
             if abs(gap) > threshold:  # lines 7-8: move w_t toward w*
                 a = step * math.copysign(1.0, gap)
@@ -297,6 +331,12 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     threshold : float or None, default=None
         ``sigma``, the disagreement that triggers an update; ``None`` uses
         four times the threshold noise scale of the sparse vector.
+    mechanism : {"laplace", "discrete_laplace"}, default="laplace"
+        Noise of the paid answers (Alg. 1 line 9). ``"discrete_laplace"`` rounds each to a public
+        power-of-two grid (``noise_granularity_``, about ``2**-30`` times the
+        noise scale) and adds exact discrete Laplace noise, safe against
+        floating-point attacks on the noise (Mironov 2012), for the same
+        guarantee and a negligibly larger scale.
     %(classes)s
         Binary problems only: two labels.
     %(epsilon)s
@@ -323,7 +363,11 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         Sensitivity of one value ``<w*, phi(z)>`` (``R_phi`` times the
         minimizer's RKHS sensitivity).
     noise_scale_ : float
-        Laplace scale of the paid answers.
+        Laplace scale of the paid answers (for ``"discrete_laplace"`` the
+        discrete Laplace scale ``t g``).
+    noise_granularity_ : float or None
+        The public grid ``g`` of ``"discrete_laplace"`` (``None`` for
+        ``"laplace"``).
     threshold_ : float
         The threshold used.
     n_queries_ : int
@@ -349,6 +393,12 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     standard sparse vector technique. Its constants (``B``, ``epsilon_0``,
     ``sigma``, ``eta``) are garbled in our copy and given up to constants;
     here ``B`` and ``sigma`` are parameters and the noise is exact.
+    ``mechanism="discrete_laplace"`` draws the paid answers' noise as exact
+    discrete Laplace noise on the value rounded to a public grid ``g``,
+    calibrated to ``ceil(Delta / g)`` steps (the rounding included) and the
+    same per-answer epsilon (Canonne, Kamath and Steinke 2020); the sparse
+    vector test keeps its float Laplace noise (it releases only which
+    queries are paid, not low-order bits of a noisy value).
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
@@ -397,8 +447,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
                  kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 max_updates=50, threshold=None, classes=None, epsilon=1.0, delta=1e-6,
-                 random_state=None, accountant=None, verbose=0, allow_pickle=False):
+                 max_updates=50, threshold=None, mechanism="laplace", classes=None, epsilon=1.0,
+                 delta=1e-6, random_state=None, accountant=None, verbose=0, allow_pickle=False):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -411,6 +461,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         self.max_iter = max_iter
         self.max_updates = max_updates
         self.threshold = threshold
+        self.mechanism = mechanism
         self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
@@ -467,6 +518,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         max_iter = check_positive_int(self.max_iter, "max_iter")
         max_updates = check_positive_int(self.max_updates, "max_updates")
         threshold = _check_threshold(self.threshold)
+        mechanism = check_option(self.mechanism, "mechanism", LAPLACE_MECHANISMS)
         verbose = check_positive_int(self.verbose, "verbose", low=0)
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
@@ -484,6 +536,12 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
                 "004, Thm. 3 needs max_updates <= 8 ln(1/delta) or a moderate epsilon; see "
                 "skdp.mechanisms.SparseVector). Use a smaller epsilon or max_updates."
             ) from None
+        limit = kappa * (kappa + tol) / alpha  # |<w*, phi(z)>| <= R_phi ||w*||
+        grid = None
+        if mechanism == "discrete_laplace":  # the calibration can refuse: before the charge
+            grid = tddl_discrete_laplace(
+                tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta),
+                sensitivity, max_updates, half.epsilon, half.delta, limit)
         budget, rng = self._start_private_fit(n, allow_zero_delta=False)
         half = budget.split(2)
         # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
@@ -496,7 +554,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
                   f"threshold {threshold:.4g}")
         beta, _, _ = fit_kernel_erm(K, np.where(y_index == 1, 1.0, -1.0), loss, alpha,
                                     tol, max_iter=max_iter)
-        self.noise_scale_ = noise_scale
+        self.noise_scale_ = noise_scale if grid is None else grid[2]
+        self.noise_granularity_ = None if grid is None else grid[0]
+        self._grid = grid
         self.threshold_ = threshold
         # "Below threshold" (the paid answer) means -|w*(z) - w_t(z)| <= -sigma.
         self._sparse_vector = SparseVector(epsilon=half.epsilon, delta=half.delta,
@@ -511,7 +571,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         self._points = np.empty((0, d))
         self._coef = np.empty(0)
         self._step = self.threshold_ / (2.0 * kappa**2)
-        self._limit = kappa * (kappa + tol) / alpha  # |<w*, phi(z)>| <= R_phi ||w*||
+        self._limit = limit
         self.classes_ = classes
         self.sensitivity_ = sensitivity
         self.n_features_in_ = d
@@ -557,7 +617,12 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
             if self.exhausted or self._sparse_vector.query(-abs(private[t] - public)):
                 out[t] = public  # Alg. 1 line 12: w_t is accurate here (free)
                 continue
-            noisy = private[t] + self._rng.laplace(0.0, self.noise_scale_)
+            if getattr(self, "_grid", None) is None:  # a session pickled before it had one
+                noisy = private[t] + self._rng.laplace(0.0, self.noise_scale_)
+            else:  # exact discrete Laplace on the grid (tddl_discrete_laplace)
+                granularity, t_steps, _ = self._grid
+                noisy = release_on_grid(private[t:t + 1], "discrete_laplace", t_steps,
+                                        granularity, self._rng)[0]
             # Line 9: the paid answer, clipped to the public range of <w*, phi(z)>.
             noisy = float(np.clip(noisy, -self._limit, self._limit))
             out[t] = noisy

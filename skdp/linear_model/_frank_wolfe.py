@@ -311,6 +311,19 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     clipped data for that column access; peak memory is a few copies of the
     non-zeros, never ``n_samples x n_features``.
 
+    Floating-point noise (Mironov 2012) is a smaller concern here than for the
+    estimators that release noisy values, and no discrete option is offered:
+    each step releases only the index of the noisy argmax, never a noisy
+    score, so the low-order bits of a float Laplace or Gumbel draw cannot be
+    read off the output. What finite precision can do is perturb the
+    selection probabilities slightly (a bias of the order of the sampler's
+    resolution), not reveal a score. An exact alternative would be
+    report-noisy-max with discrete Laplace noise on grid-rounded scores
+    (score sensitivity ``ceil(s / g)`` steps, the rounding included); its
+    ties, rare but of positive probability, bring the tie-breaking rule into
+    the proof, and the released model (a few multiples of ``C / (t + 1)``)
+    would not change visibly, so it is left out.
+
     References
     ----------
     K. Talwar, A. Thakurta and L. Zhang. Nearly optimal private LASSO. NeurIPS 2015.

@@ -20,6 +20,7 @@ INSTANCES = [
     OutputPerturbationClassifier(epsilon=1.0, mechanism="discrete_laplace", random_state=0),
     OutputPerturbationClassifier(epsilon=1.0, delta=1e-5, mechanism="discrete_gaussian",
                                  random_state=0),
+    PermutationSGDClassifier(epsilon=1.0, mechanism="discrete_gaussian", random_state=0),
 ]
 
 _TINY_DATA = ("accuracy threshold 0.83 on 300 make_blobs samples: at epsilon=1 the noise "

@@ -20,6 +20,11 @@ INSTANCES = [
     PrivateKernelNetClassifier(alpha=0.05, epsilon=1e3, n_public=100, n_rounds=40,
                                random_state=0),
     PrivateKernelSVC(alpha=0.01, epsilon=1e3, n_public=64, random_state=0),
+    # Exact discrete Laplace noise on a public grid (floating-point safe releases).
+    PrivateKernelClassifier(alpha=0.01, epsilon=1e3, n_public=64, mechanism="discrete_laplace",
+                            random_state=0),
+    PrivateKernelNetClassifier(alpha=0.05, epsilon=1e3, n_public=100, n_rounds=40,
+                               mechanism="discrete_laplace", random_state=0),
 ]
 
 # The private kernel ERM classifiers take sample_weight and class_weight: the same
