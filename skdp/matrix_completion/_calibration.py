@@ -65,6 +65,7 @@ import sys
 from fractions import Fraction
 
 from skdp.accounting import zcdp_for_dp
+from skdp.linear_model._private_glm import check_grid_noise_parameter
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.mechanisms._discrete import (
     _RHO_MARGIN,
@@ -354,7 +355,9 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     against its own round-off. With the same ``sigma^2`` per release,
     ``rho_total = sum_k W_k / (2 sigma^2)`` (CKS, discrete Gaussian zCDP with
     independent coordinates; seed 004, Lemma 2.1.12 composition), so
-    ``sigma^2 = sum_k W_k / (2 rho)``, rounded *up* to 24 significant bits.
+    ``sigma^2 = sum_k W_k / (2 rho)``, rounded *up* to 24 significant bits;
+    a ``sigma`` beyond ``2**52`` grid steps is refused (ValueError, before
+    any budget is spent).
 
     A symmetric matrix release puts ``sigma^2`` on each diagonal index and
     ``sigma^2 / 2`` on each upper off-diagonal one (mirrored below): its
@@ -389,4 +392,8 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     # Smallest power of two h with value_bound < 2**52 h^2 (exact Gram matrices, Notes).
     row_step = math.ldexp(1.0, math.ceil((math.frexp(value_bound)[1] - 52) / 2))
     # CKS: rho_k = W_k / (2 sigma^2) per release; seed 004, Lemma 2.1.12: the rho_k add up.
-    return DiscreteGrid(granularity, _round_up(total / (2 * rho)), row_step)
+    sigma2 = _round_up(total / (2 * rho))
+    # Refused before the charge: beyond 2**52 steps (a tiny epsilon, where the rounding
+    # term sum_k d_k / (2 rho) dominates) the draws leave the sampler's int64 range.
+    check_grid_noise_parameter("discrete_gaussian", sigma2, f"epsilon={epsilon!r}")
+    return DiscreteGrid(granularity, sigma2, row_step)
