@@ -119,3 +119,26 @@ def test_gram_is_exact_on_adversarial_rows(n_users):
               for k in range(3)] for j in range(3)]
     computed = _gram(T)
     assert all(Fraction(computed[j, k]) == exact[j][k] for j in range(3) for k in range(3))
+
+
+@pytest.mark.parametrize("bound, epsilon, config", [
+    (1e76, 1e-9, dict(n_iter=10)),
+    (3e76, 0.5, dict(method="svd", eigensolver="oja", rank=3, oja_iter=7)),
+])
+def test_grid_is_sized_from_the_noise_at_extreme_but_accepted_bounds(bound, epsilon, config):
+    # row_norm_bound in the range total_sensitivity accepts: sum_k s_k^2 / (2 rho) used
+    # to overflow to inf, so g came from frexp(inf) = 2**-31 and the value-bound floor
+    # instead of the noise, and a reasonable budget was refused as "too small".
+    releases = release_schedule(bound, n_items=30, **config)
+    grid = discrete_noise(epsilon, 1e-4, releases, 10 * 4.0 * bound**2)
+    assert 2.0**29 <= grid.sigma / grid.granularity < 2.0**31
+
+
+def test_grid_at_a_huge_budget_and_tiny_bound_is_the_value_floor():
+    # sum_k s_k^2 / (2 rho) used to underflow to 0 here, giving g = 2**-31 (frexp(0)),
+    # far above every released value (all rounded to 0); the noise asks for a grid
+    # far below the value floor 2**(e - 52), which therefore binds.
+    value_bound = 10 * 4.0 * 1e-76**2
+    grid = discrete_noise(1e300, 1e-4, release_schedule(1e-76, n_items=30, n_iter=10),
+                          value_bound)
+    assert grid.granularity == 2.0 ** (math.frexp(value_bound)[1] - 52)
