@@ -122,7 +122,7 @@ def test_gram_is_exact_on_adversarial_rows(n_users):
 
 
 @pytest.mark.parametrize("bound, epsilon, config", [
-    (1e76, 1e-9, dict(n_iter=10)),
+    (1e76, 1e-2, dict(n_iter=10)),
     (3e76, 0.5, dict(method="svd", eigensolver="oja", rank=3, oja_iter=7)),
 ])
 def test_grid_is_sized_from_the_noise_at_extreme_but_accepted_bounds(bound, epsilon, config):
