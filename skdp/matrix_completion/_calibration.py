@@ -383,7 +383,9 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     rho = Fraction(zcdp_for_dp(epsilon, delta)) * _RHO_MARGIN
     if rho == 0:
         raise ValueError(f"epsilon={epsilon!r} is too small: its zCDP budget underflows to 0.")
-    sigma_ref = math.sqrt(sum(s * s for s, _ in releases) / (2.0 * float(rho)))
+    # hypot, then the division: sum s_k^2 / (2 rho) overflows (or underflows to 0) at
+    # extreme but accepted row_norm_bound, and frexp(inf or 0) would size g at 2**-31.
+    sigma_ref = math.hypot(*(s for s, _ in releases)) / math.sqrt(2.0 * float(rho))
     granularity = svm_noise_granularity(sigma_ref, value_bound)
     grid = _check_granularity(granularity)
     # Integer L2 sensitivity squared of each rounded release (each entry moves <= 1 step more).
