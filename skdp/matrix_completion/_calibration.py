@@ -65,6 +65,7 @@ import sys
 from fractions import Fraction
 
 from skdp.accounting import zcdp_for_dp
+from skdp.linear_model._private_glm import check_grid_noise_parameter
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.mechanisms._discrete import (
     _RHO_MARGIN,
@@ -354,7 +355,9 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     against its own round-off. With the same ``sigma^2`` per release,
     ``rho_total = sum_k W_k / (2 sigma^2)`` (CKS, discrete Gaussian zCDP with
     independent coordinates; seed 004, Lemma 2.1.12 composition), so
-    ``sigma^2 = sum_k W_k / (2 rho)``, rounded *up* to 24 significant bits.
+    ``sigma^2 = sum_k W_k / (2 rho)``, rounded *up* to 24 significant bits;
+    a ``sigma`` beyond ``2**52`` grid steps is refused (ValueError, before
+    any budget is spent).
 
     A symmetric matrix release puts ``sigma^2`` on each diagonal index and
     ``sigma^2 / 2`` on each upper off-diagonal one (mirrored below): its
@@ -380,7 +383,9 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     rho = Fraction(zcdp_for_dp(epsilon, delta)) * _RHO_MARGIN
     if rho == 0:
         raise ValueError(f"epsilon={epsilon!r} is too small: its zCDP budget underflows to 0.")
-    sigma_ref = math.sqrt(sum(s * s for s, _ in releases) / (2.0 * float(rho)))
+    # hypot, then the division: sum s_k^2 / (2 rho) overflows (or underflows to 0) at
+    # extreme but accepted row_norm_bound, and frexp(inf or 0) would size g at 2**-31.
+    sigma_ref = math.hypot(*(s for s, _ in releases)) / math.sqrt(2.0 * float(rho))
     granularity = svm_noise_granularity(sigma_ref, value_bound)
     grid = _check_granularity(granularity)
     # Integer L2 sensitivity squared of each rounded release (each entry moves <= 1 step more).
@@ -389,4 +394,8 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     # Smallest power of two h with value_bound < 2**52 h^2 (exact Gram matrices, Notes).
     row_step = math.ldexp(1.0, math.ceil((math.frexp(value_bound)[1] - 52) / 2))
     # CKS: rho_k = W_k / (2 sigma^2) per release; seed 004, Lemma 2.1.12: the rho_k add up.
-    return DiscreteGrid(granularity, _round_up(total / (2 * rho)), row_step)
+    sigma2 = _round_up(total / (2 * rho))
+    # Refused before the charge: beyond 2**52 steps (a tiny epsilon, where the rounding
+    # term sum_k d_k / (2 rho) dominates) the draws leave the sampler's int64 range.
+    check_grid_noise_parameter("discrete_gaussian", sigma2, f"epsilon={epsilon!r}")
+    return DiscreteGrid(granularity, sigma2, row_step)
