@@ -75,6 +75,8 @@ def tddl_query_epsilon(n_queries, epsilon, delta):
 
     # composed(e) >= e min(T, sqrt(2 T)) (both logarithms are >= 1), which brackets the root.
     lo, hi = epsilon / n_queries, epsilon / min(n_queries, math.sqrt(2.0 * n_queries))
+    while composed(lo) > epsilon:  # the float epsilon / n can round up (an ulp above, summed)
+        lo = math.nextafter(lo, 0.0)
     if composed(hi) <= epsilon:
         return hi
     for _ in range(200):  # bisection: keep composed(lo) <= epsilon < composed(hi)
