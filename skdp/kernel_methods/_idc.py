@@ -115,8 +115,9 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         RKHS sensitivity of the certified minimizer.
     noise_scale_ : float
         Laplace scale ``nu`` of the noisy values (for ``"discrete_laplace"``
-        the discrete Laplace scale ``t g``); the exponential mechanism uses
-        the per-round epsilon ``kappa_ * sensitivity_ / nu``.
+        the discrete Laplace scale ``t g``, at least ``nu``); the exponential
+        mechanism uses the per-round epsilon ``kappa_ * sensitivity_ / nu``
+        with the continuous ``nu`` for both mechanisms.
     noise_granularity_ : float or None
         The public grid ``g`` of ``"discrete_laplace"`` (``None`` for
         ``"laplace"``).
