@@ -6,7 +6,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from skdp.accounting import PrivacyBudget, advanced_composition
+from skdp.accounting import BudgetAccountant, PrivacyBudget, advanced_composition
+from skdp.kernel_methods import (
+    InteractiveKernelPredictor,
+    PrivateKernelClassifier,
+    PrivateKernelNetClassifier,
+)
 from skdp.kernel_methods._classifiers import tddl_discrete_laplace, tddl_query_epsilon
 from skdp.mechanisms._discrete import _grid_indices
 
@@ -52,3 +57,24 @@ def test_half_up_rounding_moves_by_at_most_ceil_of_the_distance():
     bound = [math.ceil(abs(Fraction(x) - Fraction(y)) / g) for x, y in zip(a, b)]
     assert np.all(moved <= np.array(bound))
     assert _grid_indices(np.array([edge * 0.25]), g)[0] == 0  # exact, not fl(u + 0.5)
+
+
+@pytest.mark.parametrize("cls, params", [
+    (PrivateKernelClassifier, {"n_public": 5}),
+    (PrivateKernelNetClassifier, {"n_public": 5, "n_rounds": 2}),
+    (InteractiveKernelPredictor, {"max_updates": 2}),
+])
+def test_grid_out_of_range_fails_before_the_charge(cls, params):
+    # alpha = 1e300: the noise scale, and the grid 2**-30 times it, fall below 2**-900, the
+    # finest grid the release accepts. That is public: refuse before the budget is spent.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    accountant = BudgetAccountant(epsilon=10.0, delta=0.5)
+    est = cls(alpha=1e300, mechanism="discrete_laplace", classes=[0, 1], random_state=0,
+              accountant=accountant, **params)
+    with pytest.raises(ValueError, match="granularity"):
+        est.fit(X, y)
+    assert accountant.spent is None
+    with pytest.raises(ValueError, match="granularity"):
+        tddl_discrete_laplace(1e-302, 1e-303, 1, 1.0, 0.0, 1e-302)
