@@ -22,7 +22,7 @@ from skdp.kernel_methods._functional import (
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
 from skdp.linear_model._private_glm import check_grid_noise_parameter, release_on_grid
-from skdp.mechanisms._discrete import _round_up
+from skdp.mechanisms._discrete import _check_granularity, _round_up
 from skdp.svm._base import svm_noise_granularity
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import (
@@ -170,10 +170,12 @@ def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_b
     Raises
     ------
     ValueError
-        If ``t`` exceeds ``2**52`` grid steps
+        If ``g`` is outside ``[2**-900, 2**900]`` (an extreme scale or
+        ``value_bound``) or ``t`` exceeds ``2**52`` grid steps
         (:func:`~skdp.linear_model._private_glm.check_grid_noise_parameter`).
     """
     granularity = svm_noise_granularity(scale, value_bound)
+    _check_granularity(granularity)  # within [2**-900, 2**900], refused before the charge
     # Data-independent upward rounding of the float sensitivity (as svm_discrete_noise does),
     # then the grid sensitivity of one rounded value: ceil(Delta / g) steps.
     steps = math.ceil(Fraction(sensitivity * (1.0 + 2.0**-40)) / Fraction(granularity))
