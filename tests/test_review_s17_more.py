@@ -78,3 +78,25 @@ def test_grid_out_of_range_fails_before_the_charge(cls, params):
     assert accountant.spent is None
     with pytest.raises(ValueError, match="granularity"):
         tddl_discrete_laplace(1e-302, 1e-303, 1, 1.0, 0.0, 1e-302)
+
+
+@pytest.mark.parametrize("mechanism", ["laplace", "discrete_laplace"])
+@pytest.mark.parametrize("cls, params", [
+    (PrivateKernelClassifier, {"n_public": 5}),
+    (PrivateKernelNetClassifier, {"n_public": 5, "n_rounds": 2}),
+    (InteractiveKernelPredictor, {"max_updates": 2}),
+])
+@pytest.mark.parametrize("setting", [{"epsilon": 1e-308}, {"alpha": 5e-324}])
+def test_overflowing_noise_scale_fails_before_the_charge(cls, params, mechanism, setting):
+    # The Laplace scale (epsilon = 1e-308) or the sensitivity (alpha = 5e-324) overflows:
+    # public, so a clear ValueError before the charge (the float path failed after it, the
+    # discrete one raised OverflowError).
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    accountant = BudgetAccountant(epsilon=10.0, delta=0.5)
+    est = cls(mechanism=mechanism, classes=[0, 1], random_state=0, accountant=accountant,
+              **params, **setting)
+    with pytest.raises(ValueError):
+        est.fit(X, y)
+    assert accountant.spent is None
