@@ -124,6 +124,15 @@ def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
     return sensitivity / tddl_query_epsilon(n_queries, epsilon, delta)
 
 
+def check_noise_scale(scale, sensitivity, budget):
+    """Refuse (before the charge) a sensitivity or noise scale that is not a finite float > 0."""
+    if not (math.isfinite(sensitivity) and 0.0 < scale < math.inf):
+        raise ValueError(
+            f"The sensitivity ({sensitivity:g}) or the noise scale ({scale:g}) is not a finite "
+            f"positive float at (epsilon={budget.epsilon:g}, delta={budget.delta:g}): alpha "
+            "or epsilon is too small. Nothing was spent.")
+
+
 def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_bound):
     """Grid and exact discrete Laplace noise replacing ``Lap(scale)`` on each noisy value.
 
@@ -327,6 +336,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         n_functions = 1 if len(classes) == 2 else len(classes)
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=self._allow_zero_delta)
         scale = self._release_scale(budget, kappa, sensitivity, n_functions, support.shape[0])
+        check_noise_scale(scale, sensitivity, budget)
         # The discrete calibration can refuse a budget: also before the charge.
         grid = self._release_grid(scale, budget, kappa, sensitivity, radius, n_functions,
                                   support.shape[0])

@@ -21,6 +21,7 @@ from skdp.kernel_methods._classifiers import (
     LAPLACE_MECHANISMS,
     _KernelERMClassifier,
     _LaplaceValuesMixin,
+    check_noise_scale,
     tddl_discrete_laplace,
     tddl_laplace_scale,
 )
@@ -538,11 +539,13 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
                 "skdp.mechanisms.SparseVector). Use a smaller epsilon or max_updates."
             ) from None
         limit = kappa * (kappa + tol) / alpha  # |<w*, phi(z)>| <= R_phi ||w*||
+        scale = tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta)
+        check_noise_scale(scale, sensitivity, half)  # public: refused before the charge
+        check_noise_scale(threshold_scale, sensitivity, half)
         grid = None
         if mechanism == "discrete_laplace":  # the calibration can refuse: before the charge
             grid = tddl_discrete_laplace(
-                tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta),
-                sensitivity, max_updates, half.epsilon, half.delta, limit)
+                scale, sensitivity, max_updates, half.epsilon, half.delta, limit)
         budget, rng = self._start_private_fit(n, allow_zero_delta=False)
         half = budget.split(2)
         # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
