@@ -118,10 +118,13 @@ def check_grid_noise_parameter(mechanism, parameter, budget_text):
     value = Fraction(parameter)
     gaussian = mechanism == "discrete_gaussian"
     if value > (Fraction(MAX_NOISE_STEPS) ** 2 if gaussian else MAX_NOISE_STEPS):
-        steps = math.sqrt(value) if gaussian else float(value)
+        # log2 of the steps, exact enough for a message and finite for any size.
+        log2_steps = (math.log2(value.numerator) - math.log2(value.denominator)) / (
+            2 if gaussian else 1)
         raise ValueError(
             f"{budget_text} is too small for the {mechanism} output noise: its "
-            f"{'sigma' if gaussian else 'scale t'} would be {steps:.3g} grid steps, beyond "
+            f"{'sigma' if gaussian else 'scale t'} would be about 2**{log2_steps:.1f} grid "
+            "steps, beyond "
             "2**52 (the released grid indices are kept within +-2**53 and the exact sampler's "
             "draws within int64). Use a larger epsilon.")
     return value
