@@ -24,6 +24,8 @@ _RANDOM_TYPES = (np.random.Generator, np.random.BitGenerator, np.random.RandomSt
                  np.random.SeedSequence)
 # Interactive services keep their noise source by design, to answer later queries with
 # fresh noise; they also keep the private data itself, and refuse pickling by default.
+# (skdp.kernel_methods.InteractiveKernelPredictor is one too; it is not among the common
+# instances, so the walk never meets it.)
 _INTERACTIVE = {"PrivateQueryAnswerer"}
 
 
