@@ -953,3 +953,27 @@ def test_default_gamma_is_the_thesis_value_until_the_certificate_floor():
     assert cal.gamma == 2.0**-47
     # the output noise follows the gamma used (corrected sensitivity 2 m gamma / Lambda)
     assert cal.sensitivity2 == pytest.approx(2 * 3e7 * 2.0**-47 / cal.reg_strength, rel=1e-12)
+
+
+def test_default_gamma_floor_covers_the_softmax_certificate_slack():
+    # The rigorous certificate's rounding slack does not depend on m, but grows with the
+    # number of softmax classes (about 8.5e-15 at K = 10 against 1.3e-15 for a binary
+    # problem): the binary floor 2**-47 cannot be certified for K = 10, so the default
+    # floor must grow with K (2**-47 * 2 sqrt(K)), or large multinomial fits would spend
+    # their budget and raise CertificationError.
+    X, y = make_classification(20000, 20, n_informative=15, n_classes=10,
+                               n_clusters_per_class=1, random_state=0)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    classes = list(range(10))
+    with pytest.raises(CertificationError):
+        DPLogisticRegressionAMP(epsilon=1.0, classes=classes, gamma=default_gamma(10**9),
+                                max_iter=30, random_state=0).fit(X, y)
+    floor = default_gamma(10**9, n_classes=10)
+    assert floor == pytest.approx(2.0**-47 * 2 * math.sqrt(10), rel=1e-15)
+    clf = DPLogisticRegressionAMP(epsilon=1.0, classes=classes, gamma=floor, max_iter=60,
+                                  random_state=0).fit(X, y)
+    assert clf.gradient_norm_[0] <= floor
+    # the calibration applies the softmax floor by itself for multinomial fits
+    cal = amp_calibration(1.0, 1e-6, n_samples=10**8, n_features=21, lipschitz=math.sqrt(2),
+                          smoothness=0.5, row_rank=9, loss="multinomial")
+    assert cal.gamma == floor
