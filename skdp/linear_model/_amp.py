@@ -58,11 +58,13 @@ _REGULARIZATION_SCALES = {"logistic": 69.0, "huber": 85.0, "multinomial": 41.0}
 _HUBER_REFERENCE_WIDTH = 0.1
 _HUBER_WIDTH_EXPONENT = -0.35
 # The default gamma's floor, relative to data_norm. The rigorous certificate
-# (_certificate.gradient_norm_bound) carries a rounding slack of about
-# 1e-15 * data_norm whatever m is (stop-16 measurements: 3e-15 at m = 1e6), so the
-# thesis' 1 / m^2 becomes uncertifiable near m = 3e7; 2**-47 (7.1e-15) keeps the
-# slack below a seventh of gamma and only replaces 1 / m^2 beyond m = 2**23.5
-# (about 1.19e7 rows at data_norm = 1). Public: a constant times a parameter.
+# (_certificate.gradient_norm_bound) carries a rounding slack that does not depend on m:
+# about 1.3e-15 * data_norm for a binary problem and about 2 sqrt(K) times that for a
+# K-class softmax (measured: 8.5e-15 at K = 10, 1.3e-14 at K = 30, 1.7e-14 at K = 50).
+# The thesis' 1 / m^2 becomes uncertifiable near m = 3e7 (binary) or 1e7 (K = 10).
+# 2**-47 (7.1e-15), times 2 sqrt(K) for softmax, keeps the slack below about a fifth of
+# gamma; binary fits keep 1 / m^2 up to m = 2**23.5 (1.19e7 rows at data_norm = 1).
+# Public: a constant times parameters.
 _GAMMA_FLOOR = 2.0**-47
 
 
@@ -414,15 +416,18 @@ class AMPCalibration:
     n_samples: int
 
 
-def default_gamma(n_samples, data_norm=1.0):
-    """Default certified gradient-norm bound: ``max(1 / m^2, 2**-47 data_norm)``.
+def default_gamma(n_samples, data_norm=1.0, n_classes=None):
+    """Default certified gradient-norm bound: ``max(1 / m^2, floor)``.
 
     Seed 004 Sec. 4.4.1 uses ``gamma = 1 / m^2``. A certificate computed in
     floating point cannot prove a gradient norm much below its rounding
-    slack, about ``1e-15 * data_norm`` here
-    (:func:`~skdp.linear_model._certificate.gradient_norm_bound`), so beyond
-    about ``1.2e7`` rows (at ``data_norm = 1``) the default is the floor
-    ``2**-47 * data_norm`` instead (7 times the slack). The output noise is
+    slack (:func:`~skdp.linear_model._certificate.gradient_norm_bound`):
+    about ``1.3e-15 * data_norm`` for a binary problem and about ``2
+    sqrt(K)`` times that for a ``K``-class softmax, whatever ``m`` is. The
+    floor is ``2**-47 * data_norm`` (binary and one-vs-rest), times ``2
+    sqrt(K)`` for softmax: about 5 times the slack. It replaces ``1 / m^2``
+    beyond about ``1.2e7`` rows (binary, ``data_norm = 1``) or ``4.7e6`` rows
+    (softmax, ``K = 10``). The output noise is
     calibrated to whichever ``gamma`` is used (sensitivity
     ``2 m gamma / Lambda``), so privacy is unaffected; at the floor that
     noise is still negligible (``2 m gamma / Lambda`` is about ``1e-7 /
@@ -434,12 +439,17 @@ def default_gamma(n_samples, data_norm=1.0):
         ``m``, the public number of rows.
     data_norm : float, default=1.0
         The rows' L2 norm bound.
+    n_classes : int or None, default=None
+        ``K`` of a softmax (multinomial) fit; ``None`` for a binary problem.
 
     Returns
     -------
     gamma : float
     """
-    return max(1.0 / float(n_samples) ** 2, _GAMMA_FLOOR * float(data_norm))
+    floor = _GAMMA_FLOOR * float(data_norm)
+    if n_classes is not None:
+        floor *= 2.0 * math.sqrt(n_classes)
+    return max(1.0 / float(n_samples) ** 2, floor)
 
 
 def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothness, row_rank,
@@ -492,7 +502,9 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
         If the split violates ``0 < eps1 - eps3 < 1`` (Alg. 1 line 1).
     """
     m = int(n_samples)
-    gamma = default_gamma(m, data_norm) if gamma is None else float(gamma)
+    if gamma is None:
+        gamma = default_gamma(m, data_norm, row_rank + 1 if loss == "multinomial" else None)
+    gamma = float(gamma)
     eps2, delta2 = output_fraction * epsilon, output_fraction * delta  # Alg. 1 line 1
     eps1, delta1 = epsilon - eps2, delta - delta2
     row_rank = int(row_rank)
@@ -704,11 +716,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     gamma : float or None, default=None
         Certified bound on the gradient norm of the perturbed objective at
         the released point; ``None`` means ``1 / n_samples^2`` (the thesis'
-        choice), or ``2**-47 data_norm`` when that is larger (beyond about
-        1.2e7 rows at ``data_norm = 1``: ``1 / m^2`` would be below the
-        floating-point floor of any certificate, see
-        :func:`~skdp.linear_model._amp.default_gamma`). Must not depend on the
-        data.
+        choice), or ``2**-47 data_norm`` (times ``2 sqrt(K)`` for a softmax
+        fit) when that is larger: beyond about 1.2e7 rows (binary,
+        ``data_norm = 1``) ``1 / m^2`` would be below the floating-point floor
+        of any certificate, see :func:`~skdp.linear_model._amp.default_gamma`.
+        Must not depend on the data.
     output_fraction : float or None, default=None
         ``f`` in ``(0, 1)``: the output noise gets ``(f epsilon, f delta)``.
         ``None`` means 0.01 (Sec. 4.4.1).
