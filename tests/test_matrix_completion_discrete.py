@@ -36,6 +36,7 @@ from skdp.matrix_completion._solvers import (
     truncated_rows,
 )
 from skdp.testing import audit_epsilon
+from test_matrix_completion import _rmse, ratings  # noqa: F401 (a fixture)
 
 CONFIGS = [
     dict(method="frank_wolfe", eigensolver="exact", n_iter=3),
@@ -46,16 +47,6 @@ CONFIGS = [
     dict(method="svd", eigensolver="oja", oja_iter=4, rank=3),
     dict(method="pgd", eigensolver="exact", n_iter=2),
 ]
-
-
-@pytest.fixture(scope="module")
-def ratings():
-    return make_low_rank_ratings(4000, 30, n_ratings=10, random_state=0)
-
-
-def _rmse(completed, test):
-    test = test.tocoo()
-    return float(np.sqrt(np.mean((completed[test.row, test.col] - test.data) ** 2)))
 
 
 def _on_grid(values, granularity):

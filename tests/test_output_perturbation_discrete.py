@@ -288,6 +288,6 @@ def test_default_is_the_l2_laplace_release_without_a_grid():
 def test_noise_beyond_the_float_range_gives_the_clear_error(mechanism):
     # A parameter far beyond 2**52 steps (and beyond the largest float) must still give
     # the ValueError, not an OverflowError from formatting the message.
-    from skdp.linear_model._private_glm import check_grid_noise_parameter
+    from skdp.mechanisms._discrete import check_grid_noise_parameter
     with pytest.raises(ValueError, match="too small"):
         check_grid_noise_parameter(mechanism, Fraction(10**400), "epsilon=1e-300")

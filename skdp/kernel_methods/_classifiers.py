@@ -21,7 +21,8 @@ from skdp.kernel_methods._functional import (
 )
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
-from skdp.linear_model._private_glm import check_grid_noise_parameter, release_on_grid
+from skdp.linear_model._private_glm import release_on_grid
+from skdp.mechanisms._discrete import check_grid_noise_parameter
 from skdp.mechanisms._discrete import _check_granularity, _round_up
 from skdp.svm._base import svm_noise_granularity
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
@@ -181,7 +182,7 @@ def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_b
     ValueError
         If ``g`` is outside ``[2**-900, 2**900]`` (an extreme scale or
         ``value_bound``) or ``t`` exceeds ``2**52`` grid steps
-        (:func:`~skdp.linear_model._private_glm.check_grid_noise_parameter`).
+        (:func:`~skdp.mechanisms._discrete.check_grid_noise_parameter`).
     """
     granularity = svm_noise_granularity(scale, value_bound)
     _check_granularity(granularity)  # within [2**-900, 2**900], refused before the charge

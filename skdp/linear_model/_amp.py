@@ -15,7 +15,8 @@ from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_
 from skdp.linear_model._losses import get_loss
 from skdp.linear_model._multinomial import MultinomialLoss, MultinomialObjective
 from skdp.linear_model._objective import GLMObjective
-from skdp.linear_model._private_glm import check_grid_noise_parameter, release_on_grid
+from skdp.linear_model._private_glm import release_on_grid
+from skdp.mechanisms._discrete import check_grid_noise_parameter
 from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.mechanisms._gaussian import log_shifted_gaussian_delta
@@ -601,7 +602,7 @@ def amp_discrete_output_noise(calibration, n_params):
     ------
     ValueError
         If ``sigma`` exceeds ``2**52`` grid steps (a vanishing ``eps2``;
-        :func:`~skdp.linear_model._private_glm.check_grid_noise_parameter`).
+        :func:`~skdp.mechanisms._discrete.check_grid_noise_parameter`).
     """
     cal = calibration
     # ||theta_approx|| <= (m / Lambda)(Delta + ||b1|| + gamma), with ||b1|| <= sigma1 (sqrt(p) + 10)

@@ -20,11 +20,11 @@ import numpy as np
 from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
-    check_grid_noise_parameter,
     fill_glm_doc,
     release_on_grid,
 )
 from skdp.linear_model._solvers import minimize_certified
+from skdp.mechanisms._discrete import check_grid_noise_parameter
 from skdp.svm._base import svm_discrete_noise, svm_noise_granularity, svm_noise_scale
 from skdp.utils._clipping import clip_rows_l2
 from skdp.utils._validation import check_option, check_positive_int, check_real
@@ -144,7 +144,7 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
     ------
     ValueError
         If ``t`` or ``sigma`` exceeds ``2**52`` grid steps (a vanishing
-        ``epsilon``; :func:`~skdp.linear_model._private_glm.check_grid_noise_parameter`).
+        ``epsilon``; :func:`~skdp.mechanisms._discrete.check_grid_noise_parameter`).
     """
     reference = svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta)
     granularity = svm_noise_granularity(reference, weight_bound)

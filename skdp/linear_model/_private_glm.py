@@ -10,7 +10,6 @@ class, then record what was spent. Each estimator only supplies
 and ``_fit_binary`` (the mechanism).
 """
 
-import math
 import re
 import textwrap
 from fractions import Fraction
@@ -30,10 +29,8 @@ from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_c
 from skdp.utils._validation import check_bounded_sample_weight, check_positive_int, check_real
 
 __all__ = [
-    "MAX_NOISE_STEPS",
     "PrivateGLMClassifier",
     "check_bool",
-    "check_grid_noise_parameter",
     "delta_one_over_n_squared",
     "fill_glm_doc",
     "release_on_grid",
@@ -89,45 +86,6 @@ def fill_glm_doc(cls):
 def delta_one_over_n_squared(n_samples):
     """The thesis' default ``delta = 1 / n^2`` (seed 004, Sec. 4.4.1, after Wu et al. 2017)."""
     return 1.0 / float(n_samples) ** 2
-
-
-# Largest noise parameter of release_on_grid (discrete Laplace t, discrete Gaussian sigma), in
-# grid steps: beyond it the noise alone exceeds the +-2**53 range of the released indices
-# (the release would be mostly the clamp) and draws approach the int64 limit 2**62 of the
-# samplers, which then raise; only a vanishing epsilon gets there (t ~ F / epsilon).
-MAX_NOISE_STEPS = 2**52
-
-
-def check_grid_noise_parameter(mechanism, parameter, budget_text):
-    """Refuse a noise parameter beyond :data:`MAX_NOISE_STEPS` grid steps (before the charge).
-
-    Parameters
-    ----------
-    mechanism : {"discrete_laplace", "discrete_gaussian"}
-        Noise distribution.
-    parameter : fractions.Fraction
-        Discrete Laplace ``t`` or discrete Gaussian ``sigma^2``, in grid steps.
-    budget_text : str
-        The budget that sets it, for the message (e.g. ``"epsilon=1e-20"``).
-
-    Returns
-    -------
-    parameter : fractions.Fraction
-        Unchanged.
-    """
-    value = Fraction(parameter)
-    gaussian = mechanism == "discrete_gaussian"
-    if value > (Fraction(MAX_NOISE_STEPS) ** 2 if gaussian else MAX_NOISE_STEPS):
-        # log2 of the steps, exact enough for a message and finite for any size.
-        log2_steps = (math.log2(value.numerator) - math.log2(value.denominator)) / (
-            2 if gaussian else 1)
-        raise ValueError(
-            f"{budget_text} is too small for the {mechanism} output noise: its "
-            f"{'sigma' if gaussian else 'scale t'} would be about 2**{log2_steps:.1f} grid "
-            "steps, beyond "
-            "2**52 (the released grid indices are kept within +-2**53 and the exact sampler's "
-            "draws within int64). Use a larger epsilon.")
-    return value
 
 
 def release_on_grid(weights, mechanism, parameter, granularity, rng):

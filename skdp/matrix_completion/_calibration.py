@@ -65,7 +65,7 @@ import sys
 from fractions import Fraction
 
 from skdp.accounting import zcdp_for_dp
-from skdp.linear_model._private_glm import check_grid_noise_parameter
+from skdp.mechanisms._discrete import check_grid_noise_parameter
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.mechanisms._discrete import (
     _RHO_MARGIN,

@@ -836,6 +836,46 @@ def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dime
                      / (2 * rho))
 
 
+# Largest noise parameter of a grid release (discrete Laplace t, discrete Gaussian sigma), in
+# grid steps: beyond it the noise alone exceeds the +-2**53 range of the released indices
+# (the release would be mostly the clamp) and draws approach the samplers' int64 limit
+# (_INT64_LIMIT), where they raise; only a vanishing epsilon gets there (t ~ F / epsilon).
+# Estimators check it with check_grid_noise_parameter before the budget is charged.
+MAX_NOISE_STEPS = 2**52
+
+
+def check_grid_noise_parameter(mechanism, parameter, budget_text):
+    """Refuse a noise parameter beyond :data:`MAX_NOISE_STEPS` grid steps (before the charge).
+
+    Parameters
+    ----------
+    mechanism : {"discrete_laplace", "discrete_gaussian"}
+        Noise distribution.
+    parameter : fractions.Fraction
+        Discrete Laplace ``t`` or discrete Gaussian ``sigma^2``, in grid steps.
+    budget_text : str
+        The budget that sets it, for the message (e.g. ``"epsilon=1e-20"``).
+
+    Returns
+    -------
+    parameter : fractions.Fraction
+        Unchanged.
+    """
+    value = Fraction(parameter)
+    gaussian = mechanism == "discrete_gaussian"
+    if value > (Fraction(MAX_NOISE_STEPS) ** 2 if gaussian else MAX_NOISE_STEPS):
+        # log2 of the steps, exact enough for a message and finite for any size.
+        log2_steps = (math.log2(value.numerator) - math.log2(value.denominator)) / (
+            2 if gaussian else 1)
+        raise ValueError(
+            f"{budget_text} is too small for the {mechanism} output noise: its "
+            f"{'sigma' if gaussian else 'scale t'} would be about 2**{log2_steps:.1f} grid "
+            "steps, beyond "
+            "2**52 (the released grid indices are kept within +-2**53 and the exact sampler's "
+            "draws within int64). Use a larger epsilon.")
+    return value
+
+
 # --------------------------------------------------------------------------------------
 # Mechanisms
 # --------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from sklearn.utils.validation import validate_data
 from skdp.base import DPEstimatorMixin
 from skdp.linear_model._base import PrivateLinearClassifierMixin
 from skdp.linear_model._losses import HuberSVMLoss
-from skdp.linear_model._private_glm import check_grid_noise_parameter
 from skdp.mechanisms import (
     discrete_gaussian_sigma2,
     discrete_laplace_scale,
@@ -24,6 +23,7 @@ from skdp.mechanisms._discrete import (
     _check_granularity,
     _grid_indices,
     _grid_release,
+    check_grid_noise_parameter,
 )
 from skdp.svm._solver import solve_svm_certified
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
