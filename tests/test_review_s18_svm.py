@@ -51,7 +51,7 @@ def test_subnormal_sensitivity_under_states_the_solver_outputs_distance():
     assert abs(w0 - w1) > sens  # the defect the estimators must refuse to calibrate on
 
 
-@pytest.mark.parametrize("est", [PrivateLinearSVM(C=1e-323), PrivateLinearSVM(C=1e-310),
+@pytest.mark.parametrize("est", [PrivateLinearSVM(C=1e-323), PrivateLinearSVM(C=1e-200),
                                  PrivateSVMRFF(C=1e-320, n_components=5)])
 def test_subnormal_calibration_is_refused_before_the_charge(est):
     _assert_refused(est, "C=")
@@ -76,7 +76,7 @@ def test_tol_below_the_rounding_floor_is_refused_before_the_charge(est):
 
 def test_moderate_parameters_still_fit():
     X, y = _data()
-    for est in (PrivateLinearSVM(C=1e-200), PrivateLinearSVM(C=1e40),
+    for est in (PrivateLinearSVM(C=1e-100), PrivateLinearSVM(C=1e40),
                 PrivateLinearSVM(tol=1e-9), PrivateSVMRFF(n_components=5, C=1e30)):
         acc = _fit_charged(est, X, y)
         assert acc.spent is not None and np.all(np.isfinite(est.coef_))
