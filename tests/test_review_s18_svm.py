@@ -107,3 +107,13 @@ def test_rff_projection_overflow_keeps_norm_one_and_fits(kernel):
     est = PrivateSVMRFF(kernel=kernel, n_components=20)
     acc = _fit_charged(est, X, y)
     assert acc.spent is not None and np.all(np.isfinite(est.decision_function(X)))
+
+
+@pytest.mark.parametrize("est", [PrivateLinearSVM(epsilon=5e-324),
+                                 PrivateLinearSVM(epsilon=1e-300, C=1e10),
+                                 PrivateLinearSVM(epsilon=1e-300, delta=1e-300, C=1e10,
+                                                  mechanism="gaussian"),
+                                 PrivateSVMRFF(epsilon=1e-306, n_components=5)])
+def test_infinite_noise_scale_is_refused_before_the_charge(est):
+    # Was: the fit spent the budget and released coef_ = +-inf (or nan).
+    _assert_refused(est, "epsilon")
