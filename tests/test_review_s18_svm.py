@@ -113,7 +113,7 @@ def test_rff_projection_overflow_keeps_norm_one_and_fits(kernel):
                                  PrivateLinearSVM(epsilon=1e-300, C=1e10),
                                  PrivateLinearSVM(epsilon=1e-300, delta=1e-300, C=1e10,
                                                   mechanism="gaussian"),
-                                 PrivateSVMRFF(epsilon=1e-306, n_components=5)])
+                                 PrivateSVMRFF(epsilon=1e-310, n_components=5)])
 def test_infinite_noise_scale_is_refused_before_the_charge(est):
     # Was: the fit spent the budget and released coef_ = +-inf (or nan).
     _assert_refused(est, "epsilon")

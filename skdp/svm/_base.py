@@ -337,6 +337,11 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         sensitivity = exact + 2.0 * radius
         part = budget.split(1 if n_classes == 2 else n_classes)
         scale = svm_noise_scale(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta)
+        if not math.isfinite(scale):  # would release coef_ = +-inf (or nan)
+            raise ValueError(
+                f"epsilon={part.epsilon!r} per class problem is too small for the output noise "
+                f"of sensitivity {sensitivity:.3g}: its scale overflows; nothing was spent. "
+                "Use a larger epsilon or a smaller C.")
         discrete = self.mechanism.startswith("discrete_")
         granularity = parameter = None
         if discrete:
