@@ -229,8 +229,8 @@ def _hinge_gap(Z, U, a, C, kappa):
     if Z.s is not None:
         exposed &= Z.s > 0.0
     n_exposed = np.count_nonzero(exposed)
-    # Plus the underflow of an exposed term's two products and of the product by U
-    # (the other terms, and then the sum, are exact zeros).
+    # Plus the underflow of each exposed term's two products and of the product by U
+    # (the other terms are exact zeros; with none exposed the gap is an exact 0).
     gap += 2.0 * U * m_error * n_exposed + (U + 1.0) * n_exposed * _UNDERFLOW
     return w, max(gap, 0.0), w_error
 
