@@ -63,6 +63,8 @@ def random_fourier_map(X, frequencies):
     grouped (all cosines, then all sines), which changes no inner product.
     Since ``cos^2 + sin^2 = 1``, every feature vector has norm exactly 1
     (up to rounding), the bound ``k_hat(x, x) = 1`` the privacy proof uses.
+    A projection ``<rho_j, x>`` that overflows the doubles is taken as 0, so
+    this holds for every finite row.
 
     Parameters
     ----------
@@ -75,7 +77,13 @@ def random_fourier_map(X, frequencies):
     -------
     features : ndarray of shape (n_samples, 2 * n_components)
     """
-    projection = np.asarray(X @ frequencies)
+    with np.errstate(over="ignore", invalid="ignore"):
+        projection = np.asarray(X @ frequencies)
+    # A finite row can overflow <rho, x> (|<rho, x>| beyond 1.8e308, or inf - inf), and its
+    # cos and sin would be NaN. Such an entry is mapped to 0 (cos 1, sin 0): a fixed
+    # per-row rule that keeps ||phi(x)|| = 1, so a private model's sensitivity holds, and
+    # a fit does not fail (after its budget is charged) because such a row exists.
+    projection[~np.isfinite(projection)] = 0.0
     n_components = frequencies.shape[1]
     features = np.empty((projection.shape[0], 2 * n_components))
     np.cos(projection, out=features[:, :n_components])

@@ -42,6 +42,45 @@ PURE_DP_MECHANISMS = ("laplace", "discrete_laplace")
 # The discrete mechanisms' grid step is about 2**-GRID_BITS times the continuous noise
 # scale (see svm_noise_granularity).
 GRID_BITS = 30
+# Public float range of the certified solve (_check_float_range): the radius stays far
+# above the square root of the subnormals (the duality gap's absolute rounding floor is
+# about 2**-1074, so sqrt(2 gap) about 2**-537), C kappa and kappa far below overflow.
+_MIN_RADIUS = 2.0**-500
+_MAX_NORM = 2.0**200
+
+
+def _check_float_range(C, kappa, n_samples, tol, radius):
+    """Refuse, before the charge, a calibration the certified solver cannot honour in floats.
+
+    * ``radius = tol C kappa / n >= 2**-500`` and ``C kappa, kappa <= 2**200``:
+      the solver's iterates (``||w|| <= C kappa`` for the all-ones dual point),
+      margins (``<= C kappa^2``), squared norms and the certificate's rounding
+      bounds stay finite, and the certificate's absolute floor from
+      subnormal rounding (a gap of about ``2**-1074``) stays far below the
+      radius. Without it, the sensitivity and the radius can be subnormal,
+      whose rounding is absolute: with ``C = 1e-323``,
+      ``n = 3`` the solver outputs of a neighbouring pair are 2 ulps apart
+      while the sensitivity rounds to 1 ulp (half the noise needed). Above,
+      ``||w||^2`` overflows and the fit failed after the charge.
+    * ``n (n + 1) 2**-52 < tol``: the certificate's summation bound
+      ``(n + 1) 2**-52 C kappa`` (:func:`~skdp.svm._solver._rounding`) is
+      otherwise at least the radius for rows at the norm bound, and every
+      fit would spend its budget, then raise ``CertificationError``.
+
+    All inputs are public (parameters and ``n``).
+    """
+    if not (radius >= _MIN_RADIUS and C * kappa <= _MAX_NORM and kappa <= _MAX_NORM):
+        raise ValueError(
+            f"C={C!r} with the feature-norm bound kappa={kappa!r} and n_samples={n_samples} is "
+            f"outside what the certified solver handles in floating point (the radius tol C "
+            f"kappa / n must be >= 2**-500, C kappa and kappa <= 2**200); nothing was spent. "
+            f"Rescale C or data_norm.")
+    floor = n_samples * (n_samples + 1) * np.finfo(float).eps
+    if not tol > floor:
+        raise ValueError(
+            f"tol={tol!r} is below the rounding floor n (n + 1) 2**-52 = {floor:.3g} of the "
+            f"solver's certificate for n_samples={n_samples}: no fit could be certified; "
+            "nothing was spent. Increase tol.")
 
 
 def svm_sensitivity(C, n_samples, kappa, lipschitz=1.0):
@@ -294,9 +333,15 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         # A certified solver lands within `radius` of the exact minimizer on
         # every dataset, so released points differ by at most exact + 2 radius.
         radius = 0.5 * tol * exact
+        _check_float_range(C, kappa, n_samples, tol, radius)
         sensitivity = exact + 2.0 * radius
         part = budget.split(1 if n_classes == 2 else n_classes)
         scale = svm_noise_scale(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta)
+        if not math.isfinite(scale):  # would release coef_ = +-inf (or nan)
+            raise ValueError(
+                f"epsilon={part.epsilon!r} per class problem is too small for the output noise "
+                f"of sensitivity {sensitivity:.3g}: its scale overflows; nothing was spent. "
+                "Use a larger epsilon or a smaller C.")
         discrete = self.mechanism.startswith("discrete_")
         granularity = parameter = None
         if discrete:

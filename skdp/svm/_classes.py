@@ -130,7 +130,12 @@ Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
     data-independent bound ``tol C L kappa / n`` (rounding errors included)
     or raise :class:`~skdp.exceptions.CertificationError`. Two certified
     outputs on neighbouring datasets are then within
-    ``(1 + tol) 2 L C kappa / n``."""
+    ``(1 + tol) 2 L C kappa / n``. Settings no certificate can meet in
+    floating point are refused before anything is spent: a radius
+    ``tol C kappa / n`` below ``2**-500`` (subnormal rounding would exceed
+    it), ``C kappa`` or ``kappa`` above ``2**200`` (overflow), ``tol`` at most
+    ``n (n + 1) 2**-52`` (the summation bound alone exceeds the radius), and
+    a noise scale that overflows."""
 
 
 def _fill_svm_doc(cls):

@@ -46,6 +46,9 @@ __all__ = ["CertifiedSVM", "solve_svm_certified"]
 _HESSIAN_ROWS = 300
 # Largest free set the exact polish of the hinge solution handles.
 _POLISH_ROWS = 300
+# Largest absolute rounding error of one product in the subnormal range (2**-1075),
+# rounded up: the relative bounds in _rounding hold only for normal results.
+_UNDERFLOW = 2.0**-1074
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,12 @@ def _rounding(Z, C, kappa, w):
     eps = np.finfo(float).eps
     n_samples, n_features = Z.shape
     sum_error = (n_samples + (Z.s is not None)) * eps * C * kappa
-    return sum_error, n_features * eps * kappa * float(np.linalg.norm(w))
+    dot_error = n_features * eps * kappa * float(np.linalg.norm(w))
+    # Below the normal range errors are absolute, up to 2**-1075 per product: n per
+    # coordinate of Z'v (and of s_i v_i, times |x_ij| <= kappa), then times U, plus the
+    # product by U; d per margin. (With C = 1e-323 the relative bound alone was 0.)
+    sum_error += np.sqrt(n_features) * (C * (1.0 + kappa) + 1.0) * _UNDERFLOW
+    return sum_error, dot_error + n_features * _UNDERFLOW
 
 
 def _hinge_gap(Z, U, a, C, kappa):
@@ -220,7 +228,10 @@ def _hinge_gap(Z, U, a, C, kappa):
         | ((a == 0.0) & (u > 0.0))
     if Z.s is not None:
         exposed &= Z.s > 0.0
-    gap += 2.0 * U * m_error * np.count_nonzero(exposed)
+    n_exposed = np.count_nonzero(exposed)
+    # Plus the underflow of each exposed term's two products and of the product by U
+    # (the other terms are exact zeros; with none exposed the gap is an exact 0).
+    gap += 2.0 * U * m_error * n_exposed + (U + 1.0) * n_exposed * _UNDERFLOW
     return w, max(gap, 0.0), w_error
 
 
