@@ -560,15 +560,7 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     the composition. A regularized intercept can be had by adding a constant
     to the kernel.
 
-    Cost: ``fit`` minimizes over the ``n_samples`` representer coefficients
-    with Newton steps, each factoring the ``n_samples x n_samples`` kernel
-    matrix (Cholesky), so time grows as ``n_samples^3`` and memory as
-    ``n_samples^2`` (each ``n x n`` copy is ``8 n^2`` bytes, 800 MB at
-    ``n = 10^4``). Measured on ``make_moons`` with one thread, binary, at
-    the defaults: about 0.5 to 0.8 s at 1,000 rows, 4 s at 2,000 and 20 s
-    at 4,000 (scikit-learn's ``SVC``: 0.03, 0.05 and 0.3 s), and one such
-    fit per class for one-vs-rest. For larger data sets, fit on a random
-    subset of the rows.
+    %(kernel_erm_cost)s
 
     References
     ----------
@@ -737,15 +729,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
     support points' kernel functions (see :class:`PrivateKernelDensity`):
     away from the support the decision function decays to 0.
 
-    Cost: ``fit`` minimizes over the ``n_samples`` representer coefficients
-    with Newton steps, each factoring the ``n_samples x n_samples`` kernel
-    matrix (Cholesky), so time grows as ``n_samples^3`` and memory as
-    ``n_samples^2`` (each ``n x n`` copy is ``8 n^2`` bytes, 800 MB at
-    ``n = 10^4``). Measured on ``make_moons`` with one thread, binary, at
-    the defaults: about 0.5 to 0.8 s at 1,000 rows, 4 s at 2,000 and 20 s
-    at 4,000 (scikit-learn's ``SVC``: 0.03, 0.05 and 0.3 s), and one such
-    fit per class for one-vs-rest. For larger data sets, fit on a random
-    subset of the rows.
+    %(kernel_erm_cost)s
 
     References
     ----------
