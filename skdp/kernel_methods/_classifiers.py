@@ -560,6 +560,8 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     the composition. A regularized intercept can be had by adding a constant
     to the kernel.
 
+    %(kernel_erm_cost)s
+
     References
     ----------
     Jain and Thakurta, "Differentially private learning with kernels",
@@ -726,6 +728,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     The release is the projection of ``f + sigma G`` onto the span of the
     support points' kernel functions (see :class:`PrivateKernelDensity`):
     away from the support the decision function decays to 0.
+
+    %(kernel_erm_cost)s
 
     References
     ----------

@@ -176,6 +176,9 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     of ``<w*, phi(z)>`` (``rho = (R_phi + tol) / lambda`` bounds ``||w*||``), a
     post-processing that keeps pure noise from triggering updates.
 
+    ``fit`` solves the same kernel ERM as :class:`PrivateKernelClassifier`,
+    whose Notes give its cost (time ``n_samples^3``, memory ``n_samples^2``).
+
     References
     ----------
     Jain and Thakurta, "Differentially private learning with kernels",

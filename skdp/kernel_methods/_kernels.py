@@ -323,10 +323,22 @@ bounds : array-like of shape (2,) or (n_features, 2), default=(-3.0, 3.0)
     ``X_public`` (the same ``(low, high)`` for every feature, or one pair per
     feature). It must not be derived from the private data."""
 
+KERNEL_ERM_COST_DOC = """\
+Cost: ``fit`` minimizes over the ``n_samples`` representer coefficients
+with Newton steps, each factoring the ``n_samples x n_samples`` kernel
+matrix (Cholesky), so time grows as ``n_samples^3`` and memory as
+``n_samples^2`` (each ``n x n`` copy is ``8 n^2`` bytes, 800 MB at
+``n = 10^4``). Measured on ``make_moons`` with one thread, binary, at
+the defaults: about 0.5 to 0.8 s at 1,000 rows, 4 s at 2,000 and 20 s
+at 4,000 (scikit-learn's ``SVC``: 0.03, 0.05 and 0.3 s), and one such
+fit per class for one-vs-rest. For larger data sets, fit on a random
+subset of the rows."""
+
 _LOCAL_DOCS = {"kernel": KERNEL_DOC, "kernel_bound": KERNEL_BOUND_DOC,
-               "kernel_erm": KERNEL_ERM_DOC}
-_LOCAL_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>kernel|kernel_bound|kernel_erm)\)s[ \t]*$",
-                                re.MULTILINE)
+               "kernel_erm": KERNEL_ERM_DOC, "kernel_erm_cost": KERNEL_ERM_COST_DOC}
+_LOCAL_PLACEHOLDER = re.compile(
+    r"^(?P<indent>[ \t]*)%\((?P<name>kernel|kernel_bound|kernel_erm|kernel_erm_cost)\)s[ \t]*$",
+    re.MULTILINE)
 
 
 def fill_kernel_doc(cls):

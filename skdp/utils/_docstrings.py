@@ -37,7 +37,11 @@ accountant : BudgetAccountant or None, default=None
     A shared total budget. Each fit spends ``(epsilon, delta)`` from it and is
     refused with :class:`~skdp.BudgetExceededError` before touching the data
     when the total would be overrun. ``clone`` (and so ``GridSearchCV``) keeps
-    the same accountant, so every fit of a search is counted.""",
+    the same accountant, so every fit of a search is counted. A search or
+    ``cross_val_score`` with ``n_jobs > 1`` on joblib's default (process)
+    backend gives its workers pickled copies, which refuse to spend (every
+    fit fails with a ``RuntimeError`` saying so): use ``n_jobs=1`` or
+    ``joblib.parallel_backend("threading")`` when fits share an accountant.""",
     "n_jobs": """\
 n_jobs : int or None, default=None
     Number of parallel jobs (joblib). ``None`` means 1 unless inside a
