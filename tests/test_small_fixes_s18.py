@@ -1,0 +1,60 @@
+"""Small correctness fixes (s18): DP-SGD's step-size check follows the schedule,
+the density estimators' volume check does not depend on the feature order,
+refusal messages name their real cause, and the selector's post-charge holdout
+evaluation prints nothing that depends on the data."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skdp.linear_model import DPSGDClassifier
+from skdp.linear_model._dpsgd import dpsgd_weight_growth
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+# --------------------------------------------------------------------------
+# 1. DP-SGD: learning_rate * alpha > 2 is refused only when the schedule's own
+#    steps diverge (privacy does not depend on the step size).
+# --------------------------------------------------------------------------
+def test_weight_growth_hand_computed():
+    # sqrt schedule, eta_0 alpha = 3: factors |1 - 3/sqrt(t)| = 2, 1.1213, 0.7321, ...
+    growth, last = dpsgd_weight_growth(3.0, 1.0, "sqrt", 10)
+    assert growth == pytest.approx(2.0 * (3.0 / math.sqrt(2.0) - 1.0), rel=1e-12)
+    assert last == pytest.approx(3.0 / math.sqrt(10.0), rel=1e-12)
+    # constant schedule: the same factor every step
+    growth, last = dpsgd_weight_growth(3.0, 1.0, "constant", 4)
+    assert growth == pytest.approx(2.0**4) and last == 3.0
+    assert dpsgd_weight_growth(1.0, 1.0, "constant", 50) == (1.0, 1.0)
+
+
+def test_sqrt_schedule_transient_large_step_is_fitted(data):
+    X, y = data
+    # eta_0 alpha = 10: eta_t alpha > 2 only for t < 25; the run has 40 steps.
+    clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, batch_size=20, epochs=4, learning_rate=10.0,
+                          alpha=1.0, learning_rate_schedule="sqrt", classes=[0, 1],
+                          random_state=0).fit(X, y)
+    assert clf.n_iter_ == 40
+    assert np.all(np.isfinite(clf.coef_))
+
+
+@pytest.mark.parametrize("params", [
+    # constant step: every step expands the weights
+    {"learning_rate": 10.0, "alpha": 1.0},
+    # sqrt schedule that ends while still expanding (eta_40 alpha = 20 / sqrt(40) > 2)
+    {"learning_rate": 20.0, "alpha": 1.0, "learning_rate_schedule": "sqrt"},
+    # sqrt schedule whose transient would overflow the weights (growth about 1e837)
+    {"learning_rate": 100.0, "alpha": 1.0, "learning_rate_schedule": "sqrt", "epochs": 400},
+])
+def test_diverging_schedules_still_refused(data, params):
+    X, y = data
+    kwargs = {"epsilon": 1.0, "delta": 1e-5, "batch_size": 20, "epochs": 4, "classes": [0, 1],
+              "random_state": 0, **params}
+    with pytest.raises(ValueError, match="learning_rate.*alpha"):
+        DPSGDClassifier(**kwargs).fit(X, y)
