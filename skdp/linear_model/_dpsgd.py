@@ -14,10 +14,13 @@ from skdp.linear_model._private_glm import (
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
-__all__ = ["DPSGDClassifier", "dpsgd_noise_multiplier", "dpsgd_schedule"]
+__all__ = ["DPSGDClassifier", "dpsgd_noise_multiplier", "dpsgd_schedule", "dpsgd_weight_growth"]
 
 CLIPPINGS = ("gradient", "data")
 SCHEDULES = ("constant", "sqrt")
+# Largest factor by which the schedule's weight decay may expand the weights before
+# its steps contract them (see dpsgd_weight_growth): beyond it they could overflow.
+_MAX_WEIGHT_GROWTH = 1e100
 
 
 def dpsgd_schedule(n_samples, batch_size, epochs):
@@ -41,6 +44,55 @@ def dpsgd_schedule(n_samples, batch_size, epochs):
     """
     sample_rate = min(1.0, batch_size / n_samples)
     return sample_rate, int(math.ceil(epochs / sample_rate - 1e-9))
+
+
+def dpsgd_weight_growth(learning_rate, alpha, schedule, steps):
+    """How much the L2 weight decay of a schedule's steps can expand the weights.
+
+    Step ``t`` multiplies the weights by ``1 - eta_t alpha`` (before adding
+    the noisy gradient), with ``eta_t = learning_rate`` (``"constant"``) or
+    ``learning_rate / sqrt(t)`` (``"sqrt"``). A factor below -1 expands them.
+    This depends on public parameters only; it bears on the numerics of the
+    released weights, not on the privacy (every step is a post-processing of
+    clipped and noised gradients, whatever the step size).
+
+    Parameters
+    ----------
+    learning_rate : float
+        ``eta_0 > 0``.
+    alpha : float
+        L2 regularization ``>= 0``.
+    schedule : {"constant", "sqrt"}
+    steps : int
+        Number of steps of the run.
+
+    Returns
+    -------
+    growth : float
+        ``max_t prod_{s <= t} |1 - eta_s alpha|`` (at least 1; ``inf`` when
+        it exceeds ``1e100``, where the loop stops).
+    last : float
+        ``eta_T alpha`` of the last step ``T = steps``: above 2 the run ends
+        while its steps still expand the weights.
+    """
+    c = learning_rate * alpha
+    if not math.isfinite(c):
+        return math.inf, math.inf
+    if schedule == "constant":
+        if c <= 2.0:
+            return 1.0, c
+        log_growth = steps * math.log(c - 1.0)
+        return (math.exp(log_growth) if log_growth <= math.log(_MAX_WEIGHT_GROWTH)
+                else math.inf), c
+    # eta_t alpha = c / sqrt(t) > 2 (a factor below -1) exactly for t < c^2 / 4, and the
+    # factors have modulus <= 1 afterwards: the largest prefix product ends there.
+    log_growth, t = 0.0, 1
+    while t <= steps and c / math.sqrt(t) > 2.0:
+        log_growth += math.log(c / math.sqrt(t) - 1.0)
+        if log_growth > math.log(_MAX_WEIGHT_GROWTH):
+            return math.inf, c / math.sqrt(steps)
+        t += 1
+    return math.exp(log_growth), c / math.sqrt(steps)
 
 
 @lru_cache(maxsize=256)
@@ -156,9 +208,15 @@ class DPSGDClassifier(PrivateGLMClassifier):
         ``eta_t = eta_0`` or ``eta_0 / sqrt(t)``.
     alpha : float, default=0.0
         L2 regularization (its gradient is data-independent and added after
-        the noise), >= 0, with ``learning_rate * alpha <= 2``: a step
-        multiplies the weights by ``1 - eta_t alpha``, and a factor below -1
-        makes them diverge.
+        the noise), >= 0. A step multiplies the weights by
+        ``1 - eta_t alpha``, and a factor below -1 expands them: the fit
+        refuses (before spending) a schedule whose last step still has
+        ``eta_t alpha > 2`` (for the constant schedule: ``learning_rate *
+        alpha > 2``) or whose first steps would expand the weights by more
+        than ``1e100`` in all (:func:`dpsgd_weight_growth`). The ``"sqrt"``
+        schedule may start with ``eta_0 alpha > 2`` when its steps shrink
+        below ``2 / alpha`` before the run ends. This is about the numerics
+        of the weights only: the privacy does not depend on the step size.
     fit_intercept : bool, default=True
         Append a constant feature 1 whose weight is the intercept (it counts
         in the clipped norm).
@@ -266,13 +324,23 @@ class DPSGDClassifier(PrivateGLMClassifier):
                                    low_inclusive=False)
         alpha = check_real(self.alpha, "alpha", low=0.0)
         data_norm = float(self.data_norm)  # validated by fit
-        # Both would give NaN weights after the budget is spent (eta_1 = learning_rate
-        # for both schedules).
-        if learning_rate * alpha > 2.0:
+        schedule = check_option(self.learning_rate_schedule, "learning_rate_schedule", SCHEDULES)
+        # Numerics, not privacy: the privacy rests on clipping, noise and the
+        # subsampled accounting, whatever the step size. A step multiplies the weights
+        # by 1 - eta_t alpha; factors below -1 expand them. A run that ends while
+        # expanding (always, for a constant step) or whose transient expansion could
+        # overflow would release diverged or NaN weights after the budget is spent.
+        growth, last = dpsgd_weight_growth(learning_rate, alpha, schedule, steps)
+        if last > 2.0 or growth > _MAX_WEIGHT_GROWTH:
+            where = ("every step" if schedule == "constant" else
+                     f"the last of the {steps} steps" if last > 2.0 else
+                     f"the first steps (by more than {_MAX_WEIGHT_GROWTH:g} in all)")
             raise ValueError(
-                f"learning_rate * alpha = {learning_rate * alpha:g} > 2: every step multiplies "
-                "the weights by 1 - learning_rate * alpha < -1, so they diverge. Use a smaller "
-                "learning_rate or alpha. Nothing was spent.")
+                f"learning_rate={learning_rate:g} and alpha={alpha:g} with "
+                f"learning_rate_schedule={schedule!r}: {where} multiplies the weights by "
+                "1 - eta_t * alpha < -1, so they diverge. Use a smaller learning_rate or "
+                "alpha (or more epochs with the 'sqrt' schedule, whose steps shrink). "
+                "Nothing was spent.")
         if not math.isfinite(learning_rate * data_norm):
             raise ValueError(
                 f"learning_rate * data_norm overflows (learning_rate={learning_rate:g}, "
@@ -280,8 +348,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 "smaller learning_rate or rescale the features. Nothing was spent.")
         return {
             "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
-            "schedule": check_option(self.learning_rate_schedule, "learning_rate_schedule",
-                                     SCHEDULES),
+            "schedule": schedule,
             "learning_rate": learning_rate,
             "alpha": alpha,
             "sample_rate": sample_rate,
