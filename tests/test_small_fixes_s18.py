@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from skdp.kernel_methods import PrivateHistogram, PrivateKernelDensity
 from skdp.linear_model import DPSGDClassifier
 from skdp.linear_model._dpsgd import dpsgd_weight_growth
 
@@ -58,3 +59,43 @@ def test_diverging_schedules_still_refused(data, params):
               "random_state": 0, **params}
     with pytest.raises(ValueError, match="learning_rate.*alpha"):
         DPSGDClassifier(**kwargs).fit(X, y)
+
+
+# --------------------------------------------------------------------------
+# 2. The density estimators' box / bin volume check does not depend on the
+#    order of the features (it used a running float product that overflowed
+#    on the way for one order and not for another).
+# --------------------------------------------------------------------------
+_SIDES = np.array([1e200, 1e200, 1e-200, 1e-200])  # volume 1 in exact arithmetic
+DENSITIES = [
+    lambda bounds: PrivateHistogram(bins=1, bounds=bounds, epsilon=1.0, random_state=0),
+    lambda bounds: PrivateKernelDensity(bandwidth=1.0, bounds=bounds, n_public=20, epsilon=1.0,
+                                        random_state=0),
+]
+
+
+@pytest.mark.parametrize("make", DENSITIES)
+def test_volume_check_is_order_independent(make):
+    X = np.random.default_rng(0).uniform(size=(50, 4)) * _SIDES
+    scores = []
+    for order in ([0, 1, 2, 3], [0, 2, 1, 3], [2, 3, 0, 1]):
+        bounds = np.column_stack([np.zeros(4), _SIDES])[order]
+        est = make(bounds).fit(X[:, order])  # every order accepted (was: only the 2nd)
+        scores.append(est.score_samples(X[:5, order]))
+        # the score after the charge uses the same order-independent volume
+        assert np.all(np.isfinite(scores[-1]))
+    if isinstance(est, PrivateHistogram):
+        # one bin, the same noise draw: the same density whatever the order
+        np.testing.assert_array_equal(scores[0], scores[1])
+        np.testing.assert_array_equal(scores[0], scores[2])
+
+
+@pytest.mark.parametrize("make", DENSITIES)
+@pytest.mark.parametrize("sides", [[1e200, 1e200, 1e-10], [1e-200, 1e-200, 1e10]])
+def test_volume_out_of_range_refused_in_every_order(make, sides):
+    sides = np.array(sides)
+    X = np.random.default_rng(0).uniform(size=(20, 3)) * sides
+    for order in ([0, 1, 2], [0, 2, 1], [2, 0, 1]):
+        bounds = np.column_stack([np.zeros(3), sides])[order]
+        with pytest.raises(ValueError, match="volume"):
+            make(bounds).fit(X[:, order])
