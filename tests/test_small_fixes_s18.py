@@ -8,8 +8,13 @@ import math
 import numpy as np
 import pytest
 
+from skdp import BudgetAccountant
 from skdp.kernel_methods import PrivateHistogram, PrivateKernelDensity
-from skdp.linear_model import DPSGDClassifier
+from skdp.linear_model import (
+    DPSGDClassifier,
+    PermutationSGDClassifier,
+    PrivateFrankWolfeClassifier,
+)
 from skdp.linear_model._dpsgd import dpsgd_weight_growth
 
 
@@ -99,3 +104,44 @@ def test_volume_out_of_range_refused_in_every_order(make, sides):
         bounds = np.column_stack([np.zeros(3), sides])[order]
         with pytest.raises(ValueError, match="volume"):
             make(bounds).fit(X[:, order])
+
+
+# --------------------------------------------------------------------------
+# 3. A noise scale that over- or underflows is refused before the charge, by a
+#    message that names the public parameters behind it (it was "use a smaller
+#    epsilon", or no refusal at all and inf / NaN / noiseless weights after the
+#    charge).
+# --------------------------------------------------------------------------
+SCALE_REFUSED = [
+    # sensitivity 2 k eta R / b = 2.5e-301: the Gaussian noise underflows to 0
+    # (was: "use a smaller epsilon" only)
+    (PermutationSGDClassifier, {"epsilon": 1e300, "data_norm": 1e-150, "learning_rate": 1e-150},
+     "underflows", ["data_norm", "learning_rate"]),
+    # sensitivity 2 R / (alpha b N) = 5e303 at epsilon = 1e-4: the noise overflows
+    # (was: accepted, inf weights after the charge)
+    (PermutationSGDClassifier, {"epsilon": 1e-4, "strongly_convex": True, "alpha": 1e-305,
+                                "calibration": "thesis"}, "overflows", ["alpha", "data_norm"]),
+    # z data_norm overflows (was: accepted, NaN weights after the charge)
+    (DPSGDClassifier, {"epsilon": 1e-6, "delta": 1e-5, "data_norm": 1e305}, "overflows",
+     ["data_norm"]),
+    # the selection noise 2 s / epsilon_0 underflows to 0 (was: accepted, noiseless selection)
+    (PrivateFrankWolfeClassifier, {"epsilon": 1e300, "delta": 0.0, "data_norm": 1e-300,
+                                   "l1_radius": 1e-5}, "underflows", ["data_norm", "l1_radius"]),
+    # ... or overflows (was: accepted, infinite noise on every score)
+    (PrivateFrankWolfeClassifier, {"epsilon": 1e-2, "delta": 0.0, "data_norm": 1e300,
+                                   "l1_radius": 1e6}, "overflows", ["data_norm", "l1_radius"]),
+]
+
+
+@pytest.mark.parametrize("cls, params, how, names", SCALE_REFUSED)
+def test_noise_scale_out_of_range_names_its_parameters(data, cls, params, how, names):
+    X, y = data
+    accountant = BudgetAccountant(epsilon=1e301, delta=0.5)
+    est = cls(classes=[0, 1], random_state=0, accountant=accountant, **params)
+    with pytest.raises(ValueError, match=how) as info:
+        est.fit(X, y)
+    message = str(info.value)
+    for name in names:
+        assert f"{name}=" in message
+    assert "Nothing was spent" in message
+    assert accountant.spent is None
