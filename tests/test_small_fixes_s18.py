@@ -116,10 +116,10 @@ SCALE_REFUSED = [
     # sensitivity 2 k eta R / b = 2.5e-301: the Gaussian noise underflows to 0
     # (was: "use a smaller epsilon" only)
     (PermutationSGDClassifier, {"epsilon": 1e300, "data_norm": 1e-150, "learning_rate": 1e-150},
-     "underflows", ["data_norm", "learning_rate"]),
-    # sensitivity 2 R / (alpha b N) = 5e303 at epsilon = 1e-4: the noise overflows
+     "smallest normal float", ["data_norm", "learning_rate"]),
+    # sensitivity 2 R / (alpha b N) = 1e303 at epsilon = 1e-6: the noise overflows
     # (was: accepted, inf weights after the charge)
-    (PermutationSGDClassifier, {"epsilon": 1e-4, "strongly_convex": True, "alpha": 1e-305,
+    (PermutationSGDClassifier, {"epsilon": 1e-6, "strongly_convex": True, "alpha": 1e-305,
                                 "calibration": "thesis"}, "overflows", ["alpha", "data_norm"]),
     # z data_norm overflows (was: accepted, NaN weights after the charge)
     (DPSGDClassifier, {"epsilon": 1e-6, "delta": 1e-5, "data_norm": 1e305}, "overflows",
