@@ -8,6 +8,7 @@ import numpy as np
 from skdp.accounting import calibrate_subsampled_gaussian
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
+    calibrate_before_charge,
     delta_one_over_n_squared,
     fill_glm_doc,
 )
@@ -151,7 +152,7 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
     q, steps = settings["sample_rate"], settings["steps"]
     clip_gradients = settings["clipping"] == "gradient"
     norms = row_norms_l2(X) if clip_gradients else None
-    expected_batch = q * n  # a public constant divisor (never the realized batch size)
+    expected_batch = settings["expected_batch"]  # public divisor (never the realized batch size)
     w = np.zeros(d)
     for t in range(1, steps + 1):
         if q < 1.0:
@@ -353,6 +354,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
             "alpha": alpha,
             "sample_rate": sample_rate,
             "steps": steps,
+            "expected_batch": sample_rate * n_samples,  # public divisor q n
             "data_norm": data_norm,
         }
 
@@ -367,15 +369,16 @@ class DPSGDClassifier(PrivateGLMClassifier):
     def _prepare(self, settings, budget):
         # The calibration (cached) is data-independent but can fail, e.g. overflow
         # at epsilon = 1e4, or dp-accounting's own errors (no bracketing interval at
-        # epsilon = 1e300): fail before the budget is charged.
-        try:
-            self._noise_multiplier(settings, budget)
-        except Exception as error:
-            raise ValueError(
-                f"DP-SGD's noise could not be calibrated for (epsilon={budget.epsilon:g}, "
-                f"delta={budget.delta:g}) per class problem, sample rate "
-                f"{settings['sample_rate']:g} and {settings['steps']} steps ({error}); use a "
-                f"smaller epsilon or fewer steps. Nothing was spent.") from error
+        # epsilon = 1e300): fail before the budget is charged. Checked: the noise
+        # z data_norm on the gradient sum, and (if larger) its image
+        # learning_rate z data_norm / (q n) on the weights.
+        calibrate_before_charge(
+            lambda: (self._noise_multiplier(settings, budget) * settings["data_norm"]
+                     * max(1.0, settings["learning_rate"] / settings["expected_batch"])),
+            "DP-SGD's noise", budget,
+            {"data_norm": settings["data_norm"], "learning_rate": settings["learning_rate"],
+             "sample_rate": settings["sample_rate"], "steps": settings["steps"]},
+            errors=(Exception,))
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         z = self._noise_multiplier(settings, budget)
