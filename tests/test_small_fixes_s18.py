@@ -4,9 +4,11 @@ refusal messages name their real cause, and the selector's post-charge holdout
 evaluation prints nothing that depends on the data."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
+from _dummy import NoisyCentroidClassifier
 
 from skdp import BudgetAccountant
 from skdp.kernel_methods import PrivateHistogram, PrivateKernelDensity
@@ -15,6 +17,7 @@ from skdp.linear_model import (
     PermutationSGDClassifier,
     PrivateFrankWolfeClassifier,
 )
+from skdp.model_selection import PrivateParameterSelector
 from skdp.linear_model._dpsgd import dpsgd_weight_growth
 
 
@@ -145,3 +148,26 @@ def test_noise_scale_out_of_range_names_its_parameters(data, cls, params, how, n
         assert f"{name}=" in message
     assert "Nothing was spent" in message
     assert accountant.spent is None
+
+
+# --------------------------------------------------------------------------
+# 5. PrivateParameterSelector: predicting on the holdout after the charge
+#    prints nothing that depends on the holdout rows (numerical warnings of a
+#    candidate's predict were shown or not depending on the data).
+# --------------------------------------------------------------------------
+def _selector_warnings(X, y):
+    selector = PrivateParameterSelector(NoisyCentroidClassifier(), {"epsilon": [0.5, 1.0]},
+                                        epsilon=1.0, classes=[0, 1], random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        selector.fit(X, y)
+    return [(w.category, str(w.message)) for w in caught]
+
+
+def test_selector_holdout_evaluation_prints_nothing_data_dependent():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X_large = X.copy()
+    X_large[::7] *= 1e200  # the centroid distances overflow in the candidates' predict
+    assert _selector_warnings(X_large, y) == _selector_warnings(X, y) == []
