@@ -84,13 +84,32 @@ def histogram_sensitivity(n_samples):
     return math.sqrt(2.0) / n_samples
 
 
-def _check_volume(sides, what, name):
-    """The volume ``prod(sides)`` if it is a positive finite float, else a clear error."""
+def _box_volume(sides):
+    """``prod(sides)`` computed independently of the order of ``sides``.
+
+    A running float product can overflow (or underflow) on the way for one
+    order of the features and not for another (``1e200 * 1e200 * 1e-200 *
+    1e-200``). The sides are sorted, and the product of their mantissas is
+    renormalized at every step while the binary exponents are summed
+    exactly, so the result only over- or underflows when the volume itself
+    does, and is the same float for every permutation of the features.
+    """
+    mantissa, exponent = 1.0, 0
+    for side in np.sort(np.asarray(sides, dtype=float).ravel()):
+        m, e = math.frexp(float(side))
+        mantissa, e2 = math.frexp(mantissa * m)
+        exponent += e + e2
     with np.errstate(over="ignore", under="ignore"):
-        volume = float(np.prod(sides))
-    if not 0.0 < volume < math.inf:
+        return float(np.ldexp(mantissa, int(np.clip(exponent, -4000, 4000))))
+
+
+def _check_volume(sides, what, name):
+    """The volume ``prod(sides)`` if it and its inverse are positive finite floats, else a
+    clear error (its inverse is the uniform density that ``score_samples`` mixes in)."""
+    volume = _box_volume(sides)
+    if not np.finfo(float).tiny <= volume < math.inf:
         raise ValueError(
-            f"{name}: the {what} volume {'overflows' if volume else 'underflows to 0'}; the "
+            f"{name}: the {what} volume {'overflows' if volume > 1 else 'underflows'}; the "
             "released density could not be normalized or scored. Rescale the data and the "
             "bounds by a constant fixed in advance. Nothing was spent.")
     return volume
@@ -110,7 +129,7 @@ class _DensityMixin:
         self.normalizer_ = float(mass)
 
     def _volume(self):
-        return float(np.prod(self.box_[:, 1] - self.box_[:, 0]))
+        return _box_volume(self.box_[:, 1] - self.box_[:, 0])  # as checked by fit
 
     def score_samples(self, X):
         """Log of the post-processed released density.

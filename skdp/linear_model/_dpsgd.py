@@ -8,16 +8,20 @@ import numpy as np
 from skdp.accounting import calibrate_subsampled_gaussian
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
+    calibrate_before_charge,
     delta_one_over_n_squared,
     fill_glm_doc,
 )
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
-__all__ = ["DPSGDClassifier", "dpsgd_noise_multiplier", "dpsgd_schedule"]
+__all__ = ["DPSGDClassifier", "dpsgd_noise_multiplier", "dpsgd_schedule", "dpsgd_weight_growth"]
 
 CLIPPINGS = ("gradient", "data")
 SCHEDULES = ("constant", "sqrt")
+# Largest factor by which the schedule's weight decay may expand the weights before
+# its steps contract them (see dpsgd_weight_growth): beyond it they could overflow.
+_MAX_WEIGHT_GROWTH = 1e100
 
 
 def dpsgd_schedule(n_samples, batch_size, epochs):
@@ -41,6 +45,55 @@ def dpsgd_schedule(n_samples, batch_size, epochs):
     """
     sample_rate = min(1.0, batch_size / n_samples)
     return sample_rate, int(math.ceil(epochs / sample_rate - 1e-9))
+
+
+def dpsgd_weight_growth(learning_rate, alpha, schedule, steps):
+    """How much the L2 weight decay of a schedule's steps can expand the weights.
+
+    Step ``t`` multiplies the weights by ``1 - eta_t alpha`` (before adding
+    the noisy gradient), with ``eta_t = learning_rate`` (``"constant"``) or
+    ``learning_rate / sqrt(t)`` (``"sqrt"``). A factor below -1 expands them.
+    This depends on public parameters only; it bears on the numerics of the
+    released weights, not on the privacy (every step is a post-processing of
+    clipped and noised gradients, whatever the step size).
+
+    Parameters
+    ----------
+    learning_rate : float
+        ``eta_0 > 0``.
+    alpha : float
+        L2 regularization ``>= 0``.
+    schedule : {"constant", "sqrt"}
+    steps : int
+        Number of steps of the run.
+
+    Returns
+    -------
+    growth : float
+        ``max_t prod_{s <= t} |1 - eta_s alpha|`` (at least 1; ``inf`` when
+        it exceeds ``1e100``, where the loop stops).
+    last : float
+        ``eta_T alpha`` of the last step ``T = steps``: above 2 the run ends
+        while its steps still expand the weights.
+    """
+    c = learning_rate * alpha
+    if not math.isfinite(c):
+        return math.inf, math.inf
+    if schedule == "constant":
+        if c <= 2.0:
+            return 1.0, c
+        log_growth = steps * math.log(c - 1.0)
+        return (math.exp(log_growth) if log_growth <= math.log(_MAX_WEIGHT_GROWTH)
+                else math.inf), c
+    # eta_t alpha = c / sqrt(t) > 2 (a factor below -1) exactly for t < c^2 / 4, and the
+    # factors have modulus <= 1 afterwards: the largest prefix product ends there.
+    log_growth, t = 0.0, 1
+    while t <= steps and c / math.sqrt(t) > 2.0:
+        log_growth += math.log(c / math.sqrt(t) - 1.0)
+        if log_growth > math.log(_MAX_WEIGHT_GROWTH):
+            return math.inf, c / math.sqrt(steps)
+        t += 1
+    return math.exp(log_growth), c / math.sqrt(steps)
 
 
 @lru_cache(maxsize=256)
@@ -99,7 +152,7 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
     q, steps = settings["sample_rate"], settings["steps"]
     clip_gradients = settings["clipping"] == "gradient"
     norms = row_norms_l2(X) if clip_gradients else None
-    expected_batch = q * n  # a public constant divisor (never the realized batch size)
+    expected_batch = settings["expected_batch"]  # public divisor (never the realized batch size)
     w = np.zeros(d)
     for t in range(1, steps + 1):
         if q < 1.0:
@@ -156,9 +209,15 @@ class DPSGDClassifier(PrivateGLMClassifier):
         ``eta_t = eta_0`` or ``eta_0 / sqrt(t)``.
     alpha : float, default=0.0
         L2 regularization (its gradient is data-independent and added after
-        the noise), >= 0, with ``learning_rate * alpha <= 2``: a step
-        multiplies the weights by ``1 - eta_t alpha``, and a factor below -1
-        makes them diverge.
+        the noise), >= 0. A step multiplies the weights by
+        ``1 - eta_t alpha``, and a factor below -1 expands them: the fit
+        refuses (before spending) a schedule whose last step still has
+        ``eta_t alpha > 2`` (for the constant schedule: ``learning_rate *
+        alpha > 2``) or whose first steps would expand the weights by more
+        than ``1e100`` in all (:func:`dpsgd_weight_growth`). The ``"sqrt"``
+        schedule may start with ``eta_0 alpha > 2`` when its steps shrink
+        below ``2 / alpha`` before the run ends. This is about the numerics
+        of the weights only: the privacy does not depend on the step size.
     fit_intercept : bool, default=True
         Append a constant feature 1 whose weight is the intercept (it counts
         in the clipped norm).
@@ -266,13 +325,23 @@ class DPSGDClassifier(PrivateGLMClassifier):
                                    low_inclusive=False)
         alpha = check_real(self.alpha, "alpha", low=0.0)
         data_norm = float(self.data_norm)  # validated by fit
-        # Both would give NaN weights after the budget is spent (eta_1 = learning_rate
-        # for both schedules).
-        if learning_rate * alpha > 2.0:
+        schedule = check_option(self.learning_rate_schedule, "learning_rate_schedule", SCHEDULES)
+        # Numerics, not privacy: the privacy rests on clipping, noise and the
+        # subsampled accounting, whatever the step size. A step multiplies the weights
+        # by 1 - eta_t alpha; factors below -1 expand them. A run that ends while
+        # expanding (always, for a constant step) or whose transient expansion could
+        # overflow would release diverged or NaN weights after the budget is spent.
+        growth, last = dpsgd_weight_growth(learning_rate, alpha, schedule, steps)
+        if last > 2.0 or growth > _MAX_WEIGHT_GROWTH:
+            where = ("every step" if schedule == "constant" else
+                     f"the last of the {steps} steps" if last > 2.0 else
+                     f"the first steps (by more than {_MAX_WEIGHT_GROWTH:g} in all)")
             raise ValueError(
-                f"learning_rate * alpha = {learning_rate * alpha:g} > 2: every step multiplies "
-                "the weights by 1 - learning_rate * alpha < -1, so they diverge. Use a smaller "
-                "learning_rate or alpha. Nothing was spent.")
+                f"learning_rate={learning_rate:g} and alpha={alpha:g} with "
+                f"learning_rate_schedule={schedule!r}: {where} multiplies the weights by "
+                "1 - eta_t * alpha < -1, so they diverge. Use a smaller learning_rate or "
+                "alpha (or more epochs with the 'sqrt' schedule, whose steps shrink). "
+                "Nothing was spent.")
         if not math.isfinite(learning_rate * data_norm):
             raise ValueError(
                 f"learning_rate * data_norm overflows (learning_rate={learning_rate:g}, "
@@ -280,12 +349,12 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 "smaller learning_rate or rescale the features. Nothing was spent.")
         return {
             "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
-            "schedule": check_option(self.learning_rate_schedule, "learning_rate_schedule",
-                                     SCHEDULES),
+            "schedule": schedule,
             "learning_rate": learning_rate,
             "alpha": alpha,
             "sample_rate": sample_rate,
             "steps": steps,
+            "expected_batch": sample_rate * n_samples,  # public divisor q n
             "data_norm": data_norm,
         }
 
@@ -300,15 +369,16 @@ class DPSGDClassifier(PrivateGLMClassifier):
     def _prepare(self, settings, budget):
         # The calibration (cached) is data-independent but can fail, e.g. overflow
         # at epsilon = 1e4, or dp-accounting's own errors (no bracketing interval at
-        # epsilon = 1e300): fail before the budget is charged.
-        try:
-            self._noise_multiplier(settings, budget)
-        except Exception as error:
-            raise ValueError(
-                f"DP-SGD's noise could not be calibrated for (epsilon={budget.epsilon:g}, "
-                f"delta={budget.delta:g}) per class problem, sample rate "
-                f"{settings['sample_rate']:g} and {settings['steps']} steps ({error}); use a "
-                f"smaller epsilon or fewer steps. Nothing was spent.") from error
+        # epsilon = 1e300): fail before the budget is charged. Checked: the noise
+        # z data_norm on the gradient sum, and (if larger) its image
+        # learning_rate z data_norm / (q n) on the weights.
+        calibrate_before_charge(
+            lambda: (self._noise_multiplier(settings, budget) * settings["data_norm"]
+                     * max(1.0, settings["learning_rate"] / settings["expected_batch"])),
+            "DP-SGD's noise", budget,
+            {"data_norm": settings["data_norm"], "learning_rate": settings["learning_rate"],
+             "sample_rate": settings["sample_rate"], "steps": settings["steps"]},
+            errors=(Exception,))
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         z = self._noise_multiplier(settings, budget)

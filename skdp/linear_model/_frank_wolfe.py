@@ -9,6 +9,7 @@ from scipy import optimize
 from skdp.accounting import PrivacyBudget, advanced_composition, zcdp_for_dp
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
+    calibrate_before_charge,
     delta_one_over_n_squared,
     fill_glm_doc,
 )
@@ -398,15 +399,12 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     def _prepare(self, settings, budget):
         # The noise depends on no data but its calibration can fail at extreme settings
-        # (a per-step epsilon that rounds to 0): fail before the budget is charged.
-        try:
-            self._noise(settings, budget)
-        except (ArithmeticError, ValueError) as error:
-            raise ValueError(
-                f"The selection noise could not be calibrated for (epsilon={budget.epsilon:g}, "
-                f"delta={budget.delta:g}) per class problem, {settings['max_iter']} steps, "
-                f"l1_radius={settings['l1_radius']:g} and data_norm={settings['data_norm']:g} "
-                f"({error}). Nothing was spent.") from error
+        # (a per-step epsilon that rounds to 0, a scale out of float range): fail before
+        # the budget is charged.
+        calibrate_before_charge(
+            lambda: self._noise(settings, budget)[0], "The selection noise", budget,
+            {"max_iter": settings["max_iter"], "l1_radius": settings["l1_radius"],
+             "data_norm": settings["data_norm"]})
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         scale, step_epsilon, mechanism = self._noise(settings, budget)

@@ -8,6 +8,7 @@ from skdp.linear_model._losses import get_loss
 from skdp.linear_model._perturbation import output_perturbation_discrete_noise
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
+    calibrate_before_charge,
     check_bool,
     delta_one_over_n_squared,
     fill_glm_doc,
@@ -398,6 +399,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
             "beta": beta,
             "learning_rate": learning_rate,
             "epochs": epochs,
+            "batch_size": batch_size,
+            "data_norm": data_norm,
             "n_batches": n_batches,
             "calibration": calibration,
             "mechanism": mechanism,
@@ -432,13 +435,11 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         if settings["mechanism"] == "discrete_gaussian":
             settings["discrete"] = self._discrete_noise(settings, budget)
             return
-        try:
-            self._noise_std(settings, budget)
-        except (ArithmeticError, ValueError) as error:
-            raise ValueError(
-                f"The output noise could not be calibrated for (epsilon={budget.epsilon:g}, "
-                f"delta={budget.delta:g}) per class problem ({error}); use a smaller "
-                f"epsilon. Nothing was spent.") from error
+        calibrate_before_charge(
+            lambda: self._noise_std(settings, budget), "The output noise", budget,
+            {name: settings[name] for name in ("sensitivity", "data_norm", "learning_rate",
+                                               "alpha", "batch_size", "epochs")
+             if settings[name] is not None})
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         # Weights in [0, 1] keep the minibatch loss convex and at most beta-smooth

@@ -10,6 +10,7 @@ class, then record what was spent. Each estimator only supplies
 and ``_fit_binary`` (the mechanism).
 """
 
+import math
 import re
 import textwrap
 from fractions import Fraction
@@ -30,6 +31,7 @@ from skdp.utils._validation import check_bounded_sample_weight, check_positive_i
 
 __all__ = [
     "PrivateGLMClassifier",
+    "calibrate_before_charge",
     "check_bool",
     "delta_one_over_n_squared",
     "fill_glm_doc",
@@ -126,6 +128,52 @@ def release_on_grid(weights, mechanism, parameter, granularity, rng):
     else:
         noise = sample_discrete_gaussian(parameter, weights.size, rng)
     return _grid_release(_grid_indices(weights, grid), noise, grid)
+
+
+def calibrate_before_charge(calibrate, what, budget, parameters, errors=(ArithmeticError,
+                                                                         ValueError)):
+    """Run a data-independent noise calibration in ``_prepare``, before the charge.
+
+    Parameters
+    ----------
+    calibrate : callable
+        ``calibrate() -> scale``, the noise scale the fit will use (a float).
+    what : str
+        The noise, for the message (e.g. ``"DP-SGD's noise"``).
+    budget : PrivacyBudget
+        One class problem's share.
+    parameters : dict
+        The other public values the scale depends on, named as the user
+        sets them (never a value derived from the data).
+    errors : tuple of exception types, default=(ArithmeticError, ValueError)
+        The failures of ``calibrate`` to report as a refusal.
+
+    Returns
+    -------
+    scale : float
+        A normal positive float.
+
+    Raises
+    ------
+    ValueError
+        If ``calibrate`` fails, or the scale over- or underflows (infinite
+        noise would release inf / NaN weights, zero noise no privacy), with
+        a message that names ``epsilon``, ``delta`` and ``parameters``.
+    """
+    where = (f"(epsilon={budget.epsilon:g}, delta={budget.delta:g}) per class problem and "
+             + ", ".join(f"{name}={value:g}" for name, value in parameters.items()))
+    try:
+        scale = float(calibrate())
+    except errors as error:
+        raise ValueError(f"{what} could not be calibrated for {where} ({error}). Change "
+                         "these parameters. Nothing was spent.") from error
+    if not np.finfo(float).tiny <= scale < math.inf:  # (NaN fails too)
+        how, epsilon = (("overflows", "larger") if scale > 1.0 else
+                        ("underflows below the smallest normal float", "smaller"))
+        raise ValueError(
+            f"{what} {how} for {where}: use a {epsilon} epsilon or rescale "
+            f"{', '.join(parameters)} (by a constant fixed in advance). Nothing was spent.")
+    return scale
 
 
 def check_bool(value, name):

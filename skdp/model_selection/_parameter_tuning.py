@@ -273,6 +273,25 @@ def _check_output_bounds(dry, model, params, X, n_rows):
         f"degree, gamma or epsilon of the parts that amplify it. Nothing was spent.")
 
 
+def _holdout_counts(models, X_holdout, y_holdout, weight):
+    """Weighted counts of correct holdout predictions, one per model, computed silently.
+
+    The counts are private until the exponential mechanism releases a noisy
+    choice among them, and so is anything else the predictions reveal about
+    the holdout rows: whether a candidate's ``predict`` overflows (a
+    ``RuntimeWarning`` such as "overflow encountered in exp"), or warns about
+    an unknown category, depends on those rows. The budget is already charged
+    here, so a warning (or a ``FloatingPointError`` under ``np.seterr(all=
+    "raise")``) would publish that outside the guarantee: every warning and
+    floating-point report is suppressed while predicting. The predictions
+    themselves, hence the counts and the selection, are unchanged.
+    """
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return np.array([np.sum(weight * (model.predict(X_holdout) == y_holdout))
+                         for model in models], dtype=float)
+
+
 def _spent(model):
     """What a fitted candidate spent: the basic composition of its private steps' spends."""
     spends = [step.privacy_spent_ for _, step in fitted_private_steps(model)]
@@ -424,6 +443,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     leading public steps, or entries so large that some part could map
     them past the largest float for some noise draw, see Notes) is refused
     from the rows, before the charge, as any estimator refuses NaN.
+    Predicting on the holdout (after the charge) is silent: warnings and
+    floating-point reports of the candidates' ``predict`` (e.g. an overflow
+    that only some holdout rows cause) are suppressed, since whether they
+    occur depends on the holdout rows; the counts are unchanged.
 
     A pipeline candidate's ``(epsilon_i, delta_i)`` is the sum of the
     ``(epsilon, delta)`` of its private steps, read from its parameters
@@ -801,8 +824,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         # selected with probability proportional to exp(epsilon * count / 2). Weighted
         # counts: one record adds at most its weight, at most 1, so the sensitivity stays 1.
         holdout_weight = np.ones(len(holdout)) if sample_weight is None else sample_weight[holdout]
-        correct = np.array([np.sum(holdout_weight * (m.predict(_rows(X, holdout)) == y[holdout]))
-                            for m in models], dtype=float)
+        correct = _holdout_counts(models, _rows(X, holdout), y[holdout], holdout_weight)
         self.best_index_ = exponential_mechanism(correct, epsilon=selection.epsilon,
                                                  sensitivity=1.0, random_state=rng)
         self.best_estimator_ = models[self.best_index_]
