@@ -12,6 +12,7 @@ from sklearn.datasets import make_classification
 from skdp.exceptions import CertificationError
 from skdp.kernel_methods._erm import fit_kernel_erm
 from skdp.linear_model import DPLogisticRegressionAMP
+from skdp.linear_model._losses import get_loss
 from skdp.svm._solver import solve_svm_certified
 
 
@@ -37,7 +38,7 @@ def test_amp_message_is_data_independent(solver):
                 for A in (X, X2)}
     assert len(messages) == 1, messages
     (message,) = messages
-    assert "nothing was released" in message and "max_iter" in message
+    assert "nothing was released" in message and "gamma" in message
 
 
 @pytest.mark.parametrize("loss", ["hinge", "huber"])
@@ -53,7 +54,7 @@ def test_svm_message_is_data_independent(loss):
 def test_kernel_erm_message_is_data_independent():
     X, X2, y = _neighbours()
     ypm = 2.0 * y - 1.0
-    messages = {_message(lambda A=A: fit_kernel_erm(A @ A.T, ypm, "logistic", 1e-3, 1e-12,
+    messages = {_message(lambda A=A: fit_kernel_erm(A @ A.T, ypm, get_loss("logistic"), 1e-3, 1e-12,
                                                     max_iter=1))
                 for A in (X, X2)}
     assert len(messages) == 1, messages
