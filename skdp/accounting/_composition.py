@@ -456,17 +456,28 @@ def zcdp_for_dp(epsilon, delta, conversion="cks"):
     conversion = _check_conversion(conversion)
     # Seed 004, Lemma 2.1.13 inverted: the floor of both conversions.
     bun_steinke = _bun_steinke_rho(epsilon, delta)
-    if conversion == "bun-steinke" or bun_steinke == 0.0:
+    if conversion == "bun-steinke":
         return bun_steinke
-    rho = _cks_rho(epsilon, delta, bun_steinke)
+    # Newton's start: a valid rho. Lemma 2.1.13's, or, when the delta alone allows more
+    # (epsilon -> 0: CKS's delta at epsilon = 0 is about 0.86 sqrt(rho) for small rho),
+    # delta^2 / 4 if it passes.
+    start = max(bun_steinke, 0.25 * delta * delta)
+    if start > bun_steinke and zcdp_delta(start, epsilon) > delta:
+        start = bun_steinke
+    if start == 0.0:
+        return 0.0
+    rho = _cks_rho(epsilon, delta, start)
     # The returned value itself is checked (rounded up), not only the search's iterates.
-    return rho if zcdp_delta(rho, epsilon) <= delta else bun_steinke
+    return rho if rho > bun_steinke and zcdp_delta(rho, epsilon) <= delta else bun_steinke
 
 
 def _cks_rho(epsilon, delta, rho):
-    """Newton's method on ``ln zcdp_delta(rho, epsilon) = ln delta`` from below (``rho`` valid)."""
+    """Newton's method on ``ln zcdp_delta(rho, epsilon) = ln delta`` from ``rho`` (below the root).
+
+    Returns the largest iterate that passed the rounded-up check (0 if none did).
+    """
     log_delta = math.log(delta)
-    best, u = rho, None
+    best, u = 0.0, None
     for _ in range(60):
         bound, t, u = _cks_log_delta(rho, epsilon, u)
         if bound <= log_delta:
