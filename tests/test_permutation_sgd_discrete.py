@@ -155,7 +155,9 @@ def test_accuracy_matches_the_gaussian_mechanism():
         mechanism: np.mean([
             PermutationSGDClassifier(epsilon=1.0, delta=1e-6, mechanism=mechanism,
                                      classes=[0, 1], random_state=s)
-            .fit(X_tr, y_tr).score(X_te, y_te) for s in range(6)])
+            # 60 seeds: one fit's accuracy has a spread of about 0.075 here, so the mean
+            # difference has about 0.014 (with 6 seeds, 0.044: the 0.05 margin was ~1 sigma).
+            .fit(X_tr, y_tr).score(X_te, y_te) for s in range(60)])
         for mechanism in ("gaussian", "discrete_gaussian")}
     assert min(scores.values()) > 0.75, scores
     assert abs(scores["discrete_gaussian"] - scores["gaussian"]) < 0.05, scores
