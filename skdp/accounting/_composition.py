@@ -24,7 +24,7 @@ __all__ = [
 
 
 # Conversions accepted by zcdp_to_dp and zcdp_for_dp.
-ZCDP_CONVERSIONS = ("cks", "bun-steinke")
+_CONVERSIONS = ("cks", "bun-steinke")
 # Relative safety margin of zcdp_delta: ln(delta) is raised by 2**-40 (1 + S), S the sum of
 # the magnitudes of its four floating-point terms (each within a few 2**-53 of exact).
 _LOG_MARGIN = 2.0**-40
@@ -286,7 +286,7 @@ def _delta_from_log(log_delta):
 
 
 def _check_conversion(conversion):
-    return check_option(conversion, "conversion", ZCDP_CONVERSIONS)
+    return check_option(conversion, "conversion", _CONVERSIONS)
 
 
 def _bun_steinke_epsilon(rho, delta):
@@ -402,7 +402,7 @@ def zcdp_for_dp(epsilon, delta, conversion="cks"):
     """Largest rho whose zCDP-to-DP conversion stays within ``(epsilon, delta)``.
 
     ``conversion="cks"`` (default): the largest ``rho`` (up to a relative
-    ``1e-11``) with :func:`zcdp_delta` ``(rho, epsilon) <= delta``
+    ``1e-11`` or so) with :func:`zcdp_delta` ``(rho, epsilon) <= delta``
     (Canonne, Kamath and Steinke 2020, Cor. 13), checked on the returned
     value; at least Lemma 2.1.13's ``rho``. ``conversion="bun-steinke"``:
     inverts seed 004, Lemma 2.1.13 (skdp's conversion before CKS, to
@@ -430,7 +430,11 @@ def zcdp_for_dp(epsilon, delta, conversion="cks"):
     1)``, hence concave and increasing in ``rho``; its derivative is
     ``alpha* (alpha* - 1)`` at the minimising ``alpha*`` (envelope theorem).
     Newton's method on ``F(rho) = ln delta`` started at Lemma 2.1.13's
-    ``rho`` (where ``F <= ln delta``, Notes of :func:`zcdp_delta`) therefore
+    ``rho`` (where ``F <= ln delta``, Notes of :func:`zcdp_delta`), or at
+    ``delta^2 / 4`` when that is larger and passes (a small ``epsilon``:
+    at ``epsilon = 0`` the CKS ``delta`` is about ``sqrt(2 rho / e)`` for small
+    ``rho``, so ``delta`` alone allows ``rho ~ e delta^2 / 2`` however small
+    ``epsilon`` is, where Lemma 2.1.13's ``rho`` goes to 0), therefore
     climbs monotonically to the root without crossing it: each step solves
     the tangent, which lies above the concave ``F``. It aims a few rounding
     margins below ``ln delta``, keeps the largest iterate that passes the
@@ -459,7 +463,7 @@ def zcdp_for_dp(epsilon, delta, conversion="cks"):
     if conversion == "bun-steinke":
         return bun_steinke
     # Newton's start: a valid rho. Lemma 2.1.13's, or, when the delta alone allows more
-    # (epsilon -> 0: CKS's delta at epsilon = 0 is about 0.86 sqrt(rho) for small rho),
+    # (epsilon -> 0: CKS's delta at epsilon = 0 is about sqrt(2 rho / e) for small rho),
     # delta^2 / 4 if it passes.
     start = max(bun_steinke, 0.25 * delta * delta)
     if start > bun_steinke and zcdp_delta(start, epsilon) > delta:
