@@ -336,7 +336,8 @@ def test_clone_and_pickle_keep_the_discrete_option(ratings):
 
 @pytest.mark.parametrize("params, message", [
     ({"noise": "laplace"}, "noise"),
-    ({"noise": "discrete_gaussian", "epsilon": 1e-200}, "too small"),
+    # (delta tiny too: with the CKS conversion delta alone buys a rho of about delta^2.)
+    ({"noise": "discrete_gaussian", "epsilon": 1e-200, "delta": 1e-300}, "too small"),
 ])
 def test_bad_noise_or_failed_calibration_spends_nothing(params, message):
     X = np.where(np.eye(10, 30) > 0, 1.0, np.nan)

@@ -224,7 +224,7 @@ def test_continuous_mechanisms_have_no_grid():
 @pytest.mark.parametrize("estimator", [PrivateLinearSVM, PrivateSVMRFF])
 @pytest.mark.parametrize("mechanism, delta, epsilon, match", [
     ("discrete_laplace", 0.0, 1e-300, "granularity"),
-    ("discrete_gaussian", 1e-300, 1e-300, "too small"),
+    ("discrete_gaussian", 1e-300, 1e-200, "too small"),
     # The grid follows the scale, but the rounding term (F - 1) / epsilon steps does not:
     # beyond 2**52 steps the exact sampler's draws would overflow after the charge.
     ("discrete_laplace", 0.0, 1e-20, "too small"),
@@ -233,8 +233,8 @@ def test_continuous_mechanisms_have_no_grid():
 ])
 def test_uncalibratable_discrete_noise_fails_before_spending(estimator, mechanism, delta, epsilon,
                                                              match):
-    # epsilon = 1e-300: the grid would exceed 2**900 (Laplace) or the zCDP budget
-    # underflows (Gaussian). Both depend on public parameters only, so the refusal must
+    # epsilon = 1e-300: the grid would exceed 2**900 (Laplace); epsilon = 1e-200 and
+    # delta = 1e-300: the zCDP budget underflows (Gaussian). Both depend on public parameters only, so the refusal must
     # come before the accountant is charged.
     X, y = make_blobs(40, 2, centers=2, random_state=0)
     accountant = BudgetAccountant(1.0, 0.5)
