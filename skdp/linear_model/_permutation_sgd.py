@@ -432,10 +432,12 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     def _prepare(self, settings, budget):
         # The calibration is data-independent but can fail (e.g. at epsilon = 1e300, or a
         # discrete noise beyond 2**52 grid steps): fail before the budget is charged.
+        # The result travels to the class problems in ``settings`` (computed once, not
+        # again in every joblib worker).
         if settings["mechanism"] == "discrete_gaussian":
             settings["discrete"] = self._discrete_noise(settings, budget)
             return
-        calibrate_before_charge(
+        settings["sigma"] = calibrate_before_charge(
             lambda: self._noise_std(settings, budget), "The output noise", budget,
             {name: settings[name] for name in ("sensitivity", "data_norm", "learning_rate",
                                                "alpha", "batch_size", "epochs")
@@ -450,7 +452,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
             granularity, sigma2_steps, sigma = settings["discrete"]
             released = release_on_grid(w, "discrete_gaussian", sigma2_steps, granularity, rng)
             return released, {"sigma": sigma, "granularity": granularity}
-        sigma = self._noise_std(settings, budget)
+        sigma = settings["sigma"]
         return w + rng.normal(0.0, sigma, size=w.shape), {"sigma": sigma, "granularity": None}
 
     def _record(self, infos, settings):
