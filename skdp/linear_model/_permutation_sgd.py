@@ -28,6 +28,9 @@ __all__ = [
 
 CALIBRATIONS = ("analytic", "thesis")
 MECHANISMS = ("gaussian", "discrete_gaussian")
+# D R of permutation_sgd_default_step: the comparator norm, in units of 1 / data_norm,
+# chosen on generated problems only (skdp/benchmarks/_psgd_step_study.py).
+DEFAULT_STEP_RADIUS = 1.0
 
 
 def permutation_sgd_batches(n_samples, batch_size):
@@ -90,6 +93,53 @@ def permutation_sgd_sensitivity(n_samples, batch_size, epochs, data_norm, *,
     if strongly_convex:
         return 2.0 * data_norm / (alpha * min_batch * n_batches)
     return 2.0 * epochs * learning_rate * data_norm / min_batch
+
+
+def permutation_sgd_default_step(n_samples, batch_size, epochs, data_norm, n_coef,
+                                 noise_per_sensitivity, max_step, radius=DEFAULT_STEP_RADIUS):
+    """Default constant step of the convex case: the minimizer of an excess-risk bound.
+
+    With constant step ``eta`` for ``k`` passes of ``N`` minibatches
+    (``T = k N`` updates), rows of norm ``R`` (so per-example gradients of
+    norm at most ``R``) and a comparator of norm ``D``, SGD's expected excess
+    risk is at most ``D^2 / (2 eta T) + eta R^2 / 2`` (the averaged-iterate
+    bound for convex Lipschitz losses). The output noise ``b`` has per-
+    coordinate deviation ``sigma = c Delta`` with ``Delta = 2 k eta R / b``
+    (the sensitivity of :func:`permutation_sgd_sensitivity`; ``c`` the noise
+    per unit sensitivity of the calibration) and costs at most
+    ``R E||b|| <= R sigma sqrt(d)`` for ``d`` coefficients. The sum
+
+        ``D^2 / (2 eta k N) + (eta R^2 / 2) (1 + 4 c sqrt(d) k / b)``
+
+    is minimized by ``eta* = D / (R sqrt(k N (1 + 4 c sqrt(d) k / b)))``,
+    clamped to ``max_step``. Every input is public (the budget enters through
+    ``c``, the data only through ``n_samples``); ``D = radius / R`` is a
+    constant fixed in advance (see :class:`PermutationSGDClassifier`, Notes).
+
+    Parameters
+    ----------
+    n_samples, batch_size, epochs : int
+        ``n``, requested minibatch size and passes ``k``.
+    data_norm : float
+        ``R``.
+    n_coef : int
+        ``d``, coefficients per class problem (the intercept's included).
+    noise_per_sensitivity : float
+        ``c``: the output noise's deviation for sensitivity 1 (one class
+        problem's budget).
+    max_step : float
+        Upper clamp (``1 / beta``).
+    radius : float, default=DEFAULT_STEP_RADIUS
+        ``D R``, the comparator norm in units of ``1 / R``.
+
+    Returns
+    -------
+    eta : float
+    """
+    n_batches, min_batch = permutation_sgd_batches(n_samples, batch_size)
+    noise_factor = 1.0 + 4.0 * noise_per_sensitivity * math.sqrt(n_coef) * epochs / min_batch
+    step = radius / (data_norm ** 2 * math.sqrt(epochs * n_batches * noise_factor))
+    return min(step, max_step)
 
 
 def permutation_sgd_weight_bound(n_updates, data_norm, *, learning_rate=None, alpha=None,
@@ -354,11 +404,11 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         if not strongly_convex:
             # 1 / beta and 2 / beta are inf when beta underflows (tiny data_norm, alpha = 0).
             if self.learning_rate is None:
-                learning_rate = 1.0 / beta if beta > 0.0 else math.inf
-                if not math.isfinite(learning_rate):
+                # Resolved in _prepare (it depends on the budget), within 1 / beta.
+                if not (beta > 0.0 and math.isfinite(1.0 / beta)):
                     raise ValueError(
-                        f"The default learning_rate = 1 / beta is infinite: the smoothness "
-                        f"beta of the loss underflows to {beta:g} for data_norm="
+                        f"The default learning_rate (at most 1 / beta) may be infinite: the "
+                        f"smoothness beta of the loss underflows to {beta:g} for data_norm="
                         f"{data_norm:g}. Pass learning_rate (every step is within 2 / beta "
                         "here) or alpha > 0. Nothing was spent.")
             else:
@@ -374,18 +424,6 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
                     )
         batch_size = check_positive_int(self.batch_size, "batch_size")
         epochs = check_positive_int(self.epochs, "epochs")
-        n_batches, _ = permutation_sgd_batches(n_samples, batch_size)
-        sensitivity = permutation_sgd_sensitivity(
-            n_samples, batch_size, epochs, data_norm, learning_rate=learning_rate,
-            alpha=alpha, strongly_convex=strongly_convex)
-        if not 0.0 < sensitivity < math.inf:
-            how = "overflows" if sensitivity else "underflows to 0"
-            raise ValueError(
-                f"The sensitivity of the SGD output {how} "
-                f"(data_norm={data_norm:g}, alpha={alpha:g}, learning_rate="
-                f"{learning_rate if learning_rate is not None else 'None'}, batch_size="
-                f"{batch_size}, epochs={epochs}): no Gaussian noise can be calibrated to it. "
-                "Rescale these parameters. Nothing was spent.")
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
         mechanism = check_option(self.mechanism, "mechanism", MECHANISMS)
         if mechanism == "discrete_gaussian" and calibration != "analytic":
@@ -393,22 +431,59 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
                 f"calibration={calibration!r} applies to mechanism='gaussian' only; "
                 "mechanism='discrete_gaussian' is calibrated through zCDP. Leave "
                 "calibration='analytic'.")
-        return {
+        settings = {
             "strongly_convex": strongly_convex,
             "alpha": alpha,
             "beta": beta,
             "learning_rate": learning_rate,
+            "default_step": not strongly_convex and learning_rate is None,
             "epochs": epochs,
             "batch_size": batch_size,
             "data_norm": data_norm,
-            "n_batches": n_batches,
+            "n_samples": n_samples,
+            "n_batches": permutation_sgd_batches(n_samples, batch_size)[0],
             "calibration": calibration,
             "mechanism": mechanism,
-            "sensitivity": sensitivity,
-            "weight_bound": permutation_sgd_weight_bound(
-                epochs * n_batches, data_norm, learning_rate=learning_rate, alpha=alpha,
-                strongly_convex=strongly_convex),
         }
+        if not settings["default_step"]:
+            self._set_sensitivity(settings)
+        return settings
+
+    def _set_sensitivity(self, settings):
+        """Store the output's sensitivity and weight bound, once the step is known."""
+        sensitivity = permutation_sgd_sensitivity(
+            settings["n_samples"], settings["batch_size"], settings["epochs"],
+            settings["data_norm"], learning_rate=settings["learning_rate"],
+            alpha=settings["alpha"], strongly_convex=settings["strongly_convex"])
+        if not 0.0 < sensitivity < math.inf:
+            how = "overflows" if sensitivity else "underflows to 0"
+            learning_rate = settings["learning_rate"]
+            raise ValueError(
+                f"The sensitivity of the SGD output {how} "
+                f"(data_norm={settings['data_norm']:g}, alpha={settings['alpha']:g}, "
+                f"learning_rate={learning_rate if learning_rate is not None else 'None'}, "
+                f"batch_size={settings['batch_size']}, epochs={settings['epochs']}): no "
+                "Gaussian noise can be calibrated to it. Rescale these parameters. "
+                "Nothing was spent.")
+        settings["sensitivity"] = sensitivity
+        settings["weight_bound"] = permutation_sgd_weight_bound(
+            settings["epochs"] * settings["n_batches"], settings["data_norm"],
+            learning_rate=settings["learning_rate"], alpha=settings["alpha"],
+            strongly_convex=settings["strongly_convex"])
+
+    def _default_step(self, settings, budget):
+        """The default constant step for one class problem's budget (convex case)."""
+        # c: the output noise per unit sensitivity, for this budget (the analytic
+        # Gaussian's also for "discrete_gaussian", whose noise is ~20% larger).
+        c = calibrate_before_charge(
+            lambda: permutation_sgd_sigma(1.0, budget.epsilon, budget.delta,
+                                          settings["calibration"]),
+            "The output noise (for the default learning_rate)", budget,
+            {"data_norm": settings["data_norm"]})
+        return permutation_sgd_default_step(
+            settings["n_samples"], settings["batch_size"], settings["epochs"],
+            settings["data_norm"], self.n_features_in_ + int(self.fit_intercept), c,
+            1.0 / settings["beta"])
 
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm)
@@ -430,6 +505,9 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
             settings["weight_bound"])
 
     def _prepare(self, settings, budget):
+        if settings["default_step"]:
+            settings["learning_rate"] = self._default_step(settings, budget)
+            self._set_sensitivity(settings)
         # The calibration is data-independent but can fail (e.g. at epsilon = 1e300, or a
         # discrete noise beyond 2**52 grid steps): fail before the budget is charged.
         # The result travels to the class problems in ``settings`` (computed once, not
