@@ -370,11 +370,12 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     ``1 / beta`` (candidates 0.642 to 0.647). On unit-norm
     ``make_classification(6000, 5, n_informative=3)`` at ``epsilon = 1``
     (4,800 training rows) the default scores 0.70 (two classes) and 0.76
-    (three), against 0.50 and 0.38 for ``1 / beta``. The bound also says more
-    passes never hurt at the optimal step, but that beyond
-    ``k ~ b / (4 c sqrt(d))`` (about 5 at ``epsilon = 1``, ``d = 6``,
-    ``b = 50``) they gain little: ``epochs`` keeps its default of 5. An
-    explicit ``learning_rate`` is used as given.
+    (three), against 0.50 and 0.38 for ``1 / beta``. At the optimal step the
+    bound is ``D R sqrt((1 / k + 4 c sqrt(d) / b) / N)``: more passes never
+    hurt, but past ``k ~ b / (4 c sqrt(d))`` (about 1 at ``epsilon = 1``,
+    ``d = 6``, ``b = 50``) they gain little (at ``k = 5`` the bound is
+    within about 10% of its limit), so ``epochs`` keeps its default of 5.
+    An explicit ``learning_rate`` is used as given.
 
     References
     ----------
