@@ -32,8 +32,8 @@ DG = dict(mechanism="discrete_gaussian")
 def test_discrete_gaussian_parameters_by_hand():
     X, y = make_blobs(100, n_features=4, centers=2, random_state=0)
     est = PermutationSGDClassifier(epsilon=2.0, delta=1e-5, data_norm=3.0, classes=[0, 1],
-                                   random_state=0, **DG).fit(X, y)
-    # Logistic beta = R^2 / 4 = 9 / 4, eta = 1 / beta = 4 / 9; n = 100, b = 50: 2 minibatches
+                                   learning_rate=4 / 9, random_state=0, **DG).fit(X, y)
+    # Logistic beta = R^2 / 4 = 9 / 4, eta = 1 / beta = 4 / 9 (explicit); n = 100, b = 50: 2 minibatches
     # of 50, k = 5 passes. Delta_2 = 2 k eta R / b = 2 * 5 * (4/9) * 3 / 50 = 4 / 15.
     assert est.sensitivity_ == pytest.approx(4 / 15, rel=1e-14)
     # The grid follows the analytic Gaussian sigma at (2, 1e-5), which lies in [0.5, 1):
@@ -61,8 +61,8 @@ def test_grid_rounding_term_by_hand_in_exact_arithmetic():
     y = np.arange(60) % 2
     eps, delta, F = 0.05, 1e-6, 301
     est = PermutationSGDClassifier(epsilon=eps, delta=delta, classes=[0, 1], batch_size=10,
-                                   epochs=2, random_state=0, **DG).fit(X, y)
-    # R = 1: eta = 4, Delta_2 = 2 k eta R / b = 2 * 2 * 4 / 10 = 1.6.
+                                   epochs=2, learning_rate=4.0, random_state=0, **DG).fit(X, y)
+    # R = 1: eta = 4 = 1 / beta, Delta_2 = 2 k eta R / b = 2 * 2 * 4 / 10 = 1.6.
     assert est.sensitivity_ == pytest.approx(1.6, rel=1e-14)
     g = Fraction(est.noise_granularity_)
     assert g == Fraction(2) ** (math.floor(math.log2(gaussian_sigma_analytic(1.6, eps, delta)))
@@ -167,8 +167,10 @@ def test_accuracy_matches_the_gaussian_mechanism():
 
 def test_pickle_clone_and_grid_search():
     X, y = make_blobs(2000, centers=2, n_features=2, random_state=2)
+    # eta = 1 / beta = 0.04 (explicit): well-separated blobs far from the origin want a
+    # larger step than the default (see PermutationSGDClassifier, Notes).
     est = PermutationSGDClassifier(epsilon=2.0, delta=1e-6, classes=[0, 1], data_norm=10.0,
-                                   random_state=3, **DG).fit(X, y)
+                                   learning_rate=0.04, random_state=3, **DG).fit(X, y)
     again = pickle.loads(pickle.dumps(est))
     assert np.array_equal(again.coef_, est.coef_)
     assert np.array_equal(clone(est).fit(X, y).coef_, est.coef_)  # same seed, same draws
@@ -205,6 +207,8 @@ def test_default_is_the_float_gaussian_release():
                                    random_state=5).fit(X, y)
     assert est.noise_granularity_ is None
     settings = est._check_params(120)
+    est._prepare(settings, PrivacyBudget(1.0, 1e-6))  # resolves the default step
+    assert settings["learning_rate"] == est.learning_rate_
     rng = spawn_random_states(np.random.default_rng(5), 1)[0]
     X_aug = clip_rows_l2(add_intercept_column(X, 1.0), 1.0)
     w = _permutation_sgd_path(X_aug, np.where(y == 1, 1.0, -1.0), get_loss("logistic", 0.1),

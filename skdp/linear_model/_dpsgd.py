@@ -371,17 +371,22 @@ class DPSGDClassifier(PrivateGLMClassifier):
         # at epsilon = 1e4, or dp-accounting's own errors (no bracketing interval at
         # epsilon = 1e300): fail before the budget is charged. Checked: the noise
         # z data_norm on the gradient sum, and (if larger) its image
-        # learning_rate z data_norm / (q n) on the weights.
+        # learning_rate z data_norm / (q n) on the weights. ``z`` travels to the class
+        # problems in ``settings``: a joblib worker would recompute it with a cold cache
+        # (seconds of PLD accounting per worker).
+        def calibrate():
+            settings["noise_multiplier"] = self._noise_multiplier(settings, budget)
+            return (settings["noise_multiplier"] * settings["data_norm"]
+                    * max(1.0, settings["learning_rate"] / settings["expected_batch"]))
+
         calibrate_before_charge(
-            lambda: (self._noise_multiplier(settings, budget) * settings["data_norm"]
-                     * max(1.0, settings["learning_rate"] / settings["expected_batch"])),
-            "DP-SGD's noise", budget,
+            calibrate, "DP-SGD's noise", budget,
             {"data_norm": settings["data_norm"], "learning_rate": settings["learning_rate"],
              "sample_rate": settings["sample_rate"], "steps": settings["steps"]},
             errors=(Exception,))
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
-        z = self._noise_multiplier(settings, budget)
+        z = settings["noise_multiplier"]  # calibrated once, in _prepare
         # Weighting after clipping keeps each contribution's norm <= w C <= C,
         # the sensitivity the subsampled-Gaussian accounting is calibrated to.
         w = _dpsgd_path(X, y, loss, settings, z * settings["data_norm"], rng, sample_weight)

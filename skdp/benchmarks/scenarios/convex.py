@@ -6,7 +6,8 @@ the package's own generators: Synthetic-L (low-dimensional) and Synthetic-H
 ``delta = 1 / n^2`` (the estimators' default; objective and output
 perturbation are pure epsilon-DP), 10 noise draws. Columns: the non-private
 baseline, AMP (tuned) and hyperparameter-free AMP (untuned), P-SGD (DP-SGD),
-P-PSGD and P-SCPSGD (permutation SGD, convex and strongly convex), P-FW
+P-PSGD and P-SCPSGD (permutation SGD, convex and strongly convex; P-PSGD also
+with its default step, untuned), P-FW
 (private Frank-Wolfe with the thesis' accounting, and with the tighter zCDP
 accounting), ObjPert and OutPert (Chaudhuri et al. 2011).
 
@@ -74,6 +75,8 @@ def _methods(loss):
          _grid(learning_rate=[1.0, 0.1], data_norm=[1.0, 3.0]), 1),
         ("P-PSGD", PermutationSGDClassifier(loss=loss),
          _grid(learning_rate=[0.1 * inv_beta, inv_beta], batch_size=[50, 300]), 1),
+        # The estimator's own default step (no tuning), next to the tuned grid above.
+        ("P-PSGD (default)", PermutationSGDClassifier(loss=loss), [{}], 1),
         ("P-SCPSGD", PermutationSGDClassifier(loss=loss, strongly_convex=True),
          _grid(alpha=[1e-2, 1e-3, 1e-1], batch_size=[50]), 1),
         ("P-FW", PrivateFrankWolfeClassifier(loss=loss), fw_grid, 2),
