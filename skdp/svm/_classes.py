@@ -160,8 +160,10 @@ class PrivateSVMRFF(BasePrivateSVM):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for ``mechanism='laplace'`` (pure DP); in ``(0, 1)`` for
-        ``mechanism='gaussian'``. Keep it well below ``1 / n_samples``.
+        ``0`` for the pure-DP mechanisms ``'laplace'`` and
+        ``'discrete_laplace'`` (any other value is refused); in ``(0, 1)``
+        for ``'gaussian'`` and ``'discrete_gaussian'``, which refuse the
+        default 0: pass it explicitly, well below ``1 / n_samples``.
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Translation-invariant kernel (seed 001, Tables 1-2); see
         :class:`~skdp.kernel_approximation.RandomFourierFeatures`.
@@ -311,8 +313,10 @@ class PrivateLinearSVM(BasePrivateSVM):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for ``mechanism='laplace'`` (pure DP); in ``(0, 1)`` for
-        ``mechanism='gaussian'``.
+        ``0`` for the pure-DP mechanisms ``'laplace'`` and
+        ``'discrete_laplace'`` (any other value is refused); in ``(0, 1)``
+        for ``'gaussian'`` and ``'discrete_gaussian'``, which refuse the
+        default 0: pass it explicitly, well below ``1 / n_samples``.
     %(data_norm)s
     fit_intercept : bool, default=True
         Append a constant feature of value 1 (counted in the row norm and

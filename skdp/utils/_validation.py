@@ -16,6 +16,7 @@ __all__ = [
     "check_feature_bounds",
     "check_n_jobs",
     "check_option",
+    "check_mechanism_delta",
     "check_positive_int",
     "check_real",
     "check_sample_weight",
@@ -191,6 +192,39 @@ def check_epsilon_delta(epsilon, delta, *, allow_zero_delta=True):
     delta = check_real(delta, "delta", low=0.0, high=1.0, high_inclusive=False,
                        low_inclusive=allow_zero_delta)
     return epsilon, delta
+
+
+def check_mechanism_delta(mechanism, delta, pure_mechanisms):
+    """Check that ``delta`` suits ``mechanism``, for estimators whose ``delta`` defaults to 0.
+
+    A pure ``epsilon``-DP mechanism (one of ``pure_mechanisms``) spends no
+    delta, so any other value is refused; every other mechanism is
+    ``(epsilon, delta)``-DP and needs ``delta > 0``, which the default
+    ``delta=0`` is not: the message says which mechanism needs it and that
+    the default is 0. Other invalid values (negative, NaN, >= 1) are left to
+    :func:`check_epsilon_delta`.
+
+    Parameters
+    ----------
+    mechanism : str
+        The (already validated) mechanism.
+    delta : object
+        The ``delta`` parameter as given.
+    pure_mechanisms : sequence of str
+        The estimator's pure ``epsilon``-DP mechanisms.
+    """
+    pure = " or ".join(repr(m) for m in pure_mechanisms)
+    if mechanism in pure_mechanisms:
+        if delta not in (0, 0.0):
+            raise ValueError(f"mechanism={mechanism!r} is pure epsilon-DP and spends no delta; "
+                             f"set delta=0 (got delta={delta!r}) or use a mechanism with delta "
+                             f"> 0 (any but {pure}).")
+    elif _is_real(delta) and delta == 0:
+        raise ValueError(f"mechanism={mechanism!r} is (epsilon, delta)-DP and needs delta > 0, "
+                         f"got delta={delta!r}: the default delta is 0, which only the pure "
+                         f"epsilon-DP mechanism {pure} accepts. Pass delta explicitly, well "
+                         f"below 1 / n_samples (e.g. delta=1e-6), or use mechanism={pure}. "
+                         "Nothing was spent.")
 
 
 def check_sample_weight(sample_weight, n_samples):
