@@ -213,17 +213,17 @@ def check_mechanism_delta(mechanism, delta, pure_mechanisms):
     pure_mechanisms : sequence of str
         The estimator's pure ``epsilon``-DP mechanisms.
     """
-    pure = " or ".join(repr(m) for m in pure_mechanisms)
+    pure = ", ".join(repr(m) for m in pure_mechanisms)
     if mechanism in pure_mechanisms:
         if delta not in (0, 0.0):
             raise ValueError(f"mechanism={mechanism!r} is pure epsilon-DP and spends no delta; "
-                             f"set delta=0 (got delta={delta!r}) or use a mechanism with delta "
-                             f"> 0 (any but {pure}).")
+                             f"set delta=0 (got delta={delta!r}) or use a mechanism that takes "
+                             f"delta > 0 (not {pure}).")
     elif _is_real(delta) and delta == 0:
         raise ValueError(f"mechanism={mechanism!r} is (epsilon, delta)-DP and needs delta > 0, "
                          f"got delta={delta!r}: the default delta is 0, which only the pure "
-                         f"epsilon-DP mechanism {pure} accepts. Pass delta explicitly, well "
-                         f"below 1 / n_samples (e.g. delta=1e-6), or use mechanism={pure}. "
+                         f"epsilon-DP mechanisms ({pure}) accept. Pass delta explicitly, well "
+                         f"below 1 / n_samples (e.g. delta=1e-6), or use one of those. "
                          "Nothing was spent.")
 
 
