@@ -7,6 +7,7 @@ validator of its own; every estimator validates in ``fit``, never in ``__init__`
 import math
 import numbers
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -356,6 +357,10 @@ def check_feature_bounds(bounds, n_features, owner="bounds"):
             f"the range each feature is known to lie in, chosen without looking at the "
             f"private data (e.g. from the measuring instrument or the feature's definition). "
             f"They cannot be read from the data without spending privacy.")
+    if isinstance(bounds, Mapping):
+        raise ValueError(f"{owner}: bounds must be a pair (low, high) or one pair per feature, "
+                         f"in column order; a dict keyed by column name is accepted only by "
+                         f"the skdp.preprocessing scalers (fitted on a DataFrame). Got {bounds!r}.")
     # An object array keeps each entry's type (a float conversion would turn True or "1" into 1).
     if isinstance(bounds, (str, bytes)) or any(isinstance(v, (bool, np.bool_, str, bytes))
                                                for v in np.asarray(bounds, dtype=object).flat):
