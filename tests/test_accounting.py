@@ -96,12 +96,16 @@ def test_advanced_composition_at_large_epsilon_is_basic_composition():
 def test_zcdp_conversions_worked_values():
     assert dp_to_zcdp(1.0) == 0.5
     assert gaussian_zcdp(1.0, 2.0) == pytest.approx(1 / 8)
+    # Seed 004, Lemma 2.1.13 (conversion="bun-steinke"); the default CKS conversion is
+    # tested in test_zcdp_conversion.py.
     # rho = 0.5, delta = 1e-6: 0.5 + 2 sqrt(0.5 * 13.815511) = 0.5 + 2 * 2.628261 = 5.756522
-    assert zcdp_to_dp(0.5, 1e-6).epsilon == pytest.approx(5.756522, abs=1e-6)
-    rho = zcdp_for_dp(5.756522, 1e-6)
+    bs = "bun-steinke"
+    assert zcdp_to_dp(0.5, 1e-6, conversion=bs).epsilon == pytest.approx(5.756522, abs=1e-6)
+    rho = zcdp_for_dp(5.756522, 1e-6, conversion=bs)
     assert rho == pytest.approx(0.5, rel=1e-6)
     for eps in (0.01, 1.0, 10.0):
-        assert zcdp_to_dp(zcdp_for_dp(eps, 1e-8), 1e-8).epsilon == pytest.approx(eps, rel=1e-10)
+        back = zcdp_to_dp(zcdp_for_dp(eps, 1e-8, conversion=bs), 1e-8, conversion=bs)
+        assert back.epsilon == pytest.approx(eps, rel=1e-10)
 
 
 def test_subsampled_gaussian_calibration_round_trip():

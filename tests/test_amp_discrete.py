@@ -14,6 +14,7 @@ from sklearn.model_selection import GridSearchCV
 
 import skdp.linear_model._amp as amp_module
 from skdp import BudgetAccountant
+from skdp.accounting import zcdp_for_dp
 from skdp.datasets import make_synthetic_l
 from skdp.linear_model import DPLogisticRegressionAMP
 from skdp.linear_model._amp import amp_calibration, amp_discrete_output_noise
@@ -46,22 +47,23 @@ def test_discrete_output_stage_by_hand():
     bound = m / cal.reg_strength * (1.0 + cal.sigma1 * (math.sqrt(p) + 10) + 1.0 / m**2)
     assert bound < 2.0**52 * g
     # Grid L2^2 <= Q + 2 min(Q, isqrt(p Q)) + p, Q = ceil((Delta_2 / g)^2) - 1, and
-    # sigma^2 = that / (2 rho) with rho = (sqrt(ln(1/delta2) + eps2) - sqrt(ln(1/delta2)))^2
-    # at eps2 = 0.01, delta2 = 1e-10 (CKS; seed 004, Lemma 2.1.13).
+    # sigma^2 = that / (2 rho) with rho the largest zCDP budget converting to
+    # (eps2, delta2) = (0.01, 1e-10) by Canonne-Kamath-Steinke Cor. 13 (decimal reference of
+    # test_zcdp_conversion.py; (sqrt(ln(1/delta2) + eps2) - sqrt(ln(1/delta2)))^2, about
+    # 1.0857e-6, by seed 004, Lemma 2.1.13, used before).
     Q = math.ceil((Fraction(cal.sensitivity2) / Fraction(g)) ** 2) - 1
     l2_sq = Q + 2 * min(Q, math.isqrt(p * Q)) + p
-    L = math.log(1e10)
-    rho = (math.sqrt(L + 0.01) - math.sqrt(L)) ** 2
-    assert rho == pytest.approx(0.01**2 / (4 * L), rel=1e-3)  # about 1.0857e-6
+    rho = 1.7766747487282172e-06
+    assert rho == pytest.approx(zcdp_for_dp(0.01, 1e-10), rel=1e-9)
     assert float(sigma2_steps) == pytest.approx(l2_sq / (2 * rho), rel=2e-7)
     # Rounded up, never down (up to the 2**-40 margin on rho's round-off).
     exact = Fraction(l2_sq) / (2 * Fraction(rho))
     assert Fraction(sigma2_steps) >= exact * (1 - Fraction(1, 2**39))
-    # In value units: Delta_2 / sqrt(2 rho), 41% above the analytic Gaussian's sigma2 at
-    # (0.01, 1e-10) (the zCDP conversion's cost at a small eps2).
+    # In value units: Delta_2 / sqrt(2 rho), 10% above the analytic Gaussian's sigma2 at
+    # (0.01, 1e-10) (the zCDP conversion's cost at a small eps2; 41% with Lemma 2.1.13).
     sigma = math.sqrt(sigma2_steps) * g
     assert sigma == pytest.approx(cal.sensitivity2 / math.sqrt(2 * rho), rel=1e-6)
-    assert 1.3 < sigma / cal.sigma2 < 1.5
+    assert 1.05 < sigma / cal.sigma2 < 1.15
 
 
 def test_grid_covers_the_weight_bound_when_sigma2_is_tiny():

@@ -58,8 +58,10 @@ def test_frank_wolfe_formulas():
     assert frank_wolfe_thesis_scale(1000, 1.0, 1.0, 0.1, 1e-6, 10) == pytest.approx(0.6649032545)
     # delta = 0: basic composition.
     assert frank_wolfe_step_epsilon(1.0, 0.0, 20, "zcdp") == pytest.approx(0.05)
-    # zCDP: rho = 1 / (sqrt(ln 1e6 + 1) + sqrt(ln 1e6))^2 = 0.0174689; eps0 = sqrt(8 rho / 10).
-    assert frank_wolfe_step_epsilon(1.0, 1e-6, 10, "zcdp") == pytest.approx(0.1182164279)
+    # zCDP: rho = 0.0243559704, the largest converting to (1, 1e-6) by Canonne-Kamath-Steinke
+    # Cor. 13 (decimal reference computed as in test_zcdp_conversion.py; Lemma 2.1.13's
+    # 1 / (sqrt(ln 1e6 + 1) + sqrt(ln 1e6))^2 = 0.0174689 gave 0.1182164); eps0 = sqrt(8 rho / 10).
+    assert frank_wolfe_step_epsilon(1.0, 1e-6, 10, "zcdp") == pytest.approx(0.1395878802, rel=1e-9)
     # Small T: advanced composition is no better than basic (eps / T) ...
     assert frank_wolfe_step_epsilon(0.1, 1e-6, 10, "advanced") == pytest.approx(0.01)
     # ... and zCDP falls back to it when that is larger (T = 1: eps0 = eps).

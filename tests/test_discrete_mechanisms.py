@@ -198,9 +198,11 @@ def test_laplace_scale_hand_computed():
 
 
 def test_gaussian_sigma2_hand_computed():
-    # rho = (sqrt(ln 1e5 + 1) - sqrt(ln 1e5))^2 = 0.0208199...; sigma^2 = 1 / (2 rho) = 24.015441
+    # rho = 0.0305565951976 (Canonne-Kamath-Steinke Cor. 13 at (1, 1e-5), decimal reference
+    # of test_zcdp_conversion.py); sigma^2 = 1 / (2 rho) = 16.3630796 (24.015441 with the
+    # Lemma 2.1.13 rho 0.0208199 used before).
     sigma2 = discrete_gaussian_sigma2(1.0, 1.0, 1e-5)
-    assert 24.015441 < sigma2 < 24.015441 * (1 + 2**-22)
+    assert 16.3630796 < sigma2 < 16.3630796 * (1 + 2**-22)
     assert sigma2.denominator & (sigma2.denominator - 1) == 0  # dyadic, rounded up
     # Rounded up: the zCDP it gives converts back within (epsilon, delta).
     assert zcdp_to_dp(1 / (2 * float(sigma2)), 1e-5).epsilon <= 1.0
@@ -539,8 +541,12 @@ def test_gaussian_refuses_bad_delta(delta):
 
 
 def test_extreme_budgets_give_clear_errors():
+    # The zCDP budget underflows only if delta is tiny too: with the CKS conversion,
+    # delta alone allows rho = e delta^2 / 2 (sigma = 60653 at delta = 1e-5).
     with pytest.raises(ValueError, match="too small"):
-        discrete_gaussian_sigma2(1.0, 1e-200, 1e-5)
+        discrete_gaussian_sigma2(1.0, 1e-200, 1e-300)
+    assert float(discrete_gaussian_sigma2(1.0, 1e-200, 1e-5)) ** 0.5 == pytest.approx(
+        1 / (math.e**0.5 * 1e-5), rel=1e-4)
     with pytest.raises(OverflowError, match="too large"):
         DiscreteLaplaceMechanism(epsilon=1e-300, random_state=0)(3)
     # A huge epsilon is a tiny, exact scale: the value comes back unchanged.

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from skdp import BudgetAccountant
-from skdp.accounting import zcdp_to_dp
+from skdp.accounting import zcdp_for_dp, zcdp_to_dp
 from skdp.datasets import make_low_rank_ratings
 from skdp.matrix_completion import DPMatrixCompleter
 from skdp.matrix_completion import _solvers
@@ -93,11 +93,12 @@ def test_release_schedule_composes_to_total_sensitivity(config):
 def test_discrete_noise_hand_computed():
     # One symmetric 2 x 2 release (SVD, Delta = 1): s = sqrt(2), d = 4 full-matrix entries.
     epsilon, delta = 1.0, 1e-5
-    log_term = math.log(1e5)
-    rho = (math.sqrt(log_term + epsilon) - math.sqrt(log_term)) ** 2  # Lemma 2.1.13 inverted
-    assert rho == pytest.approx(0.0208199, rel=1e-5)
-    sigma_ref = math.sqrt(2.0 / (2 * rho))  # 6.9305...
-    assert sigma_ref == pytest.approx(6.93045, rel=1e-5)
+    # The largest rho converting to (1, 1e-5) by Canonne-Kamath-Steinke Cor. 13 (decimal
+    # reference of test_zcdp_conversion.py; 0.0208199 by Lemma 2.1.13, used before).
+    rho = 0.030556595197639566
+    assert rho == pytest.approx(zcdp_for_dp(epsilon, delta), rel=1e-9)
+    sigma_ref = math.sqrt(2.0 / (2 * rho))  # 5.7206...
+    assert sigma_ref == pytest.approx(5.72067, rel=1e-5)
     grid = discrete_noise(epsilon, delta, [(math.sqrt(2.0), 4)], value_bound=4.0)
     # 2**2 <= sigma_ref < 2**3, so g = 2**(2 - 30).
     assert grid.granularity == 2.0**-28
@@ -122,7 +123,7 @@ def test_discrete_noise_meets_the_budget_in_zcdp(config, epsilon, delta):
     assert math.frexp(g)[0] == 0.5  # a power of two
     assert 2.0**52 * g > value_bound  # the index clamp never binds
     # Each release moves by at most (s / g + sqrt(d)) steps in L2 after rounding; the
-    # zCDP costs (CKS) add up (Lemma 2.1.12) and convert to at most epsilon (Lemma 2.1.13).
+    # zCDP costs (CKS) add up (Lemma 2.1.12) and convert to at most epsilon (CKS Cor. 13).
     rho = sum((s / g + math.sqrt(d)) ** 2 for s, d in releases) / (2 * float(grid.sigma2))
     assert zcdp_to_dp(rho, delta).epsilon <= epsilon * (1 + 1e-9)
     assert zcdp_to_dp(rho, delta).epsilon == pytest.approx(epsilon, rel=1e-4)
@@ -335,7 +336,8 @@ def test_clone_and_pickle_keep_the_discrete_option(ratings):
 
 @pytest.mark.parametrize("params, message", [
     ({"noise": "laplace"}, "noise"),
-    ({"noise": "discrete_gaussian", "epsilon": 1e-200}, "too small"),
+    # (delta tiny too: with the CKS conversion delta alone buys a rho of about delta^2.)
+    ({"noise": "discrete_gaussian", "epsilon": 1e-200, "delta": 1e-300}, "too small"),
 ])
 def test_bad_noise_or_failed_calibration_spends_nothing(params, message):
     X = np.where(np.eye(10, 30) > 0, 1.0, np.nan)

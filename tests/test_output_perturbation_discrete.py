@@ -64,15 +64,15 @@ def test_discrete_gaussian_parameters_by_hand():
     g = est.noise_granularity_
     assert g == 2.0**-29
     # Grid L2^2 <= Q + 2 min(Q, isqrt(5 Q)) + 5, Q = ceil((Delta_2 / g)^2) - 1;
-    # sigma^2 = that / (2 rho), rho = (sqrt(ln(1/delta) + eps) - sqrt(ln(1/delta)))^2.
+    # sigma^2 = that / (2 rho), rho the largest zCDP budget converting to (2, 1e-5) by
+    # Canonne-Kamath-Steinke Cor. 13.
     Q = math.ceil((Fraction(1.200012) / Fraction(g)) ** 2) - 1
     l2_sq = Q + 2 * min(Q, math.isqrt(5 * Q)) + 5
-    rho = (math.sqrt(math.log(1e5) + 2.0) - math.sqrt(math.log(1e5))) ** 2
-    assert rho == pytest.approx(0.08005, abs=1e-5)
-    assert rho == pytest.approx(zcdp_for_dp(2.0, 1e-5), rel=1e-12)
+    rho = 0.10825636382305726  # CKS Cor. 13 at (2, 1e-5), decimal (test_zcdp_conversion.py)
+    assert rho == pytest.approx(zcdp_for_dp(2.0, 1e-5), rel=1e-9)
     sigma = math.sqrt(l2_sq / (2 * rho)) * g
     assert est.noise_scale_ == pytest.approx(sigma, rel=2e-7)
-    # ... which is Delta_2 / sqrt(2 rho) = 2.999 in value units (the grid costs nothing visible).
+    # ... which is Delta_2 / sqrt(2 rho) = 2.579 in value units (the grid costs nothing visible).
     assert est.noise_scale_ == pytest.approx(1.200012 / math.sqrt(2 * rho), rel=1e-6)
     assert est.privacy_spent_ == PrivacyBudget(2.0, 1e-5)
 
@@ -261,12 +261,14 @@ def test_grid_search_over_mechanism():
     ({"mechanism": "l2_laplace", "delta": 1e-5}, "pure epsilon-DP"),
     ({"mechanism": "discrete_gaussian", "delta": 0.0}, "delta"),
     ({"mechanism": "discrete_gaussian", "delta": None}, "delta"),
-    # The zCDP budget of epsilon = 1e-200 underflows: refused before the charge.
-    ({"mechanism": "discrete_gaussian", "delta": 1e-5, "epsilon": 1e-200}, "too small"),
+    # The zCDP budget of epsilon = 1e-200 underflows (delta = 1e-300: with the CKS
+    # conversion a larger delta alone buys a rho of about delta^2): refused before the charge.
+    ({"mechanism": "discrete_gaussian", "delta": 1e-300, "epsilon": 1e-200}, "too small"),
     # Noise of more than 2**52 grid steps (t ~ F / epsilon, or sigma ~ sqrt(F) / sqrt(2 rho)):
     # refused before the charge; was an OverflowError of the int64 sampler after it.
     ({"mechanism": "discrete_laplace", "epsilon": 1e-20}, "too small"),
-    ({"mechanism": "discrete_gaussian", "delta": 1e-6, "epsilon": 1e-17}, "too small"),
+    # (With the CKS conversion a tiny epsilon keeps a rho of about delta^2: delta tiny too.)
+    ({"mechanism": "discrete_gaussian", "delta": 1e-300, "epsilon": 1e-17}, "too small"),
 ])
 def test_bad_mechanism_fails_before_spending(params, match):
     X, y = make_blobs(40, centers=2, n_features=2, random_state=0)

@@ -26,12 +26,14 @@ def test_noise_beyond_2_to_the_52_steps_is_refused_before_the_charge(epsilon):
     # Small but calibratable epsilons: the zCDP sigma^2 is dominated by the rounding
     # term sum_k d_k / (2 rho), beyond 2**52 steps (and, from about 1e-17, beyond the
     # sampler's int64 range, which failed after the charge with an OverflowError).
+    # delta = 1e-300: with the CKS conversion a larger delta alone buys a rho of about
+    # delta^2, whatever the epsilon.
     releases = release_schedule(1.0, method="frank_wolfe", n_iter=10, n_items=30)
     with pytest.raises(ValueError, match="too small"):
-        discrete_noise(epsilon, 1e-4, releases, 40.0)
+        discrete_noise(epsilon, 1e-300, releases, 40.0)
     X = np.where(np.eye(10, 30) > 0, 1.0, np.nan)
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-2)
-    model = DPMatrixCompleter(epsilon=epsilon, delta=1e-4, nuclear_norm=5.0,
+    model = DPMatrixCompleter(epsilon=epsilon, delta=1e-300, nuclear_norm=5.0,
                               noise="discrete_gaussian", eigensolver="exact",
                               accountant=accountant, random_state=0)
     with pytest.raises(ValueError, match="too small"):
@@ -41,7 +43,7 @@ def test_noise_beyond_2_to_the_52_steps_is_refused_before_the_charge(epsilon):
 
 def test_noise_just_below_2_to_the_52_steps_is_accepted():
     releases = release_schedule(1.0, method="frank_wolfe", n_iter=10, n_items=30)
-    grid = discrete_noise(1e-10, 1e-4, releases, 40.0)
+    grid = discrete_noise(1e-10, 1e-300, releases, 40.0)
     assert 2**40 < grid.sigma2 ** 0.5 < 2**52
 
 
@@ -77,9 +79,9 @@ def test_discrete_noise_one_case_in_exact_arithmetic():
     assert releases == [(math.sqrt(2.0), 9)] * 2
     grid = discrete_noise(epsilon, delta, releases, 100.0)
     rho = Fraction(zcdp_for_dp(epsilon, delta)) * (1 - Fraction(1, 2**40))
-    # Lemma 2.1.13 inverted, on the safe side of the float value.
-    L = math.log(1e6)
-    assert float(rho) <= (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
+    # The largest rho converting to (0.5, 1e-6) by Canonne-Kamath-Steinke Cor. 13 is
+    # 0.0066415243566605 (decimal reference of test_zcdp_conversion.py): on its safe side.
+    assert 0.0066415243566605 * (1 - 1e-9) <= float(rho) <= 0.0066415243566605
     g = Fraction(grid.granularity)
     D2 = (Fraction(math.sqrt(2.0) * (1 + 2.0**-40)) / g) ** 2
     q = math.ceil(D2) - 1

@@ -131,7 +131,7 @@ def test_discrete_gaussian_parameters_by_hand():
     mechanism, k, m, s1, s2 = discrete_moment_noise(3, 1000, 1.0, 1e-5)
     assert (mechanism, k, m) == ("discrete_gaussian", 2**16, 2**10)
     unit = discrete_gaussian_sigma2(1.0, 1.0, 1e-5)
-    rho = (math.sqrt(math.log(1e5) + 1.0) - math.sqrt(math.log(1e5))) ** 2  # seed 004, 2.1.13
+    rho = 0.030556595197639566  # CKS Cor. 13 at (1, 1e-5), decimal reference (test_zcdp_conversion.py)
     assert 1 / (2 * rho) <= unit <= 1 / (2 * rho) * (1 + 2**-22)  # rounded up to 24 bits
     assert s1 == 4 * 3 * (2**26) ** 2 * unit  # (2 sqrt(d) M K)^2 times sigma^2 at sensitivity 1
     assert s2 == s1 * 2**32 * Fraction(250, 693)  # K^2 / c', c' = 2.772 <= (11 + 5 sqrt 5) / 8

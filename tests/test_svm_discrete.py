@@ -73,12 +73,13 @@ def test_discrete_gaussian_parameters_by_hand():
     g = est.noise_granularity_
     assert g == 2.0**-31
     # Grid L2^2 <= Q + 2 min(Q, isqrt(5 Q)) + 5, Q = ceil((Delta_2 / g)^2) - 1;
-    # sigma^2 = that / (2 rho), rho = (sqrt(ln(1/delta) + eps) - sqrt(ln(1/delta)))^2.
+    # sigma^2 = that / (2 rho), rho the largest zCDP budget converting to (2, 1e-5) by
+    # Canonne-Kamath-Steinke Cor. 13.
     D2 = (Fraction(est.sensitivity_) / Fraction(g)) ** 2
     Q = math.ceil(D2) - 1
     l2_sq = Q + 2 * min(Q, math.isqrt(5 * Q)) + 5
-    rho = (math.sqrt(math.log(1e5) + 2.0) - math.sqrt(math.log(1e5))) ** 2
-    assert rho == pytest.approx(zcdp_for_dp(2.0, 1e-5), rel=1e-12)
+    rho = 0.10825636382305726  # CKS Cor. 13 at (2, 1e-5), decimal (test_zcdp_conversion.py)
+    assert rho == pytest.approx(zcdp_for_dp(2.0, 1e-5), rel=1e-9)
     sigma2 = discrete_gaussian_sigma2(est.sensitivity_, 2.0, 1e-5, g, 5)
     assert float(sigma2) == pytest.approx(l2_sq / (2 * rho), rel=2e-7)
     assert est.noise_scale_ == pytest.approx(math.sqrt(float(sigma2)) * g, rel=1e-12)
@@ -223,16 +224,17 @@ def test_continuous_mechanisms_have_no_grid():
 @pytest.mark.parametrize("estimator", [PrivateLinearSVM, PrivateSVMRFF])
 @pytest.mark.parametrize("mechanism, delta, epsilon, match", [
     ("discrete_laplace", 0.0, 1e-300, "granularity"),
-    ("discrete_gaussian", 1e-6, 1e-300, "too small"),
+    ("discrete_gaussian", 1e-300, 1e-200, "too small"),
     # The grid follows the scale, but the rounding term (F - 1) / epsilon steps does not:
     # beyond 2**52 steps the exact sampler's draws would overflow after the charge.
     ("discrete_laplace", 0.0, 1e-20, "too small"),
-    ("discrete_gaussian", 1e-6, 1e-15, "too small"),
+    # (With the CKS conversion a tiny epsilon keeps a rho of about delta^2: delta tiny too.)
+    ("discrete_gaussian", 1e-300, 1e-15, "too small"),
 ])
 def test_uncalibratable_discrete_noise_fails_before_spending(estimator, mechanism, delta, epsilon,
                                                              match):
-    # epsilon = 1e-300: the grid would exceed 2**900 (Laplace) or the zCDP budget
-    # underflows (Gaussian). Both depend on public parameters only, so the refusal must
+    # epsilon = 1e-300: the grid would exceed 2**900 (Laplace); epsilon = 1e-200 and
+    # delta = 1e-300: the zCDP budget underflows (Gaussian). Both depend on public parameters only, so the refusal must
     # come before the accountant is charged.
     X, y = make_blobs(40, 2, centers=2, random_state=0)
     accountant = BudgetAccountant(1.0, 0.5)

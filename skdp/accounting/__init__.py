@@ -7,6 +7,7 @@ from skdp.accounting._composition import (
     basic_composition,
     dp_to_zcdp,
     gaussian_zcdp,
+    zcdp_delta,
     zcdp_for_dp,
     zcdp_to_dp,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "dp_to_zcdp",
     "gaussian_zcdp",
     "subsampled_gaussian_epsilon",
+    "zcdp_delta",
     "zcdp_for_dp",
     "zcdp_to_dp",
 ]

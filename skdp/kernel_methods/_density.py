@@ -492,7 +492,7 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     vector by ``e_b - e_a`` (squared L2 norm at most 2), and the counts get
     independent discrete Gaussian noise with ``rho = 2 / (2 sigma^2)``-zCDP
     (Canonne, Kamath and Steinke 2020), converted to ``(epsilon, delta)`` by
-    seed 004, Lemma 2.1.13; the frequencies are post-processing.
+    their Cor. 13; the frequencies are post-processing.
     With ``sample_weight`` a record is ``(x, w)``, ``w`` in ``[0, 1]`` (0 or 1
     with discrete noise): replacing it moves the weighted counts by
     ``w e_a - w' e_b``, of L2 norm at most ``sqrt(2)``, the same

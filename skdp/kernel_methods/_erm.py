@@ -321,8 +321,8 @@ def fit_kernel_erm(K, y, loss, alpha, tol, max_iter=100, sample_weight=None):
     bound = rkhs_gradient_norm_bound(K, y, loss, alpha, beta, w) if grad_norm <= tol else grad_norm
     if bound <= tol:
         return beta, bound, n_iter
-    raise CertificationError(
-        f"the kernel ERM reached an RKHS gradient norm of {grad_norm:.3g} (certified bound "
-        f"{bound:.3g}, rounding included), above the {tol:.3g} the privacy proof needs; "
-        "nothing was released. Increase max_iter."
+    raise CertificationError(  # after the charge: public values only
+        f"the kernel ERM could not certify an RKHS gradient norm <= {tol:.3g} (rounding "
+        "included) within max_iter iterations, which the privacy proof needs; nothing was "
+        "released. Increase max_iter."
     )

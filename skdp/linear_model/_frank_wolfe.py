@@ -105,7 +105,7 @@ def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="thesis"):
         ``epsilon / T``). ``"zcdp"``: each exponential-mechanism step is
         ``epsilon_0``-bounded-range, hence ``epsilon_0^2 / 8``-zCDP (Cesar and
         Rogers 2021); ``T`` steps compose to ``T epsilon_0^2 / 8``, set equal
-        to the largest ``rho`` whose conversion (seed 004, Lemma 2.1.13) stays
+        to the largest ``rho`` whose conversion (Canonne, Kamath and Steinke 2020, Cor. 13) stays
         within ``(epsilon, delta)``; the larger of this and the
         ``"advanced"`` value is returned (both analyses are valid, zCDP wins
         for many steps).
@@ -286,8 +286,8 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
       advanced-composition per-step epsilon.
     - ``accounting="zcdp"``: exponential mechanism, which is
       ``epsilon_0``-bounded-range and so ``epsilon_0^2 / 8``-zCDP (Cesar and
-      Rogers 2021); ``T`` steps are converted to ``(epsilon, delta)`` by seed
-      004 Lemma 2.1.13; when advanced or basic composition gives the larger
+      Rogers 2021); ``T`` steps are converted to ``(epsilon, delta)`` by
+      Canonne, Kamath and Steinke 2020, Cor. 13; when advanced or basic composition gives the larger
       per-step epsilon (few steps), that one is used. About half the noise of
       the other two for many steps, never more.
 

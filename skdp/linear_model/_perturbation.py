@@ -121,7 +121,7 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
     * ``"discrete_gaussian"`` (``(epsilon, delta)``-DP): ``sigma^2 =
       Delta_g^2 / (2 rho)`` grid steps squared, ``Delta_g^2 <= (Delta_2 / g +
       sqrt(F))^2`` the rounded minimizer's squared L2 shift and ``rho`` the
-      zCDP budget of ``(epsilon, delta)`` (CKS; seed 004, Lemma 2.1.13).
+      zCDP budget of ``(epsilon, delta)`` (CKS, Cor. 13).
 
     Parameters
     ----------
@@ -156,7 +156,7 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
     # Seed 002, Alg. 1 (sensitivity corrected, see output_perturbation_sensitivity) with
     # exact integer noise on the grid: discrete Laplace on the L1 bound sqrt(F) Delta_2
     # plus the grid term (CKS Alg. 2), or discrete Gaussian on the grid's L2 bound with
-    # CKS zCDP -> (epsilon, delta) by seed 004, Lemma 2.1.13 (svm_discrete_noise).
+    # CKS zCDP -> (epsilon, delta) by CKS Cor. 13 (svm_discrete_noise).
     parameter = svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granularity)
     check_grid_noise_parameter(mechanism, parameter, f"epsilon={epsilon!r}")
     steps = parameter if mechanism == "discrete_laplace" else math.sqrt(parameter)
@@ -335,7 +335,7 @@ default="l2_laplace"
     pure ``epsilon``-DP; or discrete Gaussian with ``sigma^2 = Delta_g^2 /
     (2 rho)``, ``Delta_g^2 <= (Delta / g + sqrt(d))^2`` the squared L2 shift
     of the rounded weights and ``rho`` the zCDP budget of
-    ``(epsilon, delta)`` (seed 004, Lemma 2.1.13), ``(epsilon, delta)``-DP.
+    ``(epsilon, delta)`` (CKS, Cor. 13), ``(epsilon, delta)``-DP.
     Their outputs carry no floating-point artefacts of the noise (Mironov
     2012), unlike ``"l2_laplace"``'s.
     Multi-class fits split epsilon (and delta) evenly over the classes.

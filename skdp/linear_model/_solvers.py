@@ -175,7 +175,7 @@ def _check(objective, x, gnorm, target, gamma, n_iter):
         return CertifiedResult(x, bound, n_iter), target
     target = min(target, gnorm) / 4.0
     if target == 0.0:  # the fast norm is 0: no step can lower it, the bound stays
-        _refuse(gnorm, bound, n_iter, gamma)
+        _refuse(gamma)
     return None, target
 
 
@@ -188,14 +188,16 @@ def _certify(objective, x, gnorm, n_iter, gamma):
     bound = gradient_norm_bound(objective, x) if gnorm <= gamma else gnorm
     if bound <= gamma:
         return CertifiedResult(x, bound, n_iter)
-    _refuse(gnorm, bound, n_iter, gamma)
+    _refuse(gamma)
 
 
-def _refuse(gnorm, bound, n_iter, gamma):
+def _refuse(gamma):
+    # Raised after the budget is charged: the message names public values only (the
+    # gradient norm reached and the iterations used are functions of the private rows).
     raise CertificationError(
-        f"the solver reached a gradient norm of {gnorm:.3g} (certified bound {bound:.3g}, "
-        f"rounding included) after {n_iter} iterations but the privacy proof needs "
-        f"<= {gamma:.3g}; nothing was released. Increase max_iter or gamma."
+        f"the solver could not certify a gradient norm <= gamma={gamma:.3g} (rounding "
+        "included) within max_iter iterations, which the privacy proof needs; nothing was "
+        "released. Increase max_iter or gamma."
     )
 
 
@@ -216,11 +218,10 @@ def _scipy(objective, x0, gamma, max_iter, method):
     gnorm = float(np.linalg.norm(grad))
     bound = gradient_norm_bound(objective, res.x) if gnorm <= gamma else gnorm
     if bound > gamma:
-        raise CertificationError(
-            f"scipy.optimize.minimize(method={method!r}) stopped at a gradient norm of "
-            f"{gnorm:.3g} (certified bound {bound:.3g}, rounding included), above the "
-            f"{gamma:.3g} the privacy proof needs; nothing was released. Use "
-            "solver='newton' or a larger gamma."
+        raise CertificationError(  # after the charge: public values only
+            f"scipy.optimize.minimize(method={method!r}) stopped before a gradient norm <= "
+            f"gamma={gamma:.3g} (rounding included) could be certified, which the privacy "
+            "proof needs; nothing was released. Use solver='newton' or a larger gamma."
         )
     return CertifiedResult(res.x, bound, int(getattr(res, "nit", 0)))
 

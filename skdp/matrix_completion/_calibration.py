@@ -54,10 +54,9 @@ apply; the discrete releases are accounted in zCDP instead: integer noise
 the discrete Gaussian), and Renyi divergences of independent coordinates
 add, so one release is ``sum_j w_j^2 / (2 s_j^2)``-zCDP (the multivariate
 statement of CKS); zCDP composes adaptively by adding the rho's (seed 004,
-Lemma 2.1.12), and the total converts to ``(epsilon, delta)`` by seed 004,
-Lemma 2.1.13 (:func:`skdp.accounting.zcdp_for_dp`, the tightest conversion
-in :mod:`skdp.accounting`; CKS Cor. 13 would be tighter). See
-:func:`discrete_noise`.
+Lemma 2.1.12), and the total converts to ``(epsilon, delta)`` by CKS
+Cor. 13 (:func:`skdp.accounting.zcdp_for_dp`, tighter than seed 004,
+Lemma 2.1.13, which skdp used before). See :func:`discrete_noise`.
 """
 
 import math
@@ -339,9 +338,10 @@ def discrete_noise(epsilon, delta, releases, value_bound):
 
     Notes
     -----
-    zCDP budget ``rho = (sqrt(L + epsilon) - sqrt(L))^2``, ``L = ln(1/delta)``
-    (seed 004, Lemma 2.1.13 inverted), lowered by a relative ``2**-40`` for its
-    float round-off. The grid is ``g = 2^floor(log2 sigma_ref) * 2**-30``
+    zCDP budget ``rho``: the largest whose conversion stays within
+    ``(epsilon, delta)`` by CKS Cor. 13 (:func:`skdp.accounting.zcdp_for_dp`,
+    checked with a rounded-up :func:`skdp.accounting.zcdp_delta`), lowered by
+    a relative ``2**-40``. The grid is ``g = 2^floor(log2 sigma_ref) * 2**-30``
     with ``sigma_ref = sqrt(sum_k s_k^2 / (2 rho))`` the zCDP sigma before
     rounding (both data-independent), raised if needed so that
     ``2**52 g > value_bound`` (grid indices are clamped to ``+-2**52``; the
@@ -379,7 +379,7 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     relative to ``rho_max``.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
-    # Seed 004, Lemma 2.1.13 (zCDP -> (epsilon, delta)), inverted; float round-off margin.
+    # zCDP -> (epsilon, delta) by CKS Cor. 13 (zcdp_for_dp), with a round-off margin.
     rho = Fraction(zcdp_for_dp(epsilon, delta)) * _RHO_MARGIN
     if rho == 0:
         raise ValueError(f"epsilon={epsilon!r} is too small: its zCDP budget underflows to 0.")

@@ -46,8 +46,9 @@ _MAX_NOISY_INDEX = 2**53
 # Noise draws at or beyond this magnitude are refused (OverflowError): below it, a
 # grid index (|index| <= 2**52) plus the noise stays an exact int64.
 _INT64_LIMIT = 2**63 - _MAX_GRID_INDEX
-# Relative margin taken off the zCDP budget computed in floating point
-# (zcdp_for_dp is accurate to a few units of round-off, about 1e-15).
+# Relative margin taken off the zCDP budget computed in floating point (zcdp_for_dp
+# already checks its CKS rho with a rounded-up delta; this also covers its
+# conversion="bun-steinke" closed form, accurate to a few units of round-off).
 _RHO_MARGIN = Fraction(1) - Fraction(1, 2**40)
 # The Laplace t and the Gaussian sigma^2 are rounded up to this many significant
 # bits (keeps the sampler's integers small, on its int64 path; costs at most a
@@ -787,12 +788,13 @@ def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dime
     divergences of independent coordinates add, so independent
     ``N_Z(0, sigma^2)`` noise on each coordinate of an integer-vector query of
     L2 sensitivity ``Delta`` is ``rho = Delta^2 / (2 sigma^2)``-zCDP (CKS state
-    the multivariate case too). The zCDP budget is
-    ``rho = (sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta)))^2``
-    (:func:`skdp.accounting.zcdp_for_dp`, the inverse of seed 004,
-    Lemma 2.1.13), lowered by a relative ``2**-40`` for its floating-point
-    round-off, and ``sigma^2 = Delta^2 / (2 rho)`` is rounded *up* to a
-    dyadic rational with 24 significant bits.
+    the multivariate case too). The zCDP budget ``rho`` is the largest
+    whose conversion stays within ``(epsilon, delta)`` by CKS Cor. 13
+    (:func:`skdp.accounting.zcdp_for_dp`, checked with a rounded-up
+    :func:`skdp.accounting.zcdp_delta`; 1.1 to 2 times the ``rho`` of seed
+    004, Lemma 2.1.13, so ``sigma`` is 7% to 30% smaller), lowered by a
+    relative ``2**-40``, and ``sigma^2 = Delta^2 / (2 rho)`` is rounded *up*
+    to a dyadic rational with 24 significant bits.
 
     Parameters
     ----------
@@ -821,12 +823,13 @@ def discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity=None, dime
     --------
     >>> from skdp.mechanisms import discrete_gaussian_sigma2
     >>> round(float(discrete_gaussian_sigma2(1.0, 1.0, 1e-5)), 3)
-    24.015
+    16.363
     """
     sensitivity = _checked_sensitivity(sensitivity)
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     granularity = _check_granularity(granularity)
     dimension = _check_dimension(dimension)
+    # zCDP -> (epsilon, delta) by CKS Cor. 13 (zcdp_for_dp), with a round-off margin.
     rho = Fraction(zcdp_for_dp(epsilon, delta)) * _RHO_MARGIN
     if rho == 0:
         raise ValueError(f"epsilon={epsilon!r} is too small: its zCDP budget underflows to 0.")
@@ -1186,13 +1189,14 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
     ``exp(-z^2 / (2 sigma^2))``; by Canonne, Kamath and Steinke (2020) (the
     one-coordinate concentrated-DP bound, added over independent coordinates),
     this is ``Delta^2 / (2 sigma^2)``-zCDP for an integer query of L2
-    sensitivity ``Delta``, and zCDP gives ``(epsilon, delta)`` by seed 004,
-    Lemma 2.1.13 (:func:`skdp.accounting.zcdp_for_dp`). ``Delta^2`` is
+    sensitivity ``Delta``, and zCDP gives ``(epsilon, delta)`` by CKS
+    Cor. 13 (:func:`skdp.accounting.zcdp_for_dp`). ``Delta^2`` is
     ``sensitivity^2``, or with a granularity the integer bound of Notes
     (at most ``(sensitivity / g + sqrt(d))^2``). ``sigma^2`` is rounded up.
     This conversion is looser than the exact one-dimensional bound of CKS
-    Thm. 7: sigma is about 30% larger than needed at epsilon = 1,
-    delta = 1e-5 (45% at epsilon = 0.1, delta = 1e-6). It is safe
+    Thm. 7: sigma is about 8% larger than the exact (analytic) continuous
+    Gaussian's at epsilon = 1, delta = 1e-5 (9% at epsilon = 0.1,
+    delta = 1e-6; 31% and 45% with Lemma 2.1.13, used before). It is safe
     against floating-point attacks (Mironov 2012): the noise is drawn exactly
     (CKS Algorithm 3), every randomness decision is an exact integer
     comparison, and the output lies on the public grid ``g Z``. skdp's
@@ -1227,7 +1231,7 @@ class DiscreteGaussianMechanism(_DiscreteNoiseMechanism):
     >>> from skdp.mechanisms import DiscreteGaussianMechanism
     >>> mech = DiscreteGaussianMechanism(epsilon=1.0, delta=1e-5, random_state=0)
     >>> round(float(mech.sigma2), 3)
-    24.015
+    16.363
     >>> mech([3, 4]).dtype
     dtype('int64')
     """

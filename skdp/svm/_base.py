@@ -246,7 +246,7 @@ def svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granulari
                                       n_coef)
     # CKS Sec. 2 (discrete Gaussian, rho = Delta^2 / (2 sigma^2)-zCDP, added over the F
     # coordinates) with the grid L2 bound of Delta_2 (seed 001, Lemma 9, tightened) and
-    # zCDP -> (epsilon, delta) by seed 004, Lemma 2.1.13.
+    # zCDP -> (epsilon, delta) by CKS Cor. 13 (zcdp_for_dp).
     return discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity, n_coef)
 
 

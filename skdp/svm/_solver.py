@@ -355,14 +355,14 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
         distance = gnorm + sum_error + C * kappa * m_error / (2.0 * huber_h)
         if distance <= radius:
             return CertifiedSVM(w, distance, gnorm, steps + 1)
-        raise CertificationError(
-            f"the SVM solver reached a gradient norm of {gnorm:.3g} but the privacy proof "
-            f"needs <= {radius:.3g}; nothing was released. Increase max_iter or tol.")
+        raise CertificationError(  # after the charge: public values only
+            f"the SVM solver could not certify a distance <= {radius:.3g} to the exact "
+            "minimizer within max_iter Newton steps, which the privacy proof needs; nothing "
+            "was released. Increase max_iter or tol.")
 
-    best_gap, total, h = np.inf, 0, 0.01
+    total, h = 0, 0.01
     w_cand, gap, w_error = _hinge_gap(Z, U, np.ones(n_samples), C, kappa)
     while True:
-        best_gap = min(best_gap, gap)
         distance = float(np.sqrt(2.0 * gap)) + w_error
         if distance <= radius:
             return CertifiedSVM(w_cand, distance, gap, total + 1)
@@ -383,7 +383,7 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
             if polished[1] < gap:
                 w_cand, gap, w_error = polished
         h *= 0.1
-    raise CertificationError(
-        f"the SVM solver's best duality gap was {best_gap:.3g} but the privacy proof needs "
-        f"a distance <= {radius:.3g}, i.e. a gap below about {0.5 * radius**2:.3g}; nothing "
-        "was released. Increase max_iter or tol.")
+    raise CertificationError(  # after the charge: public values only
+        f"the SVM solver could not certify a distance <= {radius:.3g} to the exact minimizer "
+        f"(a duality gap below about {0.5 * radius**2:.3g}) within max_iter Newton steps, "
+        "which the privacy proof needs; nothing was released. Increase max_iter or tol.")
