@@ -283,7 +283,7 @@ def test_accountant_is_charged_and_kept_by_clone():
     (dict(mechanism="exp"), ValueError, "mechanism must be one of"),
     (dict(tol=0.0), ValueError, "tol must be > 0"),
     (dict(delta=1e-6), ValueError, "mechanism='laplace' is pure"),
-    (dict(mechanism="gaussian"), ValueError, "delta must be > 0"),
+    (dict(mechanism="gaussian"), ValueError, "mechanism='gaussian' is .*needs delta > 0"),
     (dict(epsilon=0.0), ValueError, "epsilon must be > 0"),
 ])
 def test_bad_parameters_fail_before_spending(params, error, match):

@@ -15,7 +15,8 @@ def build_parser():
         description="skdp privacy-utility report: private estimators against scikit-learn.",
     )
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes and few draws (finishes in about two minutes)")
+                        help="small sizes and few draws (4 to 8 minutes on a busy 2-core "
+                             "machine)")
     parser.add_argument("--scenario", nargs="+", metavar="NAME",
                         help="scenarios to run (default: all; see --list)")
     parser.add_argument("--output", default="skdp-report",

@@ -72,12 +72,16 @@ def timed_fit(estimator, X, y, **fit_params):
 
 
 def progress(iterable, desc="", total=None):
-    """Wrap ``iterable`` in a tqdm progress bar when tqdm is installed."""
+    """Wrap ``iterable`` in a tqdm progress bar when tqdm is installed.
+
+    The bar is shown only when the output is a terminal (``disable=None``): a
+    log redirected to a file gets no bar redraws.
+    """
     try:
         from tqdm.auto import tqdm
     except ImportError:  # progress bars are an optional extra
         return iterable
-    return tqdm(iterable, desc=desc, total=total, leave=False)
+    return tqdm(iterable, desc=desc, total=total, leave=False, disable=None)
 
 
 def evaluate_private(scenario, data, method, estimator, epsilons, n_draws, *, seed=0,

@@ -111,7 +111,13 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         ``exp(-gamma ||x - x'||_1)``, or ``prod_j 1 / (1 + gamma (x_j - x'_j)^2)``.
     gamma : float, default=1.0
         Kernel parameter, > 0. Choose it without looking at private data
-        (a data-derived scale, like ``SVC``'s ``gamma='scale'``, leaks).
+        (a data-derived scale, like ``SVC``'s ``gamma='scale'``, leaks). The
+        default suits a few features of unit variance; with more features
+        the kernel gets too narrow (``exp(-gamma ||x - x'||^2)`` with
+        ``||x - x'||^2`` about ``2 n_features``): ``1 / n_features``, the
+        default ``gamma="auto"`` of :class:`~skdp.svm.PrivateSVMRFF`, is a
+        public choice that matches ``SVC(gamma="scale")`` on standardized
+        features.
     n_components : int, default=100
         Number of frequency vectors ``d_hat``; the output has
         ``2 * n_components`` columns.

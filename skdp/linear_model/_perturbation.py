@@ -27,7 +27,12 @@ from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms._discrete import check_grid_noise_parameter
 from skdp.svm._base import svm_discrete_noise, svm_noise_granularity, svm_noise_scale
 from skdp.utils._clipping import clip_rows_l2
-from skdp.utils._validation import check_option, check_positive_int, check_real
+from skdp.utils._validation import (
+    check_mechanism_delta,
+    check_option,
+    check_positive_int,
+    check_real,
+)
 
 __all__ = [
     "ObjectivePerturbationClassifier",
@@ -390,10 +395,7 @@ default="l2_laplace"
     def _check_params(self, n_samples):
         settings = _check_solver_params(self, n_samples)
         settings["mechanism"] = check_option(self.mechanism, "mechanism", OUTPUT_MECHANISMS)
-        if self.mechanism in PURE_DP_OUTPUT_MECHANISMS and self.delta not in (0, 0.0):
-            raise ValueError(f"mechanism={self.mechanism!r} is pure epsilon-DP and spends no "
-                             f"delta; set delta=0 (got delta={self.delta!r}) or use "
-                             "mechanism='discrete_gaussian'.")
+        check_mechanism_delta(self.mechanism, self.delta, PURE_DP_OUTPUT_MECHANISMS)
         return settings
 
     def _prepare(self, settings, budget):

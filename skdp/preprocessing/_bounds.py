@@ -1,6 +1,7 @@
 """Scaling to public feature bounds: data-independent, so it costs no privacy."""
 
 import numbers
+from collections.abc import Mapping
 from fractions import Fraction
 
 import numpy as np
@@ -42,9 +43,13 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
         X = self._validate_input(X, reset=True)
         if not isinstance(self.clip, (bool, np.bool_)):
             raise TypeError(f"clip must be a bool, got {self.clip!r}.")
-        lower, upper = check_feature_bounds(self.bounds, X.shape[1], type(self).__name__)
+        owner = type(self).__name__
+        bounds = self.bounds
+        if isinstance(bounds, Mapping):
+            bounds = _bounds_by_column(bounds, getattr(self, "feature_names_in_", None), owner)
+        lower, upper = check_feature_bounds(bounds, X.shape[1], owner)
         if sp.issparse(X):
-            _check_zero_inside(lower, upper, type(self).__name__)
+            _check_zero_inside(lower, upper, owner)
         return X, lower, upper
 
     def _map(self, X, forward):
@@ -99,6 +104,30 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
         return self._map(self._validate_input(X, reset=False), forward=False)
 
 
+def _bounds_by_column(bounds, feature_names, owner):
+    """``{column name: (low, high)}`` as one pair per column of ``X``, in column order.
+
+    Every column needs a pair and every key must be a column: a typo would
+    otherwise leave a feature unbounded or bound the wrong one silently.
+    """
+    if feature_names is None:
+        raise ValueError(
+            f"{owner}: bounds given as a dict {{column name: (low, high)}} need X with string "
+            f"column names (a pandas DataFrame); this X has none. Pass one (low, high) pair "
+            f"per feature, in column order.")
+    names = list(feature_names)
+    missing = [name for name in names if name not in bounds]
+    if missing:
+        raise ValueError(f"{owner}: the bounds dict has no bounds for column(s) {missing}; "
+                         f"every column of X needs a public (low, high) pair.")
+    columns = set(names)
+    unknown = [key for key in bounds if key not in columns]
+    if unknown:
+        raise ValueError(f"{owner}: the bounds dict has keys that are not columns of X: "
+                         f"{unknown}; X's columns are {names}.")
+    return [bounds[name] for name in names]
+
+
 def _sends_zero_to_zero(low, high, lower, upper):
     """Whether the affine map of ``[lower, upper]`` onto ``[low, high]`` sends 0 to 0, per feature.
 
@@ -150,10 +179,12 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
 
     Parameters
     ----------
-    bounds : array-like of shape (2,) or (n_features, 2), or None, default=None
+    bounds : array-like of shape (2,) or (n_features, 2), dict or None, default=None
         Public bounds of the features: one pair ``(low, high)`` for every
         feature, or one pair per feature (the layout of ``bounds`` everywhere
-        in skdp), with ``low < high``. Required: ``None`` is refused in
+        in skdp), with ``low < high``. When ``X`` is a DataFrame, a dict
+        ``{column name: (low, high)}`` with every column (and only columns)
+        as keys is accepted too. Required: ``None`` is refused in
         ``fit`` with an explanation.
     feature_range : tuple (min, max), default=(-1.0, 1.0)
         The range the bounds are mapped to. The default centres each

@@ -333,11 +333,13 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         instead of ``d`` with the number of features ``d``. ``None`` means
         ``1 / n_samples^2`` (Gaussian); the value used is stored in
         ``delta_``.
-    bounds : array-like of shape (2,) or (n_features, 2), or None, default=None
+    bounds : array-like of shape (2,) or (n_features, 2), dict or None, default=None
         Public bounds of the features: one pair ``(low, high)`` for every
         feature, or one pair per feature (the layout of ``bounds`` everywhere
         in skdp), with ``low < high``, chosen without looking at the private
-        data.
+        data. When ``X`` is a DataFrame, a dict ``{column name: (low,
+        high)}`` with every column (and only columns) as keys is accepted
+        too.
         Values outside are clipped to them before anything is computed.
         Required (``None`` is refused before any budget is spent). The
         noise, in the data's units, is proportional to ``high - low``:

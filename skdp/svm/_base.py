@@ -29,6 +29,7 @@ from skdp.svm._solver import solve_svm_certified
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import (
     check_bounded_sample_weight,
+    check_mechanism_delta,
     check_option,
     check_positive_int,
     check_real,
@@ -272,10 +273,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         check_option(self.mechanism, "mechanism", MECHANISMS)
         tol = check_real(self.tol, "tol", low=0.0, low_inclusive=False)
         max_iter = check_positive_int(self.max_iter, "max_iter")
-        if self.mechanism in PURE_DP_MECHANISMS and self.delta not in (0, 0.0):
-            raise ValueError(f"mechanism={self.mechanism!r} is pure epsilon-DP and spends no "
-                             f"delta; set delta=0 (got delta={self.delta!r}) or use "
-                             "mechanism='gaussian'.")
+        check_mechanism_delta(self.mechanism, self.delta, PURE_DP_MECHANISMS)
         return C, huber_h, tol, max_iter
 
     def fit(self, X, y, sample_weight=None):

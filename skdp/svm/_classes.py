@@ -160,13 +160,22 @@ class PrivateSVMRFF(BasePrivateSVM):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for ``mechanism='laplace'`` (pure DP); in ``(0, 1)`` for
-        ``mechanism='gaussian'``. Keep it well below ``1 / n_samples``.
+        ``0`` for the pure-DP mechanisms ``'laplace'`` and
+        ``'discrete_laplace'`` (any other value is refused); in ``(0, 1)``
+        for ``'gaussian'`` and ``'discrete_gaussian'``, which refuse the
+        default 0: pass it explicitly, well below ``1 / n_samples``.
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Translation-invariant kernel (seed 001, Tables 1-2); see
         :class:`~skdp.kernel_approximation.RandomFourierFeatures`.
-    gamma : float, default=1.0
+    gamma : "auto" or float, default="auto"
         Kernel parameter, > 0, chosen without looking at the private data.
+        ``"auto"`` is ``1 / n_features_in_`` (scikit-learn's ``SVC(gamma=
+        "auto")``), public, and for features of unit variance the same as
+        ``SVC``'s default ``gamma="scale"``, ``1 / (n_features X.var())``;
+        standardize with public bounds (or
+        :class:`~skdp.preprocessing.DPStandardScaler`) first. ``"scale"``
+        itself is refused: it reads the variance of the private data. The
+        value used is stored in ``gamma_``.
     n_components : int, default=100
         Number of random frequencies ``d_hat``; the model has
         ``2 n_components`` coefficients. More components approximate the
@@ -186,6 +195,9 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     Attributes
     ----------
+    gamma_ : float
+        The kernel parameter used (``gamma``, or ``1 / n_features_in_`` for
+        ``"auto"``).
     random_fourier_features_ : RandomFourierFeatures
         The fitted feature map; its ``frequencies_`` are released with the model.
     %(svm_attributes)s
@@ -231,7 +243,7 @@ class PrivateSVMRFF(BasePrivateSVM):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma=1.0, n_components=100,
+    def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma="auto", n_components=100,
                  C=1.0, loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
                  max_iter=200, classes=None, class_weight=None, n_jobs=None, random_state=None,
                  accountant=None, verbose=0):
@@ -253,8 +265,23 @@ class PrivateSVMRFF(BasePrivateSVM):
         self.accountant = accountant
         self.verbose = verbose
 
+    def _resolve_gamma(self):
+        """``gamma``, with ``"auto"`` = ``1 / n_features_in_`` (the public column count)."""
+        if not isinstance(self.gamma, str):
+            return self.gamma  # checked by RandomFourierFeatures
+        if self.gamma == "auto":
+            return 1.0 / self.n_features_in_
+        if self.gamma == "scale":
+            raise ValueError(
+                "gamma='scale' (scikit-learn's 1 / (n_features * X.var())) reads the variance "
+                "of the private training data, which this estimator does not release without "
+                "noise. Use gamma='auto' (1 / n_features, the same for features of unit "
+                "variance: standardize with public bounds first) or a float chosen without "
+                "the data. Nothing was spent.")
+        raise ValueError(f"gamma must be 'auto' or a real number > 0, got {self.gamma!r}.")
+
     def _make_map(self, random_state):
-        return RandomFourierFeatures(kernel=self.kernel, gamma=self.gamma,
+        return RandomFourierFeatures(kernel=self.kernel, gamma=self._resolve_gamma(),
                                      n_components=self.n_components,
                                      random_state=random_state)
 
@@ -274,6 +301,7 @@ class PrivateSVMRFF(BasePrivateSVM):
         return feature_map.transform(X), feature_map
 
     def _set_model(self, W, feature_map):
+        self.gamma_ = feature_map.gamma
         self.random_fourier_features_ = feature_map
         self.coef_ = W
         self.intercept_ = np.zeros(W.shape[0])
@@ -311,8 +339,10 @@ class PrivateLinearSVM(BasePrivateSVM):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for ``mechanism='laplace'`` (pure DP); in ``(0, 1)`` for
-        ``mechanism='gaussian'``.
+        ``0`` for the pure-DP mechanisms ``'laplace'`` and
+        ``'discrete_laplace'`` (any other value is refused); in ``(0, 1)``
+        for ``'gaussian'`` and ``'discrete_gaussian'``, which refuse the
+        default 0: pass it explicitly, well below ``1 / n_samples``.
     %(data_norm)s
     fit_intercept : bool, default=True
         Append a constant feature of value 1 (counted in the row norm and

@@ -7,6 +7,7 @@ validator of its own; every estimator validates in ``fit``, never in ``__init__`
 import math
 import numbers
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -16,6 +17,7 @@ __all__ = [
     "check_feature_bounds",
     "check_n_jobs",
     "check_option",
+    "check_mechanism_delta",
     "check_positive_int",
     "check_real",
     "check_sample_weight",
@@ -193,6 +195,39 @@ def check_epsilon_delta(epsilon, delta, *, allow_zero_delta=True):
     return epsilon, delta
 
 
+def check_mechanism_delta(mechanism, delta, pure_mechanisms):
+    """Check that ``delta`` suits ``mechanism``, for estimators whose ``delta`` defaults to 0.
+
+    A pure ``epsilon``-DP mechanism (one of ``pure_mechanisms``) spends no
+    delta, so any other value is refused; every other mechanism is
+    ``(epsilon, delta)``-DP and needs ``delta > 0``, which the default
+    ``delta=0`` is not: the message says which mechanism needs it and that
+    the default is 0. Other invalid values (negative, NaN, >= 1) are left to
+    :func:`check_epsilon_delta`.
+
+    Parameters
+    ----------
+    mechanism : str
+        The (already validated) mechanism.
+    delta : object
+        The ``delta`` parameter as given.
+    pure_mechanisms : sequence of str
+        The estimator's pure ``epsilon``-DP mechanisms.
+    """
+    pure = ", ".join(repr(m) for m in pure_mechanisms)
+    if mechanism in pure_mechanisms:
+        if delta not in (0, 0.0):
+            raise ValueError(f"mechanism={mechanism!r} is pure epsilon-DP and spends no delta; "
+                             f"set delta=0 (got delta={delta!r}) or use a mechanism that takes "
+                             f"delta > 0 (not {pure}).")
+    elif _is_real(delta) and delta == 0:
+        raise ValueError(f"mechanism={mechanism!r} is (epsilon, delta)-DP and needs delta > 0, "
+                         f"got delta={delta!r}: the default delta is 0, which only the pure "
+                         f"epsilon-DP mechanisms ({pure}) accept. Pass delta explicitly, well "
+                         f"below 1 / n_samples (e.g. delta=1e-6), or use one of those. "
+                         "Nothing was spent.")
+
+
 def check_sample_weight(sample_weight, n_samples):
     """Validate per-row weights (finite, non-negative, one per row), without bounding them.
 
@@ -322,6 +357,10 @@ def check_feature_bounds(bounds, n_features, owner="bounds"):
             f"the range each feature is known to lie in, chosen without looking at the "
             f"private data (e.g. from the measuring instrument or the feature's definition). "
             f"They cannot be read from the data without spending privacy.")
+    if isinstance(bounds, Mapping):
+        raise ValueError(f"{owner}: bounds must be a pair (low, high) or one pair per feature, "
+                         f"in column order; a dict keyed by column name is accepted only by "
+                         f"the skdp.preprocessing scalers (fitted on a DataFrame). Got {bounds!r}.")
     # An object array keeps each entry's type (a float conversion would turn True or "1" into 1).
     if isinstance(bounds, (str, bytes)) or any(isinstance(v, (bool, np.bool_, str, bytes))
                                                for v in np.asarray(bounds, dtype=object).flat):

@@ -28,8 +28,8 @@ EXPECTED_FAILED_CHECKS = {
     "PrivateSVMRFF": {
         **WEIGHT_CHECKS,
         "check_class_weight_classifiers": (
-            "the kernel width gamma=1 is a public parameter (SVC's gamma='scale' reads the "
-            "private feature variance), too narrow for the check's std-20 blobs, and at "
+            "the kernel width gamma='auto' (1 / n_features) is public (SVC's gamma='scale' "
+            "reads the private feature variance), too narrow for the check's std-20 blobs, and at "
             "epsilon=1 the noise calibrated to its 50 rows dominates (it passes with "
             "gamma=1e-3 and no noise); tests/test_svm_sample_weight.py checks class_weight"),
     },
