@@ -539,11 +539,12 @@ def test_pickle_round_trip_keeps_the_release():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the calibration's own, in mechanisms
 def test_a_failing_noise_calibration_spends_nothing():
     # A calibration that fails on a public setting (here the discrete noise, whose zCDP
-    # budget underflows at epsilon=1e-300; the analytic Gaussian failed at epsilon=1e300
+    # budget underflows at epsilon=delta=1e-300: with CKS Cor. 13 a moderate delta alone
+    # buys a finite rho of about e delta^2 / 2; the analytic Gaussian failed at epsilon=1e300
     # until it got a closed form there) must fail before the accountant is charged, not
     # spend the budget on a fit that releases nothing.
     acc = BudgetAccountant(epsilon=1.0, delta=0.5)
     with pytest.raises(ValueError, match="underflows"):
-        DPStandardScaler(epsilon=1e-300, delta=1e-5, bounds=(-1.0, 1.0), noise="discrete",
+        DPStandardScaler(epsilon=1e-300, delta=1e-300, bounds=(-1.0, 1.0), noise="discrete",
                          accountant=acc, random_state=0).fit(np.zeros((20, 2)))
     assert acc.spent is None
