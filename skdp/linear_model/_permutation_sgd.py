@@ -336,7 +336,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     output's norm): ``sigma^2 = Delta_g^2 / (2 rho)`` grid steps squared,
     ``Delta_g^2 <= (Delta_2 / g + sqrt(d))^2`` the squared L2 shift of the
     rounded weights (``d`` coefficients) and ``rho`` the zCDP budget of
-    ``(epsilon, delta)`` (seed 004, Lemma 2.1.13); its output carries no
+    ``(epsilon, delta)`` (CKS, Cor. 13); its output carries no
     floating-point artefacts of the noise (Mironov 2012). Multi-class fits
     split the budget evenly.
     %(label_set_privacy)s
@@ -537,8 +537,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         n_coef = self.n_features_in_ + int(self.fit_intercept)
         # Seed 004, Alg. 2/3 (L2 sensitivity of the SGD output, Wu et al. 2017) released with
         # exact discrete Gaussian noise on the grid (CKS): sigma^2 = Delta_g^2 / (2 rho) with
-        # Delta_g the rounded output's L2 shift incl. the grid term, rho from seed 004,
-        # Lemma 2.1.13 (output_perturbation_discrete_noise -> svm_discrete_noise).
+        # Delta_g the rounded output's L2 shift incl. the grid term, rho from CKS
+        # Cor. 13 (output_perturbation_discrete_noise -> svm_discrete_noise).
         return output_perturbation_discrete_noise(
             "discrete_gaussian", settings["sensitivity"], n_coef, budget.epsilon, budget.delta,
             settings["weight_bound"])

@@ -148,9 +148,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         noise scale) and exact discrete Gaussian noise (Canonne, Kamath and
         Steinke 2020) is added to the integer grid indices, so the releases
         are safe against floating-point attacks on the noise (Mironov 2012);
-        accounted in zCDP, it needs more noise than ``"gaussian"`` (1.27
-        times at ``epsilon = 1``, ``delta = 1e-6``; 1.45 at ``epsilon =
-        0.1``, 1.12 at ``epsilon = 10``; see Privacy and Notes). Both are
+        accounted in zCDP, it needs more noise than ``"gaussian"`` (1.07
+        times at ``epsilon = 1``, ``delta = 1e-6``; 1.09 at ``epsilon =
+        0.1``, 1.05 at ``epsilon = 10``; see Privacy and Notes). Both are
         ``(epsilon, delta)``-DP. With the exact eigensolver the discrete
         release rounds the whole matrix ``A^T A``, so it is formed in every
         iteration (``O(sum_i r_i^2)`` time for users with ``r_i`` ratings),
@@ -246,7 +246,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     attack of Mironov 2012 on floating-point noise does not apply). The
     guarantee is zCDP (the discrete Gaussian's Renyi bound, CKS, summed over
     coordinates and over the adaptive releases, seed 004 Lemma 2.1.12),
-    converted to ``(epsilon, delta)`` by seed 004 Lemma 2.1.13; rounding
+    converted to ``(epsilon, delta)`` by CKS Cor. 13; rounding
     moves each entry by at most one grid step more than its value between
     neighbours, which the calibration includes. With the exact eigensolver
     (and ``"pgd"``) the released Gram matrix is itself computed exactly:
@@ -322,16 +322,17 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ``sum_j w_jj^2 / (2 sigma^2) + sum_{j<l} w_jl^2 / sigma^2 =
     ||w||_F^2 / (2 sigma^2)``. All releases together are
     ``rho = sum_k W_k / (2 sigma^2)``-zCDP, and
-    ``sigma^2 = sum_k W_k / (2 rho)`` with ``rho = (sqrt(ln(1/delta) +
-    epsilon) - sqrt(ln(1/delta)))^2`` (seed 004, Lemma 2.1.13 inverted),
-    rounded up. ``g`` is the largest power of two at most ``2**-30`` times
+    ``sigma^2 = sum_k W_k / (2 rho)`` with ``rho`` the largest zCDP
+    budget whose CKS Cor. 13 conversion stays within ``(epsilon, delta)``
+    (:func:`skdp.accounting.zcdp_for_dp`), rounded up. ``g`` is the largest power of two at most ``2**-30`` times
     the unrounded zCDP noise (data-independent; the rounding term is then a
     relative ``~ sqrt(d_k) 2**-30`` of the sensitivity and the sampler runs
     at ``sigma ~ 2**30`` steps, its fast range), raised if needed so that
     ``2**52 g`` exceeds ``n_users rho_max^2``, a bound on every released
     entry (the index clamp of the grid never binds). Against the GDP route
     the zCDP route costs noise: at ``epsilon = 1``, ``delta = 1e-6`` the
-    discrete ``sigma`` is about 1.27 times the continuous one. Before the
+    discrete ``sigma`` is about 1.07 times the continuous one (1.27 with
+    seed 004's Lemma 2.1.13, used before). Before the
     exact solver's release, row entries are truncated toward zero to
     multiples of ``h``, the smallest power of two with ``n_users rho_max^2
     < 2**52 h^2``: entries are then ``k h`` with ``|k| <= 2**26`` and

@@ -429,7 +429,7 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     (values to ``1 / K``, weights to ``2**-10``; per-row maps, free), the
     sums are exact integers with the same sensitivities in grid units, and
     the noise is the discrete Gaussian (zCDP of Canonne, Kamath and Steinke
-    2020, converted by seed 004, Lemma 2.1.13) or the discrete Laplace
+    2020, converted by their Cor. 13) or the discrete Laplace
     (geometric mechanism), drawn exactly (:mod:`skdp.mechanisms`).
 
     In a :class:`~sklearn.pipeline.Pipeline` the scaler and the model after

@@ -95,8 +95,8 @@ Protected: every training row, features, label and weight, under
     of seed 001, Thm. 10, plus the rounding term), or discrete Gaussian with
     ``sigma^2 = Delta_g^2 / (2 rho)``, where ``Delta_g^2`` bounds the squared L2
     shift of the rounded weights and ``rho`` is the zCDP budget of
-    ``(epsilon, delta)`` (Canonne, Kamath and Steinke 2020; seed 004,
-    Lemma 2.1.13); see :class:`~skdp.mechanisms.DiscreteLaplaceMechanism`.
+    ``(epsilon, delta)`` (Canonne, Kamath and Steinke 2020,
+    Cor. 13); see :class:`~skdp.mechanisms.DiscreteLaplaceMechanism`.
     Their outputs carry no floating-point artefacts of the noise (Mironov
     2012), unlike the continuous mechanisms'. With more than two
     classes each one-vs-rest problem gets ``(epsilon / K, delta / K)`` (basic
