@@ -91,3 +91,34 @@ def test_zcdp_for_dp_is_monotone_across_the_small_epsilon_regime():
         # Each is at least the delta^2 / 4 the Notes promise (it passes: 0.43 delta < delta).
         assert all(r >= 0.25 * float(d) ** 2
                    for r, d in zip(rhos, np.geomspace(1e-150, 0.5, 300)))
+
+
+# --------------------------------------------------------------------------------------
+# Empirical: the discrete Gaussian at the CKS calibration, and a copy with rho x 4.
+# --------------------------------------------------------------------------------------
+
+from skdp.mechanisms import DiscreteGaussianMechanism  # noqa: E402
+from skdp.testing import audit_epsilon  # noqa: E402
+
+
+class _HalfSigma(DiscreteGaussianMechanism):
+    def _noise_parameter(self, dimension):
+        return super()._noise_parameter(dimension) / 4  # sigma / 2, i.e. rho x 4
+
+
+def _counts(cls, epsilon, delta):
+    def run(d, rng, n):
+        return cls(epsilon=epsilon, delta=delta, random_state=rng)(np.full(n, d))
+    return run
+
+
+def test_audit_small_epsilon_rho_times_four_is_caught():
+    """Counts 0 vs 1 (sensitivity 1, the worst case) at epsilon = 0.5: the CKS sigma stays
+    under the claim (lower bound about 0.26), sigma / 2 (rho x 4) is caught (about 0.63)."""
+    epsilon, delta = 0.5, 1e-5
+    res = audit_epsilon(_counts(DiscreteGaussianMechanism, epsilon, delta), 0, 1,
+                        n_runs=200_000, delta=delta, vectorized=True, random_state=21)
+    assert res.epsilon_lower_bound <= epsilon, res
+    res = audit_epsilon(_counts(_HalfSigma, epsilon, delta), 0, 1, n_runs=400_000,
+                        delta=delta, vectorized=True, random_state=22)
+    assert res.epsilon_lower_bound > epsilon, res
