@@ -67,7 +67,8 @@ def _cks_argmin(rho, epsilon, u=None):
         lo = epsilon - 3.0 * rho - 1.0
     # t >= 1 with 2 rho t >= epsilon + 1: h >= 1 - ln 2 > 0.
     hi = max(0.0, math.log1p(epsilon) - math.log(2.0 * rho))
-    u = lo if u is None or not lo < u < hi else u
+    if u is None or not lo < u < hi:
+        u = _cks_argmin_start(rho, epsilon, lo, hi)
     for _ in range(100):
         e_u = math.exp(u) if u < 709.0 else math.inf
         softplus = (-u + math.log1p(math.exp(u))) if u < 0.0 else math.log1p(math.exp(-u))
@@ -80,6 +81,13 @@ def _cks_argmin(rho, epsilon, u=None):
             break
         step = h / (2.0 * rho * e_u + 1.0 / (1.0 + e_u))
         new = u - step
+        if abs(step) <= 1e-12 * max(1.0, abs(u)):
+            # Converged. Checked before the bracket: a step below the resolution of u
+            # leaves new == u == lo or hi, and the bisection fallback then jumped to the
+            # bracket's midpoint (from ln t = 230 to 114 at rho = 1e-200).
+            if lo < new < hi:
+                u = new
+            break
         if not lo < new < hi:
             new = 0.5 * (lo + hi)
         # ln delta is flat at its minimum: 1e-12 in u is far more than enough.
@@ -88,6 +96,31 @@ def _cks_argmin(rho, epsilon, u=None):
         if converged:
             break
     return u
+
+
+def _cks_argmin_start(rho, epsilon, lo, hi):
+    """Newton's cold start for :func:`_cks_argmin`: ``ln t`` just below the root of ``h``.
+
+    ``ln(1 + 1/t) >= 1 / (1 + t)``, so ``h <= 0`` at the positive root of
+    ``2 rho t^2 + (3 rho - epsilon) t + (rho - epsilon - 1) = 0`` (where
+    ``rho (1 + 2t) - epsilon = 1 / (1 + t)``), when there is one. Near the root
+    ``ln(1 + 1/t)`` and ``1 / (1 + t)`` agree to ``O(1/t^2)``, so this start is close
+    when ``t`` is large (small ``rho``, ``epsilon`` not far above it: ``t`` about
+    ``1 / sqrt(2 rho)``). From ``lo`` instead, Newton's steps grew ``ln t`` by
+    about 1 each there (``h(u) ~ -e^-u``), and 100 of them stopped far short
+    (``zcdp_delta(1e-200, 0)`` was ``e^-101`` instead of ``e^-230``). Only a start:
+    any ``t`` is a valid bound, and a rounded start outside ``(lo, hi)`` falls back to ``lo``.
+    """
+    b, c = 3.0 * rho - epsilon, rho - epsilon - 1.0
+    if not c < 0.0:
+        return lo
+    # Positive root of 2 rho t^2 + b t + c, in the form without cancellation.
+    root = math.sqrt(b * b - 8.0 * rho * c)
+    t = -2.0 * c / (b + root) if b > 0.0 else (root - b) / (4.0 * rho)
+    if not 0.0 < t < math.inf:
+        return lo
+    u = math.log(t)
+    return u if lo < u < hi else lo
 
 
 def _cks_log_delta(rho, epsilon, u=None):
@@ -491,6 +524,10 @@ def _cks_rho(epsilon, delta, rho):
         # Aim 16 rounding margins below ln(delta) (the margin grows with rho).
         gap = log_delta - bound - 16.0 * _LOG_MARGIN * (1.0 - log_delta)
         step = min(gap / (t * (1.0 + t)), 1024.0 * rho)
+        if not rho + step > 0.0:
+            # Never expected (the iterates approach the root from below); rho <= 0
+            # would crash the next evaluation (math domain error), so stop here.
+            break
         rho += step
         if abs(step) <= 2.0**-45 * rho:
             break
