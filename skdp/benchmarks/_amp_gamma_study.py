@@ -30,8 +30,8 @@ Candidates (``floor`` as above; every one is data-independent):
 
 Measurements. Accuracy grid: binary ``make_classification`` problems (``n_redundant=0``,
 ``n_informative = ceil(0.6 d)``, 2 clusters per class) at ``m`` from 200 to 1e5 and ``d`` from
-2 to 100, ``class_sep`` 0.5 to 2, with the logistic and the Huber loss; softmax problems with
-``K = 3, 5, 10``; ``epsilon`` in ``{0.1, 1, 3, 10}`` (``{1, 10}`` at ``m = 1e5``); test sets of
+2 to 100 (``m = 1e5`` only in the speed part: see the protocol change below), ``class_sep`` 0.5 to 2, with the logistic and the Huber loss; softmax problems with
+``K = 3, 5, 10``; ``epsilon`` in ``{0.1, 1, 3, 10}``; test sets of
 ``min(m, 5000)`` rows; 10 noise draws (``random_state`` 0-9, shared by the candidates, so the
 objective noise ``b1`` is the same draw and the comparison is paired). For each fit: accuracy,
 Newton iterations, fit time, and whether it raised ``CertificationError``. Edge cases (every
@@ -50,6 +50,13 @@ of 3 fit time on the 1e5 x 100 problem is within 1.2 times the current default's
 eligible candidates with a mean accuracy over all cells above the current default's, the
 candidates within 0.02 points of the best mean accuracy are kept and the one with the fewest
 mean Newton iterations is adopted. Otherwise the default is unchanged.
+
+Protocol change (made for time, before any accuracy number of the grid was seen; only the
+per-problem run times had been printed): the first run's binary grid also had ``m = 1e5, d = 100``
+at ``epsilon`` 1 and 10; with the machine shared, its 100 fits would have taken about 20
+minutes, so it was dropped from the accuracy grid. That size is still measured by the speed
+part (iterations and time of every candidate), and the output noise there is far below the
+objective noise for every candidate (``sigma2`` scales as ``m gamma``).
 
 Result: see the end of this docstring (filled in after the run, as it came out).
 """
@@ -115,7 +122,7 @@ def _softmax(m, d, sep, k, seed, n_test):
 
 # (name, loss, m, d, class_sep, K, seed)
 BINARY_GRID = [(200, 2, 1.0), (200, 10, 2.0), (2000, 20, 0.5), (2000, 100, 1.0),
-               (20000, 10, 2.0), (20000, 50, 0.5), (100000, 100, 1.0)]
+               (20000, 10, 2.0), (20000, 50, 0.5)]
 HUBER_GRID = [(200, 2, 1.0), (2000, 20, 0.5), (20000, 10, 2.0)]
 SOFTMAX_GRID = [(2000, 10, 1.0, 3), (5000, 20, 1.5, 5), (20000, 20, 2.0, 10)]
 
@@ -132,8 +139,7 @@ def accuracy_problems(quick=False):
                 continue
             n_test = min(m, 5000)
             X, y = _binary(m, d, sep, seed, n_test)
-            eps = (1.0, 10.0) if m >= 100000 else EPSILONS
-            yield f"{loss} m={m} d={d} sep={sep}", loss, eps, X[:m], y[:m], X[m:], y[m:]
+            yield f"{loss} m={m} d={d} sep={sep}", loss, EPSILONS, X[:m], y[:m], X[m:], y[m:]
     for m, d, sep, k in SOFTMAX_GRID:
         seed += 1
         if quick and m > 2000:
@@ -185,12 +191,15 @@ def run_cells(X, y, X_test, y_test, epsilons, est_kwargs, n_draws, fit_params=No
     return out
 
 
-def accuracy_part(quick=False, n_draws=N_DRAWS):
+def accuracy_part(quick=False, n_draws=N_DRAWS, output=None):
     results = {}
     for name, loss, epsilons, X, y, Xt, yt in accuracy_problems(quick):
         start = time.perf_counter()
         results[name] = run_cells(X, y, Xt, yt, epsilons, {"loss": loss}, n_draws)
         print(f"{name}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+        if output:  # after each problem: a long run can be cut short
+            with open(output, "w") as fh:
+                json.dump({"accuracy": results}, fh, indent=1)
     return results
 
 
@@ -317,7 +326,7 @@ def main(argv=None):
         return
     data = {}
     if args.part in ("accuracy", "all"):
-        data["accuracy"] = accuracy_part(args.quick)
+        data["accuracy"] = accuracy_part(args.quick, output=args.output)
     if args.part in ("edge", "all"):
         data["edge"] = edge_part(big=not args.no_big)
     if args.part in ("speed", "all"):
