@@ -99,8 +99,8 @@ def test_calibration_matches_hand_computed_values():
     t = math.sqrt(2 * math.log(1 / 9.9e-7))
     assert cal.sigma1 < 0.85 * 0.002 * (1 + t) / 0.891
     # sigma2: the analytic Gaussian at the corrected sensitivity 2 m gamma / Lambda.
-    sens = 2 * m * 1e-6 / 2.402314688421751
-    assert sens == pytest.approx(8.3253e-4, rel=1e-4)
+    sens = 2 * m * 1e-9 / 2.402314688421751
+    assert sens == pytest.approx(8.3253e-7, rel=1e-4)
     assert cal.sigma2 == pytest.approx(_hand_sigma(sens, 0.01, 1e-8), rel=1e-6)
     # The thesis' sigma2 used half the sensitivity: ours is twice its noise.
     assert cal.sigma2 == pytest.approx(2 * _hand_sigma(sens / 2, 0.01, 1e-8), rel=1e-6)

@@ -38,8 +38,9 @@ def _review_problem():
 
 def _mean_accuracy(eps, gamma=None, seeds=range(10)):
     X, y, Xt, yt = _review_problem()
-    return np.mean([DPLogisticRegressionAMP(epsilon=eps, gamma=gamma, random_state=s)
-                    .fit(X, y).score(Xt, yt) for s in seeds])
+    return np.mean([DPLogisticRegressionAMP(epsilon=eps, gamma=gamma, classes=[0, 1],
+                                            random_state=s).fit(X, y).score(Xt, yt)
+                    for s in seeds])
 
 
 def test_accuracy_does_not_fall_as_epsilon_grows():
