@@ -29,22 +29,22 @@ def small():
 # --- the output stage's calibration, by hand ---------------------------------------------------
 
 def _calibration(m=5000, epsilon=1.0, delta=1e-8):
+    # gamma = 1 / m^2 (the thesis' value, 1000 times the default): sigma2 sets the grid here
     return amp_calibration(epsilon, delta, n_samples=m, n_features=11, lipschitz=1.0,
-                           smoothness=0.25, row_rank=1)
+                           smoothness=0.25, row_rank=1, gamma=1.0 / m**2)
 
 
 def test_discrete_output_stage_by_hand():
     cal = _calibration()
     m, p = 5000, 11
-    # Seed 004, Alg. 1 line 6, corrected: sensitivity 2 m gamma / Lambda with the default
-    # gamma = 1e-3 / m^2.
-    assert cal.sensitivity2 == pytest.approx(2e-3 / (m * cal.reg_strength), rel=1e-15)
+    # Seed 004, Alg. 1 line 6, corrected: sensitivity 2 m gamma / Lambda with gamma = 1 / m^2.
+    assert cal.sensitivity2 == pytest.approx(2.0 / (m * cal.reg_strength), rel=1e-15)
     assert cal.sigma2 == gaussian_sigma_analytic(cal.sensitivity2, 0.01, 1e-10)
     g, sigma2_steps = amp_discrete_output_noise(cal, p)
     # g = the largest power of two <= sigma2 2**-30 (the weight bound
     # (m / Lambda)(1 + sigma1 (sqrt(11) + 10) + gamma) is far below 2**52 g here).
     assert g == 2.0 ** (math.floor(math.log2(cal.sigma2)) - 30)
-    bound = m / cal.reg_strength * (1.0 + cal.sigma1 * (math.sqrt(p) + 10) + 1e-3 / m**2)
+    bound = m / cal.reg_strength * (1.0 + cal.sigma1 * (math.sqrt(p) + 10) + 1.0 / m**2)
     assert bound < 2.0**52 * g
     # Grid L2^2 <= Q + 2 min(Q, isqrt(p Q)) + p, Q = ceil((Delta_2 / g)^2) - 1, and
     # sigma^2 = that / (2 rho) with rho = (sqrt(ln(1/delta2) + eps2) - sqrt(ln(1/delta2)))^2

@@ -437,9 +437,10 @@ def default_gamma(n_samples, data_norm=1.0, n_classes=None):
     ``skdp/benchmarks/_amp_gamma_study.py`` on generated data only, among
     ``1 / m^2``, the floor itself, ``1 / m^3``, ``1e-3 / m^2`` and a rule
     tying the output noise to 1% of the objective noise's least effect: all
-    but ``1 / m^2`` had the same accuracy within 0.02 points (up to 5
-    points above ``1 / m^2`` at ``m = 200``), and ``1e-3 / m^2`` needed the
-    fewest iterations.
+    but ``1 / m^2`` had mean accuracies within 0.01 points of each other
+    (up to 5 points above ``1 / m^2`` at ``m = 200``, and never more than
+    0.2 points below it once a noisy cell was re-run with 100 draws), and
+    ``1e-3 / m^2`` needed the fewest iterations.
 
     A certificate computed in floating point cannot prove a gradient norm
     much below its rounding slack
@@ -735,8 +736,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         binary problem.
     gamma : float or None, default=None
         Certified bound on the gradient norm of the perturbed objective at
-        the released point; ``None`` means ``1e-3 / n_samples^2`` (the
-        thesis' ``1 / m^2`` is ``gamma=1 / n_samples**2``), or ``2**-47
+        the released point; ``None`` means ``1e-3 / n_samples^2`` (pass
+        ``gamma=1 / n_samples**2`` for the thesis' value), or ``2**-47
         data_norm`` (times ``2 sqrt(K)`` for a softmax fit) when that is
         larger: beyond about 3.75e5 rows (binary, ``data_norm = 1``)
         ``1e-3 / m^2`` would be below the floating-point floor of any
