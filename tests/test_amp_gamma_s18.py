@@ -1,4 +1,4 @@
-"""AMP's default gamma (1e-3 / m^2 above the certificate floor): values, accuracy, certification."""
+"""AMP's default gamma (1e-3 / m^2 above the certificate floor): values, accuracy, certificate."""
 
 import functools
 import math

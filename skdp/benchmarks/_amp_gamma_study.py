@@ -1,4 +1,4 @@
-"""How the default ``gamma`` of DPLogisticRegressionAMP was chosen (reproducible, generated data only).
+"""How the default ``gamma`` of DPLogisticRegressionAMP was chosen (generated data only).
 
 Run ``OMP_NUM_THREADS=1 python -m skdp.benchmarks._amp_gamma_study`` (``--part accuracy``,
 ``--part edge``, ``--part speed`` run one part; ``--quick`` shrinks the accuracy grid). It uses
@@ -29,8 +29,9 @@ Candidates (``floor`` as above; every one is data-independent):
   possible effect (all constants public).
 
 Measurements. Accuracy grid: binary ``make_classification`` problems (``n_redundant=0``,
-``n_informative = ceil(0.6 d)``, 2 clusters per class) at ``m`` from 200 to 1e5 and ``d`` from
-2 to 100 (``m = 1e5`` only in the speed part: see the protocol change below), ``class_sep`` 0.5 to 2, with the logistic and the Huber loss; softmax problems with
+``n_informative = ceil(0.6 d)``, 2 clusters per class) at ``m`` from 200 to 1e5 and ``d``
+from 2 to 100 (``m = 1e5`` only in the speed part: see the protocol change below),
+``class_sep`` 0.5 to 2, with the logistic and the Huber loss; softmax problems with
 ``K = 3, 5, 10``; ``epsilon`` in ``{0.1, 1, 3, 10}``; test sets of
 ``min(m, 5000)`` rows; 10 noise draws (``random_state`` 0-9, shared by the candidates, so the
 objective noise ``b1`` is the same draw and the comparison is paired). For each fit: accuracy,
@@ -44,7 +45,8 @@ best of 3 fits of each candidate, next to scikit-learn's ``LogisticRegression()`
 
 Decision rule (fixed and committed before any result was seen). A candidate is *eligible* if
 (1) it raised no ``CertificationError`` in any fit (accuracy grid, edge cases and, for
-every candidate but the current one, the 1e6 x 100 fit at the floor); (2) on every (problem, ``epsilon``) cell its
+every candidate but the current one, the 1e6 x 100 fit at the floor); (2) on every
+(problem, ``epsilon``) cell its
 mean accuracy over the draws is at most 0.2 points below the current default's; (3) its best
 of 3 fit time on the 1e5 x 100 problem is within 1.2 times the current default's. Among
 eligible candidates with a mean accuracy over all cells above the current default's, the
@@ -129,8 +131,11 @@ def gamma_floor(data_norm, n_classes=None):
 
 
 def candidate_gamma(name, cal, data_norm, n_classes):
-    """``gamma`` of candidate ``name`` for a run with calibration ``cal`` (only its public,
-    gamma-free constants are read: ``m``, ``Lambda``, ``sigma1``, ``beta``, ``eps2``, ``delta2``)."""
+    """``gamma`` of candidate ``name`` for a run with calibration ``cal``.
+
+    Only its public, gamma-free constants are read: ``m``, ``Lambda``, ``sigma1``, ``beta``,
+    ``eps2`` and ``delta2``.
+    """
     m = cal.n_samples
     floor = gamma_floor(data_norm, n_classes)
     if name == "current":
