@@ -72,6 +72,11 @@ default is re-run, for the current default and that candidate, with 100 fresh no
 mean is at most 0.2 points below the current default's. The rest of the rule is unchanged.
 Under the original rule alone, no candidate is adopted; both verdicts are reported.
 
+Speed re-measurement (declared and committed before running it, after the first speed run
+and the diagnostic second run below): ``--part speed --repeats 5 --candidates current
+1e-3/m^2`` (best of 5, sklearn and the two candidates interleaved in one process); criterion
+(3) is read on this run.
+
 Result (run of stop 18, two shared cores; the numbers as they came out).
 
 * Accuracy (stage 1; 13 problems at four epsilons = 52 cells, 10 draws): mean accuracy
@@ -296,18 +301,18 @@ def edge_part(n_draws=3, big=True):
     return results
 
 
-def speed_part(n_repeats=3):
+def speed_part(n_repeats=3, candidates=CANDIDATES):
     X, y = make_classification(100000, 100, random_state=5)
     cal = DPLogisticRegressionAMP(epsilon=1.0, random_state=0, classes=[0, 1]).fit(
         X, y).calibration_
     times = {"sklearn LogisticRegression()": []}
-    for name in CANDIDATES:
+    for name in candidates:
         times[name] = []
     for _ in range(n_repeats):
         start = time.perf_counter()
         LogisticRegression().fit(X, y)
         times["sklearn LogisticRegression()"].append(time.perf_counter() - start)
-        for name in CANDIDATES:
+        for name in candidates:
             gamma = candidate_gamma(name, cal, 1.0, None)
             clf = DPLogisticRegressionAMP(epsilon=1.0, gamma=gamma, random_state=0,
                                           classes=[0, 1])
@@ -385,6 +390,9 @@ def main(argv=None):
     parser.add_argument("--part", choices=("accuracy", "edge", "speed", "stage2", "all"),
                         default="all")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3, help="speed part: best of this many")
+    parser.add_argument("--candidates", nargs="*", default=list(CANDIDATES),
+                        help="speed part: the candidates to time")
     parser.add_argument("--no-big", action="store_true", help="skip the 1e6 x 100 fit")
     parser.add_argument("--output", default=None, help="JSON file for the raw results")
     parser.add_argument("--score", nargs="*", default=None,
@@ -408,7 +416,7 @@ def main(argv=None):
     if args.part in ("edge", "all"):
         data["edge"] = edge_part(big=not args.no_big)
     if args.part in ("speed", "all"):
-        data["speed"] = speed_part()
+        data["speed"] = speed_part(args.repeats, args.candidates)
         print(json.dumps(data["speed"], indent=1))
     if args.output:
         with open(args.output, "w") as fh:
