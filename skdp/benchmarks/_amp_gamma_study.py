@@ -1,7 +1,11 @@
 """How the default ``gamma`` of DPLogisticRegressionAMP was chosen (generated data only).
 
 Run ``OMP_NUM_THREADS=1 python -m skdp.benchmarks._amp_gamma_study`` (``--part accuracy``,
-``--part edge``, ``--part speed`` run one part; ``--quick`` shrinks the accuracy grid). It uses
+``--part edge``, ``--part speed`` run one part, each with ``--output parts.json``; ``--quick``
+shrinks the accuracy grid; about 20 minutes for the accuracy part and 40 for the edge part on
+a shared 2-core machine). The stage-2 re-runs: ``--part stage2 --output <a copy of the accuracy
+JSON>`` (adds them to that file); the verdict: ``--score <stage2 JSON> <accuracy JSON> <edge
+JSON> <speed JSON>`` (later files override earlier ones). It uses
 only ``make_classification`` problems with this module's seeds (18001-18032, and seed 0 for the
 user-review problem below) and :func:`~skdp.benchmarks._amp_eps3_study.sparse_bag_of_words`
 (seed 18101); never the benchmark's data (``random_state=1000``, ``load_digits``).
