@@ -82,7 +82,7 @@ def test_calibration_matches_hand_computed_values():
     assert cal.eps2 == pytest.approx(0.01) and cal.delta2 == pytest.approx(1e-8)
     assert cal.eps1 == pytest.approx(0.99) and cal.delta1 == pytest.approx(9.9e-7)
     assert cal.eps3 == pytest.approx(0.891)
-    assert cal.gamma == pytest.approx(1e-6)  # 1 / m^2
+    assert cal.gamma == pytest.approx(1e-9)  # 1e-3 / m^2 (default_gamma)
     # Lambda = C / (k (exp((eps1 - eps3) / k) - 1)) with C = beta (one row's
     # Hessian) and k = 1: 0.25 / (exp(0.099) - 1) = 2.4023...; the thesis'
     # r beta / (eps1 - eps3) = 0.5 / 0.099 is 2.1 times as much.
@@ -99,8 +99,8 @@ def test_calibration_matches_hand_computed_values():
     t = math.sqrt(2 * math.log(1 / 9.9e-7))
     assert cal.sigma1 < 0.85 * 0.002 * (1 + t) / 0.891
     # sigma2: the analytic Gaussian at the corrected sensitivity 2 m gamma / Lambda.
-    sens = 2 * m * 1e-6 / 2.402314688421751
-    assert sens == pytest.approx(8.3253e-4, rel=1e-4)
+    sens = 2 * m * 1e-9 / 2.402314688421751
+    assert sens == pytest.approx(8.3253e-7, rel=1e-4)
     assert cal.sigma2 == pytest.approx(_hand_sigma(sens, 0.01, 1e-8), rel=1e-6)
     # The thesis' sigma2 used half the sensitivity: ours is twice its noise.
     assert cal.sigma2 == pytest.approx(2 * _hand_sigma(sens / 2, 0.01, 1e-8), rel=1e-6)
@@ -652,7 +652,7 @@ def test_released_point_is_certified_against_an_independent_gradient(small_binar
     m = len(y)
     clf = DPLogisticRegressionAMP(epsilon=1.0, random_state=7).fit(X, y)
     cal = clf.calibration_
-    assert cal.gamma == pytest.approx(1 / m**2)
+    assert cal.gamma == pytest.approx(1e-3 / m**2)
     assert clf.gradient_norm_[0] <= cal.gamma
     # Rebuild b1 and b2 from the same seed (white box: the binary path spawns
     # one child, which spawns a noise and a solver stream).
@@ -939,12 +939,13 @@ def test_label_outside_the_declared_classes_is_refused_before_spending(small_bin
     assert acc.spent is None
 
 
-def test_default_gamma_is_the_thesis_value_until_the_certificate_floor():
-    # 1 / m^2 (seed 004 Sec. 4.4.1) while it is above 2**-47 data_norm (7.1e-15), the
-    # floor a floating-point certificate can reach; the switch is at m = 2**23.5.
-    assert default_gamma(10**6) == 1e-12
-    assert default_gamma(11_800_000) == 1.0 / 11_800_000**2
-    assert default_gamma(12_000_000) == 2.0**-47
+def test_default_gamma_is_a_thousandth_of_the_thesis_value_until_the_certificate_floor():
+    # 1e-3 / m^2 (the thesis' 1 / m^2, seed 004 Sec. 4.4.1, times 1e-3: see default_gamma)
+    # while it is above 2**-47 data_norm (7.1e-15), the floor a floating-point certificate
+    # can reach; the switch is at m = sqrt(1e-3 * 2**47) = 375,155.
+    assert default_gamma(10**5) == 1e-13
+    assert default_gamma(375_000) == 1e-3 / 375_000**2
+    assert default_gamma(376_000) == 2.0**-47
     assert default_gamma(3 * 10**7) == 2.0**-47
     assert default_gamma(3 * 10**7, data_norm=4.0) == 2.0**-45
     assert default_gamma(10**6, data_norm=1e4) == 1e4 * 2.0**-47

@@ -30,8 +30,9 @@ def small():
 # --- the output stage's calibration, by hand ---------------------------------------------------
 
 def _calibration(m=5000, epsilon=1.0, delta=1e-8):
+    # gamma = 1 / m^2 (the thesis' value, 1000 times the default): sigma2 sets the grid here
     return amp_calibration(epsilon, delta, n_samples=m, n_features=11, lipschitz=1.0,
-                           smoothness=0.25, row_rank=1)
+                           smoothness=0.25, row_rank=1, gamma=1.0 / m**2)
 
 
 def test_discrete_output_stage_by_hand():
