@@ -598,8 +598,8 @@ def amp_discrete_output_noise(calibration, n_params):
       squared L2 shift is at most ``Q + 2 min(Q, isqrt(p Q)) + p`` steps,
       ``Q = ceil((sensitivity2 / g)^2) - 1`` (below
       ``(sensitivity2 / g + sqrt(p))^2``), and ``sigma^2 = that / (2 rho)``
-      with ``rho`` the zCDP budget of ``(eps2, delta2)`` (CKS; seed 004,
-      Lemma 2.1.13) is ``(eps2, delta2)``-DP
+      with ``rho`` the zCDP budget of ``(eps2, delta2)`` (CKS,
+      Cor. 13) is ``(eps2, delta2)``-DP
       (:func:`~skdp.svm._base.svm_discrete_noise`).
 
     Parameters
@@ -631,7 +631,7 @@ def amp_discrete_output_noise(calibration, n_params):
     granularity = svm_noise_granularity(cal.sigma2, weight_bound)
     # Seed 004, Alg. 1 line 6 (Lemma 4.3.3, sensitivity 2 m gamma / Lambda) with exact
     # discrete Gaussian noise: CKS rho = Delta_g^2 / (2 sigma^2)-zCDP on the grid's L2 bound,
-    # then zCDP -> (eps2, delta2) by seed 004, Lemma 2.1.13.
+    # then zCDP -> (eps2, delta2) by CKS Cor. 13 (zcdp_for_dp).
     sigma2_steps = svm_discrete_noise("discrete_gaussian", cal.sensitivity2, n_params, cal.eps2,
                                       cal.delta2, granularity)
     check_grid_noise_parameter("discrete_gaussian", sigma2_steps,
@@ -897,7 +897,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     grid steps squared, where ``Delta_g^2`` bounds the squared L2 shift of
     the rounded ``theta_approx`` (at most ``(2 m gamma / (Lambda g) +
     sqrt(p))^2`` for ``p`` parameters) and ``rho`` is the zCDP budget of
-    ``(eps2, delta2)`` (seed 004, Lemma 2.1.13); ``g`` is fixed from public
+    ``(eps2, delta2)`` (CKS, Cor. 13); ``g`` is fixed from public
     constants only (:func:`amp_discrete_output_noise`). Lemma 4.3.3's
     argument carries over: given ``theta_min`` (and the data), ``b1`` and
     so ``theta_approx`` are determined, and ``theta_approx`` moves by at most

@@ -7,8 +7,8 @@ private only if the *exact* gradient of the perturbed objective
 
 (``z_i = y_i <x_i, theta>``; for the softmax loss ``z_i = W x_i``) has norm at
 most ``gamma`` at the released point. The solvers iterate with a fast BLAS
-gradient whose rounding error grows with ``m`` (measured at 0.4% of
-``gamma = 1/m^2`` at ``m = 4e6``, reaching ``gamma`` near ``m = 1e8``).
+gradient whose rounding error grows with ``m`` (measured at 0.4% of the
+thesis' ``gamma = 1/m^2`` at ``m = 4e6``, reaching it near ``m = 1e8``).
 :func:`gradient_norm_bound` instead returns a number ``B`` with
 ``||grad F(theta)|| <= B`` *in exact arithmetic*, for the floating-point data
 ``X, y, w, reg, b, theta`` as given, so ``B <= gamma`` is a valid certificate.
