@@ -186,3 +186,36 @@ def test_no_new_fitted_attribute_reads_data_values():
         a = PrivateSVMRFF(random_state=0, classes=[0, 1]).fit(X, y)
         b = PrivateSVMRFF(random_state=0, classes=[0, 1]).fit(7.0 * X + 3.0, y)
     assert a.gamma_ == b.gamma_ == 1.0 / 3
+
+
+class _QuarterPSGD(PermutationSGDClassifier):
+    def _noise_std(self, settings, budget):
+        return super()._noise_std(settings, budget) / 4
+
+
+def test_audit_permutation_sgd_default_step():
+    # The default step is resolved in _prepare and the sensitivity 2 k eta R / b is computed
+    # from it: on rows x = 0 plus one row x = 1 whose label flips (Huber, margin 0 in the
+    # linear zone), one pass with b = 1 releases exactly +-eta + noise, attaining 2 eta.
+    from skdp.testing import audit_epsilon
+
+    n = 10
+    X = np.zeros((n, 1))
+    X[-1, 0] = 1.0
+    y0 = np.array([0, 1] * (n // 2))
+    y0[-1] = 1
+    y1 = y0.copy()
+    y1[-1] = 0
+    kw = dict(epsilon=2.0, delta=1e-5, loss="huber", batch_size=1, epochs=1,
+              fit_intercept=False, classes=[0, 1])
+    fitted = PermutationSGDClassifier(**kw, random_state=0).fit(X, y0)
+    assert fitted.sensitivity_ == pytest.approx(2 * fitted.learning_rate_, rel=1e-15)
+
+    def audit(cls):
+        def mechanism(data, rng):
+            return cls(**kw, random_state=rng).fit(*data).coef_[0, 0]
+        return audit_epsilon(mechanism, (X, y0), (X, y1), n_runs=500, n_select=150,
+                             delta=1e-5, random_state=12345).epsilon_lower_bound
+
+    assert audit(PermutationSGDClassifier) < 2.0
+    assert audit(_QuarterPSGD) > 2.0
