@@ -45,8 +45,11 @@ class _BoundedScalerMixin(OneToOneFeatureMixin, TransformerMixin):
             raise TypeError(f"clip must be a bool, got {self.clip!r}.")
         owner = type(self).__name__
         bounds = self.bounds
+        names = getattr(self, "feature_names_in_", None)
         if isinstance(bounds, Mapping):
-            bounds = _bounds_by_column(bounds, getattr(self, "feature_names_in_", None), owner)
+            bounds = _bounds_by_column(bounds, names, owner)
+        else:
+            _check_unlabelled(bounds, names, owner)
         lower, upper = check_feature_bounds(bounds, X.shape[1], owner)
         if sp.issparse(X):
             _check_zero_inside(lower, upper, owner)
@@ -128,6 +131,27 @@ def _bounds_by_column(bounds, feature_names, owner):
     return [bounds[name] for name in names]
 
 
+def _check_unlabelled(bounds, feature_names, owner):
+    """Refuse a pandas ``bounds`` labelled by column names of ``X``: it is read by position.
+
+    Array-like bounds are one pair per feature in column order; a Series or
+    DataFrame whose index or columns name columns of ``X`` looks keyed by
+    name, and reading it by position would silently swap the bounds of
+    columns listed in another order.
+    """
+    if feature_names is None or not type(bounds).__module__.startswith("pandas"):
+        return
+    names = set(feature_names)
+    labels = [getattr(bounds, axis, ()) for axis in ("index", "columns")]
+    if any(label in names for axis in labels for label in axis):
+        raise ValueError(
+            f"{owner}: bounds is a pandas {type(bounds).__name__} labelled by column names "
+            f"of X, but array-like bounds are read by position (one (low, high) pair per "
+            f"column, in column order), not by label. Pass a dict {{column name: (low, "
+            f"high)}} instead (bounds.to_dict('list') for a DataFrame with one column per "
+            f"feature, bounds.T.to_dict('list') for one row per feature).")
+
+
 def _sends_zero_to_zero(low, high, lower, upper):
     """Whether the affine map of ``[lower, upper]`` onto ``[low, high]`` sends 0 to 0, per feature.
 
@@ -184,7 +208,8 @@ class PublicBoundsScaler(_BoundedScalerMixin, BaseEstimator):
         feature, or one pair per feature (the layout of ``bounds`` everywhere
         in skdp), with ``low < high``. When ``X`` is a DataFrame, a dict
         ``{column name: (low, high)}`` with every column (and only columns)
-        as keys is accepted too. Required: ``None`` is refused in
+        as keys is accepted too (a pandas object labelled by column names is
+        refused: it would be read by position). Required: ``None`` is refused in
         ``fit`` with an explanation.
     feature_range : tuple (min, max), default=(-1.0, 1.0)
         The range the bounds are mapped to. The default centres each
