@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _dummy import NoisyCentroidClassifier
 
 from skdp import BudgetAccountant
@@ -171,3 +172,19 @@ def test_selector_holdout_evaluation_prints_nothing_data_dependent():
     X_large = X.copy()
     X_large[::7] *= 1e200  # the centroid distances overflow in the candidates' predict
     assert _selector_warnings(X_large, y) == _selector_warnings(X, y) == []
+
+
+def test_clipping_ignores_a_global_floating_point_error_mode():
+    # Under np.seterr(all="raise") the expected under/overflow of the squares (handled by
+    # rescaling) raised FloatingPointError inside a private fit, after the charge, for rows
+    # such as [1e300, 1e-310]: a data-dependent failure. Clipping must not depend on it.
+    from skdp.utils import clip_rows_l2
+
+    X = np.array([[1e300, 1e-310], [3.0, 4.0], [1e-200, 1e-200]])
+    expected = clip_rows_l2(X, 1.0)
+    with np.errstate(all="raise"):
+        clipped = clip_rows_l2(X, 1.0)
+        clipped_sparse = clip_rows_l2(sp.csr_matrix(X), 1.0)
+    np.testing.assert_array_equal(clipped, expected)
+    np.testing.assert_array_equal(clipped_sparse.toarray(), expected)
+    assert np.linalg.norm(clipped[0]) == pytest.approx(1.0)
