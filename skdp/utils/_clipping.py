@@ -38,6 +38,13 @@ def row_norms_l2(X):
     norms : ndarray of shape (n_samples,)
         The row norms.
     """
+    # The under- and overflows below are expected and handled; a global np.seterr(all="raise")
+    # must not turn them into errors that depend on the rows (inside a fit, after the charge).
+    with np.errstate(all="ignore"):
+        return _row_norms_l2(X)
+
+
+def _row_norms_l2(X):
     norms = np.sqrt(_row_sums_of_squares(X))
     # Squares of entries above ~1e154 overflow (clipping would then zero the
     # row) and below ~1e-154 underflow: recompute such rows scaled by their
@@ -76,10 +83,11 @@ def clip_rows_l2(X, max_norm):
     norms = row_norms_l2(X)
     scale = np.ones_like(norms)
     big = norms > max_norm
-    scale[big] = max_norm / norms[big]
-    if sp.issparse(X):
-        return sp.diags(scale).dot(sp.csr_matrix(X)).tocsr()
-    return X * scale[:, None]
+    with np.errstate(all="ignore"):  # scaling tiny entries may underflow (see row_norms_l2)
+        scale[big] = max_norm / norms[big]
+        if sp.issparse(X):
+            return sp.diags(scale).dot(sp.csr_matrix(X)).tocsr()
+        return X * scale[:, None]
 
 
 def clip_entries(X, bound):
