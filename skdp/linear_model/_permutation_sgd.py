@@ -71,7 +71,11 @@ def permutation_sgd_sensitivity(n_samples, batch_size, epochs, data_norm, *,
       minibatches per pass, ``t delta_t <= (t - 1) delta_(t-1) + 2R/(alpha b)``
       at the differing step (and without the last term elsewhere), giving
       ``2 R / (alpha b N)``, which is Wu et al.'s ``2 R / (alpha n)`` when
-      ``b`` divides ``n``.
+      ``b`` divides ``n``. While ``eta_t = 1 / beta`` (``t <= beta / alpha``)
+      the recurrence is replaced by non-expansiveness: ``delta_t <= c_t 2 R /
+      (beta b) <= c_t 2 R / (alpha b t)`` with ``c_t`` the differing steps so
+      far, i.e. ``t delta_t <= c_t 2 R / (alpha b)``, which is what the
+      recurrence carries on from; so the bound holds from the first step.
 
     Parameters
     ----------
