@@ -17,9 +17,11 @@ import math
 
 import numpy as np
 
+from skdp.linear_model._losses import get_loss
 from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
+    calibrate_before_charge,
     fill_glm_doc,
     release_on_grid,
 )
@@ -73,6 +75,22 @@ def sample_l2_laplace(n_features, scale, rng, size=None):
     norms = rng.gamma(shape=n_features, scale=scale, size=(shape[0], 1))
     out = direction * norms
     return out[0] if size is None else out
+
+
+# The norm of a sample_l2_laplace draw is Gamma(d, scale): above 64 d scale with
+# probability below 1e-25 (Chernoff: (64 e^-63)^d).
+_NORM_TAIL = 64.0
+
+
+def _check_l2_laplace_scale(scale, n_coef):
+    """``scale``, or ``OverflowError`` if a norm-Gamma draw of it may overflow.
+
+    For :func:`~skdp.linear_model._private_glm.calibrate_before_charge`, which
+    also refuses a scale that underflows (zero noise is no privacy).
+    """
+    if not math.isfinite(_NORM_TAIL * n_coef * scale):
+        raise OverflowError(f"a noise norm Gamma({n_coef}, scale={scale:g}) may overflow")
+    return scale
 
 
 def output_perturbation_sensitivity(n_samples, data_norm, alpha, tol):
@@ -399,10 +417,17 @@ default="l2_laplace"
         return settings
 
     def _prepare(self, settings, budget):
-        # The discrete calibration (which can fail, e.g. at a tiny epsilon) runs before
-        # the budget is charged; the l2_laplace scale cannot fail.
+        # Every calibration runs before the budget is charged: the discrete one can fail
+        # (e.g. at a tiny epsilon), and the l2_laplace scale can overflow (the release
+        # was +-inf weights) or underflow to 0 (the bare minimizer).
         if settings["mechanism"] != "l2_laplace":
             settings["discrete"] = self._discrete_noise(settings, budget)
+            return
+        n_coef = self.n_features_in_ + int(self.fit_intercept)
+        calibrate_before_charge(
+            lambda: _check_l2_laplace_scale(self._noise_scale(settings, budget)[1], n_coef),
+            "The output noise", budget, {name: settings[name] for name in
+                                         ("alpha", "data_norm", "tol")})
 
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm)
@@ -619,6 +644,24 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
 
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm)
+
+    def _prepare(self, settings, budget):
+        # The noise terms depend on no data but can fail (ZeroDivisionError at a
+        # vanishing epsilon, OverflowError for data_norm^2), overflow (+-inf weights)
+        # or underflow to 0: refuse all of that before the budget is charged.
+        loss = get_loss(self.loss, self.huber_h)
+        n_coef = self.n_features_in_ + int(self.fit_intercept)
+        parameters = {name: settings[name] for name in
+                      ("alpha", "data_norm", "tol", "certification_fraction")}
+        terms = []
+
+        def objective_scale():
+            terms[:] = self._noise_terms(settings, budget, loss)
+            return _check_l2_laplace_scale(terms[2], n_coef)
+
+        calibrate_before_charge(objective_scale, "The objective noise", budget, parameters)
+        calibrate_before_charge(lambda: _check_l2_laplace_scale(terms[3], n_coef),
+                                "The certification noise", budget, parameters)
 
     def _noise_terms(self, settings, budget, loss):
         """``(epsilon', Delta, objective scale, certification scale)``; tests shrink the scales."""
