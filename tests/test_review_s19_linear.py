@@ -53,3 +53,32 @@ def test_output_perturbation_noise_out_of_float_range_is_refused_before_the_char
 ])
 def test_objective_perturbation_calibration_failure_is_refused_before_the_charge(params):
     _refused_before_charge_or_finite(ObjectivePerturbationClassifier(**params))
+
+
+@pytest.mark.parametrize("cls", [ObjectivePerturbationClassifier, OutputPerturbationClassifier])
+def test_tol_below_the_certificates_float_floor_is_refused_before_the_charge(cls):
+    # data_norm = 1e-200 makes the default tol 1e-5 data_norm / n about 2**-686, far
+    # below the certificate's absolute floor from subnormal rounding (about 2**-537):
+    # no point can be certified, so every fit spent its budget, then raised
+    # CertificationError.
+    X, y = _data()
+    accountant = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    clf = cls(data_norm=1e-200, classes=[0, 1], random_state=0, accountant=accountant)
+    with pytest.raises(ValueError, match="Nothing was spent"):
+        clf.fit(X * 1e-200, y)
+    assert accountant.spent is None
+
+
+def test_objective_perturbation_noise_beyond_the_float_resolution_is_refused_before_the_charge():
+    # At epsilon = 1e-12 the linear term b / n is about 1e11 / n: one ulp of the
+    # minimizer moves the gradient by far more than tol = 1e-5 / n, so no float point is
+    # certifiable and every fit spent its budget, then raised CertificationError.
+    X, y = _data()
+    accountant = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    clf = ObjectivePerturbationClassifier(epsilon=1e-12, classes=[0, 1], random_state=0,
+                                          accountant=accountant)
+    with pytest.raises(ValueError, match="Nothing was spent"):
+        clf.fit(X, y)
+    assert accountant.spent is None
+    # Where the resolution allows it (epsilon = 1e-8 here) the fit certifies.
+    ObjectivePerturbationClassifier(epsilon=1e-8, classes=[0, 1], random_state=0).fit(X, y)
