@@ -234,12 +234,23 @@ def objective_perturbation_terms(epsilon, n_samples, alpha, smoothness, data_nor
     return epsilon_prime, extra_reg, 2.0 * data_norm / epsilon_prime
 
 
+# The certificate's absolute floor from subnormal rounding is about sqrt(d 2**-1074), i.e.
+# 2**-537 sqrt(d) (skdp.linear_model._certificate): a smaller tol is never certified.
+_MIN_TOL = 2.0**-500
+
+
 def _check_solver_params(est, n_samples):
     alpha = check_real(est.alpha, "alpha", low=0.0, low_inclusive=False)
     if est.tol is None:
         tol = 1e-5 * float(est.data_norm) / n_samples
     else:
         tol = check_real(est.tol, "tol", low=0.0, low_inclusive=False)
+    if not tol >= _MIN_TOL:
+        raise ValueError(
+            f"tol={tol:g} (1e-5 data_norm / n_samples when tol=None) is below 2**-500, "
+            "under the floating-point floor of the solver's certificate: no fit could be "
+            "certified. Rescale the features (and data_norm) or pass a larger tol. Nothing "
+            "was spent.")
     max_iter = check_positive_int(est.max_iter, "max_iter")
     if not isinstance(est.solver, str):
         raise TypeError(f"solver must be a string, got {est.solver!r}.")
@@ -662,6 +673,17 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         calibrate_before_charge(objective_scale, "The objective noise", budget, parameters)
         calibrate_before_charge(lambda: _check_l2_laplace_scale(terms[3], n_coef),
                                 "The certification noise", budget, parameters)
+        # The gradient holds b / n, of norm about n_coef scale / n (the mean of the
+        # norm-Gamma); at the minimizer (Lambda + Delta) theta cancels it, and one ulp of
+        # theta moves the gradient by about 2**-52 of that. Above tol no float point can
+        # be certified (every fit would spend, then raise CertificationError).
+        resolution = n_coef * terms[2] * 2.0**-52 / settings["n_samples"]
+        if not resolution < settings["tol"]:
+            raise ValueError(
+                f"The objective noise (scale {terms[2]:g} for epsilon={budget.epsilon:g} per "
+                f"class problem) is too large for the solver to certify tol={settings['tol']:g}"
+                f" in floating point (about {resolution:g} is reachable): use a larger "
+                "epsilon or tol. Nothing was spent.")
 
     def _noise_terms(self, settings, budget, loss):
         """``(epsilon', Delta, objective scale, certification scale)``; tests shrink the scales."""
