@@ -371,6 +371,11 @@ default="l2_laplace"
     %(label_set_privacy)s
 
     %(non_private_diagnostics)s
+    Whether a fit raises :class:`~skdp.exceptions.CertificationError` (after
+    the budget is charged) is a deterministic function of the data and is not
+    covered either: a row can decide it (a replace-one pair where one dataset
+    certifies and the other does not was found with ``loss="huber"``,
+    ``huber_h=0.001``, ``alpha=1e-4``). Keep a failed fit confidential.
 
     See Also
     --------
@@ -564,6 +569,9 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     %(label_set_privacy)s
 
     %(non_private_diagnostics)s
+    Whether a fit raises :class:`~skdp.exceptions.CertificationError` (after
+    the budget is charged) depends on the data (and on ``b``) and is not
+    covered either. Keep a failed fit confidential.
 
     See Also
     --------
