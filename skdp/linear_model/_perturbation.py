@@ -309,7 +309,9 @@ default="l2_laplace"
         Certified bound on the gradient norm of the released minimizer.
         ``None`` uses ``1e-5 * data_norm / n_samples`` (adds 0.001% to the
         sensitivity). A solver that cannot certify it raises
-        :class:`~skdp.exceptions.CertificationError` and releases nothing.
+        :class:`~skdp.exceptions.CertificationError` (after the charge) and
+        releases nothing; a ``tol`` below ``2**-500``, under the certificate's
+        floating-point floor, is refused before the charge.
     %(certified_solver)s
     %(classes)s
     %(class_weight)s
@@ -507,7 +509,11 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     %(ridge)s
     tol : float or None, default=None
         Certified bound on the gradient norm of the minimizer. ``None`` uses
-        ``1e-5 * data_norm / n_samples``.
+        ``1e-5 * data_norm / n_samples``. Refused before the charge below
+        ``2**-500`` (the certificate's floating-point floor) or below about
+        ``2**-52 n_coef noise_scale_ / n_samples``, the float resolution of
+        the gradient's noise term ``b / n`` (epsilon below about ``1e-10``
+        with the default ``tol``).
     certification_fraction : float, default=0.01
         Fraction of epsilon spent on the small output noise that covers the
         certified solver's distance to the exact minimizer (see Privacy), in
