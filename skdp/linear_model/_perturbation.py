@@ -511,9 +511,9 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         Certified bound on the gradient norm of the minimizer. ``None`` uses
         ``1e-5 * data_norm / n_samples``. Refused before the charge below
         ``2**-500`` (the certificate's floating-point floor) or below about
-        ``2**-52 n_coef noise_scale_ / n_samples``, the float resolution of
-        the gradient's noise term ``b / n`` (epsilon below about ``1e-10``
-        with the default ``tol``).
+        ``2**-52 d noise_scale_ / n_samples`` (``d`` coefficients), the float
+        resolution of the gradient's noise term ``b / n`` (epsilon below
+        about ``1e-10`` with the default ``tol``).
     certification_fraction : float, default=0.01
         Fraction of epsilon spent on the small output noise that covers the
         certified solver's distance to the exact minimizer (see Privacy), in
