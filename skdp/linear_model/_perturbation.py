@@ -17,9 +17,11 @@ import math
 
 import numpy as np
 
+from skdp.linear_model._losses import get_loss
 from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
+    calibrate_before_charge,
     fill_glm_doc,
     release_on_grid,
 )
@@ -73,6 +75,22 @@ def sample_l2_laplace(n_features, scale, rng, size=None):
     norms = rng.gamma(shape=n_features, scale=scale, size=(shape[0], 1))
     out = direction * norms
     return out[0] if size is None else out
+
+
+# The norm of a sample_l2_laplace draw is Gamma(d, scale): above 64 d scale with
+# probability below 1e-25 (Chernoff: (64 e^-63)^d).
+_NORM_TAIL = 64.0
+
+
+def _check_l2_laplace_scale(scale, n_coef):
+    """``scale``, or ``OverflowError`` if a norm-Gamma draw of it may overflow.
+
+    For :func:`~skdp.linear_model._private_glm.calibrate_before_charge`, which
+    also refuses a scale that underflows (zero noise is no privacy).
+    """
+    if not math.isfinite(_NORM_TAIL * n_coef * scale):
+        raise OverflowError(f"a noise norm Gamma({n_coef}, scale={scale:g}) may overflow")
+    return scale
 
 
 def output_perturbation_sensitivity(n_samples, data_norm, alpha, tol):
@@ -216,12 +234,23 @@ def objective_perturbation_terms(epsilon, n_samples, alpha, smoothness, data_nor
     return epsilon_prime, extra_reg, 2.0 * data_norm / epsilon_prime
 
 
+# The certificate's absolute floor from subnormal rounding is about sqrt(d 2**-1074), i.e.
+# 2**-537 sqrt(d) (skdp.linear_model._certificate): a smaller tol is never certified.
+_MIN_TOL = 2.0**-500
+
+
 def _check_solver_params(est, n_samples):
     alpha = check_real(est.alpha, "alpha", low=0.0, low_inclusive=False)
     if est.tol is None:
         tol = 1e-5 * float(est.data_norm) / n_samples
     else:
         tol = check_real(est.tol, "tol", low=0.0, low_inclusive=False)
+    if not tol >= _MIN_TOL:
+        raise ValueError(
+            f"tol={tol:g} (1e-5 data_norm / n_samples when tol=None) is below 2**-500, "
+            "under the floating-point floor of the solver's certificate: no fit could be "
+            "certified. Rescale the features (and data_norm) or pass a larger tol. Nothing "
+            "was spent.")
     max_iter = check_positive_int(est.max_iter, "max_iter")
     if not isinstance(est.solver, str):
         raise TypeError(f"solver must be a string, got {est.solver!r}.")
@@ -280,7 +309,9 @@ default="l2_laplace"
         Certified bound on the gradient norm of the released minimizer.
         ``None`` uses ``1e-5 * data_norm / n_samples`` (adds 0.001% to the
         sensitivity). A solver that cannot certify it raises
-        :class:`~skdp.exceptions.CertificationError` and releases nothing.
+        :class:`~skdp.exceptions.CertificationError` (after the charge) and
+        releases nothing; a ``tol`` below ``2**-500``, under the certificate's
+        floating-point floor, is refused before the charge.
     %(certified_solver)s
     %(classes)s
     %(class_weight)s
@@ -342,6 +373,11 @@ default="l2_laplace"
     %(label_set_privacy)s
 
     %(non_private_diagnostics)s
+    Whether a fit raises :class:`~skdp.exceptions.CertificationError` (after
+    the budget is charged) is a deterministic function of the data and is not
+    covered either: a row can decide it (a replace-one pair where one dataset
+    certifies and the other does not was found with ``loss="huber"``,
+    ``huber_h=0.001``, ``alpha=1e-4``). Keep a failed fit confidential.
 
     See Also
     --------
@@ -399,10 +435,17 @@ default="l2_laplace"
         return settings
 
     def _prepare(self, settings, budget):
-        # The discrete calibration (which can fail, e.g. at a tiny epsilon) runs before
-        # the budget is charged; the l2_laplace scale cannot fail.
+        # Every calibration runs before the budget is charged: the discrete one can fail
+        # (e.g. at a tiny epsilon), and the l2_laplace scale can overflow (the release
+        # was +-inf weights) or underflow to 0 (the bare minimizer).
         if settings["mechanism"] != "l2_laplace":
             settings["discrete"] = self._discrete_noise(settings, budget)
+            return
+        n_coef = self.n_features_in_ + int(self.fit_intercept)
+        calibrate_before_charge(
+            lambda: _check_l2_laplace_scale(self._noise_scale(settings, budget)[1], n_coef),
+            "The output noise", budget, {name: settings[name] for name in
+                                         ("alpha", "data_norm", "tol")})
 
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm)
@@ -466,7 +509,11 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     %(ridge)s
     tol : float or None, default=None
         Certified bound on the gradient norm of the minimizer. ``None`` uses
-        ``1e-5 * data_norm / n_samples``.
+        ``1e-5 * data_norm / n_samples``. Refused before the charge below
+        ``2**-500`` (the certificate's floating-point floor) or below about
+        ``2**-52 d noise_scale_ / n_samples`` (``d`` coefficients), the float
+        resolution of the gradient's noise term ``b / n`` (epsilon below
+        about ``1e-10`` with the default ``tol``).
     certification_fraction : float, default=0.01
         Fraction of epsilon spent on the small output noise that covers the
         certified solver's distance to the exact minimizer (see Privacy), in
@@ -528,6 +575,9 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     %(label_set_privacy)s
 
     %(non_private_diagnostics)s
+    Whether a fit raises :class:`~skdp.exceptions.CertificationError` (after
+    the budget is charged) depends on the data (and on ``b``) and is not
+    covered either. Keep a failed fit confidential.
 
     See Also
     --------
@@ -619,6 +669,35 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
 
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm)
+
+    def _prepare(self, settings, budget):
+        # The noise terms depend on no data but can fail (ZeroDivisionError at a
+        # vanishing epsilon, OverflowError for data_norm^2), overflow (+-inf weights)
+        # or underflow to 0: refuse all of that before the budget is charged.
+        loss = get_loss(self.loss, self.huber_h)
+        n_coef = self.n_features_in_ + int(self.fit_intercept)
+        parameters = {name: settings[name] for name in
+                      ("alpha", "data_norm", "tol", "certification_fraction")}
+        terms = []
+
+        def objective_scale():
+            terms[:] = self._noise_terms(settings, budget, loss)
+            return _check_l2_laplace_scale(terms[2], n_coef)
+
+        calibrate_before_charge(objective_scale, "The objective noise", budget, parameters)
+        calibrate_before_charge(lambda: _check_l2_laplace_scale(terms[3], n_coef),
+                                "The certification noise", budget, parameters)
+        # The gradient holds b / n, of norm about n_coef scale / n (the mean of the
+        # norm-Gamma); at the minimizer (Lambda + Delta) theta cancels it, and one ulp of
+        # theta moves the gradient by about 2**-52 of that. Above tol no float point can
+        # be certified (every fit would spend, then raise CertificationError).
+        resolution = n_coef * terms[2] * 2.0**-52 / settings["n_samples"]
+        if not resolution < settings["tol"]:
+            raise ValueError(
+                f"The objective noise (scale {terms[2]:g} for epsilon={budget.epsilon:g} per "
+                f"class problem) is too large for the solver to certify tol={settings['tol']:g}"
+                f" in floating point (about {resolution:g} is reachable): use a larger "
+                "epsilon or tol. Nothing was spent.")
 
     def _noise_terms(self, settings, budget, loss):
         """``(epsilon', Delta, objective scale, certification scale)``; tests shrink the scales."""
