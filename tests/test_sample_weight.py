@@ -1,5 +1,7 @@
 """Row weights: validation, the weighted objectives, and DPLogisticRegressionAMP's ``sample_weight``."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -298,3 +300,16 @@ def test_class_weight_equals_the_same_sample_weight(binary):
     assert accountant.spent is None
     with pytest.warns(UserWarning, match="clipped to 1"):
         clf.set_params(class_weight={1: 5.0}).fit(X, y)
+
+
+def test_weights_above_one_are_clipped_silently():
+    # Whether some record's weight is above 1 is private: a warning only on such data
+    # would tell (review s19). The clipping itself is what the audit above relies on.
+    from skdp.utils._validation import check_bounded_sample_weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = check_bounded_sample_weight([0.5, 3.0, 1.0], 3)
+        X, y = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.0]]), np.array([0, 1, 1, 0])
+        DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], random_state=0).fit(
+            X, y, sample_weight=[1.0, 7.0, 0.2, 1.0])
+    np.testing.assert_array_equal(w, [0.5, 1.0, 1.0])
