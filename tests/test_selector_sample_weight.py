@@ -90,9 +90,8 @@ def test_weights_above_one_are_clipped_for_the_counts(data, monkeypatch):
     X, y = data
     utilities = _utilities(monkeypatch)
     w = np.full(len(y), 1000.0)
-    with pytest.warns(UserWarning, match="clipped to 1"):
-        sel = PrivateParameterSelector(DPLogisticRegressionAMP(1.0, 1e-6), {"loss": ["logistic"]},
-                                       classes=[0, 1], random_state=1).fit(X, y, sample_weight=w)
+    sel = PrivateParameterSelector(DPLogisticRegressionAMP(1.0, 1e-6), {"loss": ["logistic"]},
+                                   classes=[0, 1], random_state=1).fit(X, y, sample_weight=w)
     holdout = np.array_split(np.random.default_rng(1).permutation(len(y)), 2)[-1]
     assert utilities[0][0] <= len(holdout)
     assert utilities[0][0] == np.sum(sel.best_estimator_.predict(X[holdout]) == y[holdout])

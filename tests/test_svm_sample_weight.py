@@ -156,7 +156,7 @@ def test_weighted_huber_certificate_against_a_precise_minimizer(problem, fmt):
 # The estimator-level tests of the GLM classifiers hold verbatim for the SVMs: unit weights
 # fit bit-identically, weights steer the model, class_weight equals the same sample_weight
 # ('balanced' refused), bad weights are refused before the accountant is charged (all-zero
-# weights accepted, weights above 1 clipped with a warning).
+# weights accepted, weights above 1 clipped silently).
 @pytest.mark.parametrize("test", [
     glm_tests.test_unit_weights_fit_exactly_as_no_weights,
     glm_tests.test_weights_steer_the_model,
@@ -227,7 +227,6 @@ def _weighted_audit():
     return audit_epsilon(mechanism, _X0, _X1, n_runs=600, random_state=0)
 
 
-@pytest.mark.filterwarnings("ignore:Sample weights above 1")
 def test_weighted_audit_clipped_below_epsilon_unclipped_caught(monkeypatch):
     y_pm = 2 * _Y - 1
     s = np.minimum(_W, 1.0)

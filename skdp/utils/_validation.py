@@ -6,7 +6,6 @@ validator of its own; every estimator validates in ``fit``, never in ``__init__`
 
 import math
 import numbers
-import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -279,7 +278,10 @@ def check_bounded_sample_weight(sample_weight, n_samples, *, above="clip"):
     gradient, Hessian and Hessian trace stay within the bounds a private
     mechanism is calibrated to; a weight above 1 would multiply one row's
     influence. Clipping is a per-row operation, like clipping a row's norm,
-    so it costs no privacy; a warning says when it happened.
+    so it costs no privacy. It is silent: a warning given only when some
+    weight is above 1 would reveal that such a record exists. To keep the
+    weights' ratios, divide them by a constant fixed in advance (not by their
+    maximum, which depends on the data).
 
     Parameters
     ----------
@@ -288,7 +290,7 @@ def check_bounded_sample_weight(sample_weight, n_samples, *, above="clip"):
     n_samples : int
         Number of rows of the data they weight.
     above : {"clip", "raise"}, default="clip"
-        What to do with weights above 1: clip them (with a warning), or
+        What to do with weights above 1: clip them (silently), or
         refuse them with a ``ValueError`` (for estimators whose weights have
         a meaning of their own, such as a weighted mean, that clipping would
         silently change).
@@ -313,13 +315,9 @@ def check_bounded_sample_weight(sample_weight, n_samples, *, above="clip"):
             "sample_weight must be in [0, 1]: the privacy guarantee bounds one row's "
             "influence by a weight of 1. Divide the weights by a constant fixed in advance "
             "(not by their maximum, which depends on the data).")
-    if np.any(w > 1):
-        warnings.warn(
-            "Sample weights above 1 were clipped to 1: the privacy guarantee bounds one "
-            "row's influence by a weight of 1. Divide the weights by a constant fixed in "
-            "advance (not by their maximum, which depends on the data) to keep their "
-            "ratios.", UserWarning, stacklevel=3)
-        w = np.minimum(w, 1.0)
+    # Silently, as a row is clipped to its norm bound: a warning raised only when some
+    # weight is above 1 would tell whoever sees it that such a record exists.
+    w = np.minimum(w, 1.0)
     return None if np.all(w == 1.0) else w
 
 
