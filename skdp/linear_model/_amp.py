@@ -917,7 +917,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     ``gamma`` raises :class:`~skdp.exceptions.CertificationError`; that
     outcome is itself observable, so the budget stays spent (the default
     Newton solver certifies these strongly convex problems well within
-    ``max_iter``).
+    ``max_iter``). Whether it happens depends on the data and is not
+    covered by the guarantee: keep a failed fit confidential.
 
     %(non_private_diagnostics)s
 
