@@ -3,7 +3,7 @@
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin, refuse_unsafe_pickle
@@ -34,6 +34,13 @@ def check_classifier_like(estimator, name):
         if not callable(getattr(estimator, method, None)):
             raise TypeError(f"{name} must be a classifier with fit and predict methods; "
                             f"{estimator!r} has no {method}.")
+    # Cloned only for teachers (and a student) that see two classes, i.e. depending on the
+    # private rows: an object that cannot be cloned must be refused here, without data.
+    try:
+        clone(estimator)
+    except Exception as exc:
+        raise TypeError(f"{name} must be an estimator that sklearn.base.clone can copy "
+                        f"(checked before any budget was spent): {exc}") from exc
     # Teachers whose fit raises abstain (the failure could depend on their private
     # rows), so a bad parameter value would only show as abstentions: scikit-learn
     # estimators can check their parameters without data, which reveals nothing.

@@ -104,13 +104,16 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None):
     if np.unique(y).size == 1:
         # Most classifiers refuse one class; the constant vote is what any of them would give.
         return DummyClassifier(strategy="most_frequent").fit(X, y)
-    estimator = clone(estimator)
-    if seed is not None:
-        estimator.set_params(random_state=seed)
     # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
     with _threadpools().limit(limits=1), _silenced(), spending_refused():
         try:
+            # Inside the try: only teachers with two classes get here, so an error of clone
+            # or set_params would depend on the rows (the estimator is checked before the
+            # charge; this is the backstop).
+            estimator = clone(estimator)
+            if seed is not None:
+                estimator.set_params(random_state=seed)
             if sample_weight is None:
                 return estimator.fit(X, y)
             return estimator.fit(X, y, sample_weight=sample_weight)
