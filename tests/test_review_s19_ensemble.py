@@ -31,3 +31,38 @@ def test_uncloneable_estimator_is_refused_before_the_charge(cls):
         with pytest.raises(TypeError, match="clone"):
             cls(_Uncloneable(), accountant=acc, random_state=0, **kw).fit(X[:rows], y[:rows])
         assert acc.spent is None
+
+
+@pytest.mark.parametrize("epsilon", [1e-300, 1e-200, 1e200, 1e300])
+def test_lyu_release_threshold_scales_as_one_over_epsilon_at_extremes(epsilon):
+    # The Lyu threshold solves P[Lap(q) - Lap(t) > w] = delta / m~ with both scales
+    # proportional to 1 / epsilon, so w * epsilon is the same at every epsilon. The closed
+    # form squared the scales (overflow at 1e-200: brentq saw NaN; underflow at 1e200:
+    # ZeroDivisionError), so valid budgets crashed with an unclear error.
+    from skdp.ensemble._stability import laplace_difference_sf, release_calibration
+    _, thr_1, query_1, w_1 = release_calibration(1.0, 1e-6, 10, 1000, "lyu")
+    _, thr, query, w = release_calibration(epsilon, 1e-6, 10, 1000, "lyu")
+    assert w * epsilon == pytest.approx(w_1, rel=1e-9)
+    assert laplace_difference_sf(w, query, thr) <= 1e-9
+    assert laplace_difference_sf(w / (1 + 1e-6), query, thr) > 1e-9  # tight, not just large
+
+
+@pytest.mark.parametrize("epsilon, sensitivity", [(1e300, 1e-20), (1e-300, 1e20)])
+def test_degenerate_noise_scales_are_refused(epsilon, sensitivity):
+    # A Laplace scale that rounds to 0 or a subnormal (1e300, 1e-20) gives a (nearly)
+    # deterministic comparison: no finite epsilon covers it. An infinite one (1e-300, 1e20)
+    # gives NaN or infinite noise. Refused from the parameters alone.
+    from skdp.mechanisms import (
+        SparseVector, exponential_mechanism, report_noisy_max, sparse_vector_scales)
+    with pytest.raises(ValueError, match="noise scale"):
+        sparse_vector_scales(epsilon, 0.0, 1, sensitivity, "lyu")
+    with pytest.raises(ValueError, match="noise scale"):
+        SparseVector(epsilon=epsilon, delta=0.0, threshold=0.0, cutoff=1,
+                     sensitivity=sensitivity, calibration="lyu", random_state=0)
+    with pytest.raises(ValueError, match="noise scale"):
+        report_noisy_max([1.0, 1.0], epsilon=epsilon, sensitivity=sensitivity,
+                         random_state=0)
+    with pytest.raises(ValueError, match="noise scale"):
+        exponential_mechanism([1.0, 1.0], epsilon=epsilon, sensitivity=sensitivity,
+                              random_state=0)
+
