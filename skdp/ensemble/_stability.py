@@ -99,8 +99,11 @@ def laplace_difference_sf(x, scale_1, scale_2):
     if math.isclose(a, b, rel_tol=1e-9):
         # Sum of two Lap(a): density convolution gives (2 + x/a) e^{-x/a} / 4.
         return (2.0 + x / a) * math.exp(-x / a) / 4.0
-    # Partial fractions of the characteristic function 1 / ((1 + a^2 t^2)(1 + b^2 t^2)).
-    return (a * a * math.exp(-x / a) - b * b * math.exp(-x / b)) / (2.0 * (a * a - b * b))
+    # Partial fractions of the characteristic function 1 / ((1 + a^2 t^2)(1 + b^2 t^2)):
+    # (a^2 e^{-x/a} - b^2 e^{-x/b}) / (2 (a^2 - b^2)), divided through by a^2 (squaring the
+    # scales overflowed from a = 1e154 and underflowed below b = 1e-162).
+    r2 = (b / a) ** 2
+    return (math.exp(-x / a) - r2 * math.exp(-x / b)) / (2.0 * (1.0 - r2))
 
 
 def _laplace_difference_isf(p, scale_1, scale_2):
@@ -111,6 +114,14 @@ def _laplace_difference_isf(p, scale_1, scale_2):
     rounded before ``exp``, so its relative error is a few units of round-off
     times ``1 + |x| / scale``.
     """
+    # Solved in units of the larger scale (the law is a scale family), so that the bracket
+    # stays finite at scales near the largest float.
+    unit = max(scale_1, scale_2)
+    return unit * _standard_laplace_difference_isf(p, scale_1 / unit, scale_2 / unit)
+
+
+def _standard_laplace_difference_isf(p, scale_1, scale_2):
+    """:func:`_laplace_difference_isf` for ``max(scale_1, scale_2) = 1``."""
     big = 1e3 * (scale_1 + scale_2) * (1.0 + abs(math.log(min(p, 1.0 - p))))
     xtol = 1e-12 * big
     x = brentq(lambda x: laplace_difference_sf(x, scale_1, scale_2) - p, -big, big,
