@@ -73,3 +73,15 @@ def test_exponential_mechanism_refuses_a_factor_that_underflows_to_zero():
     from skdp.mechanisms import exponential_mechanism
     with pytest.raises(ValueError, match="noise scale"):
         exponential_mechanism([1.0, 0.0], epsilon=1e-300, sensitivity=1e30, random_state=0)
+
+
+def test_auto_n_teachers_beyond_an_array_index_is_refused_before_the_charge():
+    # At epsilon = 1e-300 "auto" asks for ~1e303 teachers: fit charged the budget, then
+    # failed drawing their seeds ("Maximum allowed dimension exceeded").
+    from sklearn.linear_model import LogisticRegression
+    X, y = np.array([[0.0], [1.0]]), np.array([0, 1])
+    acc = BudgetAccountant(10.0, 1e-3)
+    with pytest.raises(ValueError, match="n_teachers"):
+        PrivateQueryAnswerer(LogisticRegression(), epsilon=1e-300, delta=1e-5, classes=[0, 1],
+                             accountant=acc, random_state=0).fit(X, y)
+    assert acc.spent is None
