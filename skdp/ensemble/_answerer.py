@@ -72,7 +72,9 @@ def resolve_n_teachers(n_teachers, *, epsilon, delta, max_unstable, max_queries,
                                              calibration)
     elif not isinstance(n_teachers, numbers.Integral):
         raise TypeError(f"n_teachers must be an int or 'auto', got {n_teachers!r}.")
-    return check_positive_int(n_teachers, "n_teachers")
+    # Teachers are indexed by np.intp (their seeds are one array): more would fail only after
+    # the charge ("auto" at a tiny epsilon asks for ~1 / epsilon teachers).
+    return check_positive_int(n_teachers, "n_teachers", high=int(np.iinfo(np.intp).max))
 
 
 def draw_seeds(estimator, n, rng):
