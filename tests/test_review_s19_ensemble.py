@@ -85,3 +85,13 @@ def test_auto_n_teachers_beyond_an_array_index_is_refused_before_the_charge():
         PrivateQueryAnswerer(LogisticRegression(), epsilon=1e-300, delta=1e-5, classes=[0, 1],
                              accountant=acc, random_state=0).fit(X, y)
     assert acc.spent is None
+
+
+def test_thesis_release_threshold_is_finite_at_tiny_delta():
+    # w = 2 lambda ln(2 m~ / delta) (seed 004, Alg. 8 line 1): 2 m~ / delta overflowed to
+    # inf at delta = 1e-320, so w = inf (no vote could ever be answered) and "auto" failed
+    # with "cannot convert float infinity to integer".
+    import math
+    from skdp.ensemble._stability import release_calibration
+    _, thr, _, w = release_calibration(1.0, 1e-320, 10, 1000, "thesis")
+    assert w == pytest.approx(2 * thr * (math.log(2000) - math.log(1e-320)), rel=1e-12)
