@@ -172,7 +172,8 @@ def release_calibration(epsilon, delta, max_unstable, max_queries, calibration):
         sv_delta = delta / 2.0
         thr_scale, query_scale, _ = sparse_vector_scales(epsilon, sv_delta, max_unstable,
                                                          calibration="thesis")
-        threshold = 2.0 * thr_scale * math.log(2.0 * max_queries / delta)
+        # ln(2 m~ / delta) as ln(2 m~) - ln(delta): the quotient overflowed below delta = 1e-305.
+        threshold = 2.0 * thr_scale * (math.log(2.0 * max_queries) - math.log(delta))
         return sv_delta, thr_scale, query_scale, threshold
     # Lyu et al.'s sparse vector is pure epsilon-DP, so the whole delta covers the release
     # of unstable votes: P[Lap(query) - Lap(threshold) > w] = delta / m~ (union bound).
