@@ -68,6 +68,12 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity=1.0, monotonic=Fals
     index : int
         The selected candidate.
 
+    Raises
+    ------
+    ValueError
+        If the noise scale ``2 sensitivity / epsilon`` (``sensitivity /
+        epsilon`` for monotone utilities) is 0, subnormal or infinite.
+
     Notes
     -----
     **Privacy.** ``epsilon``-DP (McSherry and Talwar 2007, Thm. 6).
@@ -106,6 +112,12 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, random_state=None):
     -------
     index : int
         The selected candidate.
+
+    Raises
+    ------
+    ValueError
+        If the noise scale ``2 sensitivity / epsilon`` is 0, subnormal or
+        infinite.
 
     Notes
     -----

@@ -71,6 +71,13 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
     redraw : bool
         Whether the threshold noise is drawn again after each below-threshold answer.
 
+    Raises
+    ------
+    ValueError
+        If a scale is 0, subnormal or infinite (``epsilon`` too large or too
+        small for ``sensitivity``): the comparison would be (nearly)
+        deterministic, which no finite epsilon covers.
+
     Examples
     --------
     >>> from skdp.mechanisms import sparse_vector_scales
