@@ -95,3 +95,39 @@ def test_thesis_release_threshold_is_finite_at_tiny_delta():
     from skdp.ensemble._stability import release_calibration
     _, thr, _, w = release_calibration(1.0, 1e-320, 10, 1000, "thesis")
     assert w == pytest.approx(2 * thr * (math.log(2000) - math.log(1e-320)), rel=1e-12)
+
+
+def _changed_teachers(answerer_0, answerer_1, X_query):
+    changed = 0
+    for t0, t1 in zip(answerer_0.teachers_, answerer_1.teachers_):
+        if (t0 is None) != (t1 is None) or (
+                t0 is not None and np.any(t0.predict(X_query) != t1.predict(X_query))):
+            changed += 1
+    return changed
+
+
+def test_nested_random_state_is_seeded_so_one_record_changes_one_teacher():
+    # A Pipeline's random_state sits at "mlpclassifier__random_state": draw_seeds saw none,
+    # so every teacher's MLP drew from NumPy's global generator, in turn. How much a teacher
+    # drew (one shuffle of its rows per epoch) depends on its rows, so one added record moved
+    # the global stream for every later teacher: several votes changed per query, and the
+    # distance to instability (sensitivity 1 only if one record changes one vote) was not.
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X_query = rng.normal(size=(300, 2))
+    fits = []
+    for n, global_seed in ((199, 0), (200, 1)):  # neighbours (the last record added)
+        np.random.seed(global_seed)
+        est = make_pipeline(MLPClassifier(hidden_layer_sizes=(3,), max_iter=5))
+        fits.append(PrivateQueryAnswerer(est, n_teachers=10, classes=[0, 1], random_state=3)
+                    .fit(X[:n], y[:n]))
+    assert _changed_teachers(*fits, X_query) <= 1
+    # ... and the teachers' own seeds come from random_state: a refit is the same model.
+    np.random.seed(5)
+    again = PrivateQueryAnswerer(make_pipeline(MLPClassifier(hidden_layer_sizes=(3,),
+                                                             max_iter=5)),
+                                 n_teachers=10, classes=[0, 1], random_state=3).fit(X, y)
+    assert _changed_teachers(fits[1], again, X_query) == 0
