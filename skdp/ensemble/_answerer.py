@@ -21,6 +21,7 @@ from skdp.ensemble._teachers import (
     check_teacher_estimator,
     check_teacher_weights,
     fit_teachers,
+    unseeded_random_states,
     vote_counts,
 )
 from skdp.utils import check_option, check_positive_int, fill_doc, resolve_classes
@@ -78,12 +79,13 @@ def resolve_n_teachers(n_teachers, *, epsilon, delta, max_unstable, max_queries,
 
 
 def draw_seeds(estimator, n, rng):
-    """``n`` seeds for clones of ``estimator`` if its ``random_state`` is ``None``, else ``None``.
+    """``n`` seeds for clones of ``estimator`` if a ``random_state`` of it is ``None``, else ``None``.
 
+    Nested ones count (a pipeline's ``<step>__random_state``): see
+    :func:`~skdp.ensemble._teachers.seed_random_states`, which applies a seed.
     Makes every fit reproducible from the skdp ``random_state`` alone.
     """
-    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
-    if "random_state" not in params or params["random_state"] is not None:
+    if not unseeded_random_states(estimator):
         return None
     return rng.integers(0, 2**31 - 1, size=n)
 

@@ -16,7 +16,8 @@ from skdp.accounting._accountant import spending_refused
 from skdp.utils._validation import check_sample_weight
 
 __all__ = ["assign_teachers", "check_teacher_estimator", "check_teacher_weights",
-           "fit_teachers", "keyed_row_hash", "vote_counts"]
+           "fit_teachers", "keyed_row_hash", "seed_random_states", "unseeded_random_states",
+           "vote_counts"]
 
 _SIGN_BIT = np.uint64(1 << 63)
 _MUL_1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -113,7 +114,7 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None):
             # charge; this is the backstop).
             estimator = clone(estimator)
             if seed is not None:
-                estimator.set_params(random_state=seed)
+                seed_random_states(estimator, seed)
             if sample_weight is None:
                 return estimator.fit(X, y)
             return estimator.fit(X, y, sample_weight=sample_weight)
@@ -121,6 +122,46 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None):
             # Whether a fit fails depends on this teacher's private rows (e.g. fewer rows
             # than neighbours): raising would reveal it, abstaining changes one vote only.
             return None
+
+
+def unseeded_random_states(estimator):
+    """Names of the ``random_state`` parameters of ``estimator`` left at ``None``.
+
+    Nested parameters count (``get_params(deep=True)``: a pipeline step's
+    ``<step>__random_state``, a meta-estimator's ``estimator__random_state``).
+    """
+    if not hasattr(estimator, "get_params") or isinstance(estimator, type):
+        return []
+    return sorted(key for key, value in estimator.get_params(deep=True).items()
+                  if value is None and (key == "random_state"
+                                        or key.endswith("__random_state")))
+
+
+def seed_random_states(estimator, seed):
+    """Set every ``random_state`` of ``estimator`` left at ``None`` to ``seed`` (in place).
+
+    An estimator whose ``random_state`` is ``None`` draws from NumPy's global
+    generator. The teachers are fitted in turn (in one process, or several per
+    worker), and how much a teacher draws can depend on its rows (a shuffle
+    per epoch, a seed per class it saw, none for a one-class teacher): one
+    record would then shift the global stream for every later teacher and
+    change many votes, while the distance to instability allows for one
+    (seed 004, Sec. 5.1: one record changes one teacher). Seeding every
+    ``random_state`` from the fit's generator keeps each teacher a function of
+    its own rows and its seed. Randomness that no ``random_state`` parameter
+    controls (an estimator that calls ``np.random`` directly, a
+    cross-validation splitter with ``shuffle=True`` inside a search) is not
+    covered: give it a seed.
+
+    Returns
+    -------
+    estimator : estimator
+        The same object.
+    """
+    keys = unseeded_random_states(estimator)
+    if keys:
+        estimator.set_params(**{key: seed for key in keys})
+    return estimator
 
 
 def check_teacher_estimator(estimator, name="estimator"):
