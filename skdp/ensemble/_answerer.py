@@ -79,7 +79,9 @@ def resolve_n_teachers(n_teachers, *, epsilon, delta, max_unstable, max_queries,
 
 
 def draw_seeds(estimator, n, rng):
-    """``n`` seeds for clones of ``estimator`` if a ``random_state`` of it is ``None``, else ``None``.
+    """``n`` seeds for clones of ``estimator`` if any ``random_state`` of it is ``None``.
+
+    Returns ``None`` when there is none to seed.
 
     Nested ones count (a pipeline's ``<step>__random_state``): see
     :func:`~skdp.ensemble._teachers.seed_random_states`, which applies a seed.
@@ -185,9 +187,13 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     ----------
     estimator : classifier
         Any object with ``fit`` and ``predict`` (a scikit-learn classifier, a
-        pipeline...). Cloned for each teacher. If it has a ``random_state``
-        parameter left at ``None``, each teacher gets a seed drawn from
-        ``random_state`` (so fits are reproducible). It may be an skdp
+        pipeline...). Cloned for each teacher. Each ``random_state``
+        parameter left at ``None``, nested ones included (a pipeline step's),
+        gets a seed drawn from ``random_state``, so that each teacher depends
+        on its own rows only (and fits are reproducible). Randomness that no
+        ``random_state`` controls (``np.random`` called directly, a shuffling
+        splitter inside a search) would tie the teachers together through
+        NumPy's global generator: seed it yourself. It may be an skdp
         estimator, but without an ``accountant`` (refused: how often the
         teachers would charge it depends on their rows).
     n_teachers : int or "auto", default="auto"

@@ -154,9 +154,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     Parameters
     ----------
     estimator : classifier
-        Any object with ``fit`` and ``predict``; cloned for each teacher. It
-        may be an skdp estimator, but without an ``accountant`` (refused: how
-        often the teachers would charge it depends on their rows).
+        Any object with ``fit`` and ``predict``; cloned for each teacher,
+        with its ``random_state`` parameters seeded as in
+        :class:`PrivateQueryAnswerer`. It may be an skdp estimator, but
+        without an ``accountant`` (refused: how often the teachers would
+        charge it depends on their rows).
     student : classifier or None, default=None
         Model trained on the privately labeled public points; ``None`` uses a
         clone of ``estimator``.
