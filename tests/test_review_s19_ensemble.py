@@ -109,25 +109,27 @@ def _changed_teachers(answerer_0, answerer_1, X_query):
 def test_nested_random_state_is_seeded_so_one_record_changes_one_teacher():
     # A Pipeline's random_state sits at "mlpclassifier__random_state": draw_seeds saw none,
     # so every teacher's MLP drew from NumPy's global generator, in turn. How much a teacher
-    # drew (one shuffle of its rows per epoch) depends on its rows, so one added record moved
-    # the global stream for every later teacher: several votes changed per query, and the
-    # distance to instability (sensitivity 1 only if one record changes one vote) was not.
+    # drew (a shuffle of its rows per epoch) depends on its rows, so one added record moved
+    # the global stream for the later teachers: from the same global state, 4 of 20
+    # teachers changed, while the distance to instability allows for one changed vote.
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
+
+    def make():
+        return make_pipeline(MLPClassifier(hidden_layer_sizes=(4,), max_iter=30))
+
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 2))
-    y = (X[:, 0] > 0).astype(int)
-    X_query = rng.normal(size=(300, 2))
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(int)
+    X_query = rng.normal(size=(500, 2))
     fits = []
-    for n, global_seed in ((199, 0), (200, 1)):  # neighbours (the last record added)
-        np.random.seed(global_seed)
-        est = make_pipeline(MLPClassifier(hidden_layer_sizes=(3,), max_iter=5))
-        fits.append(PrivateQueryAnswerer(est, n_teachers=10, classes=[0, 1], random_state=3)
-                    .fit(X[:n], y[:n]))
+    for n in (399, 400):  # neighbours (the last record added), same global state
+        np.random.seed(123)
+        fits.append(PrivateQueryAnswerer(make(), n_teachers=20, classes=[0, 1],
+                                         random_state=7).fit(X[:n], y[:n]))
     assert _changed_teachers(*fits, X_query) <= 1
-    # ... and the teachers' own seeds come from random_state: a refit is the same model.
+    # The teachers' seeds come from random_state alone: another global state, same model.
     np.random.seed(5)
-    again = PrivateQueryAnswerer(make_pipeline(MLPClassifier(hidden_layer_sizes=(3,),
-                                                             max_iter=5)),
-                                 n_teachers=10, classes=[0, 1], random_state=3).fit(X, y)
+    again = PrivateQueryAnswerer(make(), n_teachers=20, classes=[0, 1],
+                                 random_state=7).fit(X, y)
     assert _changed_teachers(fits[1], again, X_query) == 0
