@@ -133,3 +133,43 @@ def test_nested_random_state_is_seeded_so_one_record_changes_one_teacher():
     again = PrivateQueryAnswerer(make(), n_teachers=20, classes=[0, 1],
                                  random_state=7).fit(X, y)
     assert _changed_teachers(fits[1], again, X_query) == 0
+
+
+class _GlobalShuffle:
+    """A teacher that draws from NumPy's global generator (no random_state), by row count."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        half = np.random.permutation(len(X))[: max(1, len(X) // 2)]  # draws len(X) numbers
+        self.sign_ = 1 if np.mean(y[half]) >= 0.5 else 0
+        self.jitter_ = np.random.uniform()
+        return self
+
+    def predict(self, X):
+        return np.where(X[:, 0] > self.jitter_ - 0.5, self.sign_, 1 - self.sign_)
+
+
+def test_global_generator_draws_do_not_tie_the_teachers_together():
+    # No random_state to seed: each teacher's fit now runs on its own stream of the global
+    # generators (restored afterwards), so one added record changes at most its teacher.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X_query = rng.normal(size=(200, 2))
+    fits, states = [], []
+    for n in (299, 300):
+        np.random.seed(11)
+        fits.append(PrivateQueryAnswerer(_GlobalShuffle(), n_teachers=20, classes=[0, 1],
+                                         random_state=4).fit(X[:n], y[:n]))
+        states.append(np.random.get_state())
+    assert _changed_teachers(*fits, X_query) <= 1
+    # ... and the caller's global state is left as it was.
+    np.random.seed(11)
+    untouched = np.random.get_state()
+    assert all(np.array_equal(state[1], untouched[1]) and state[2] == untouched[2]
+               for state in states)
