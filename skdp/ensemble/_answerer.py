@@ -134,7 +134,8 @@ def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, sample_w
     key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
     seeds = draw_seeds(estimator, n_teachers, rng)
     teachers = fit_teachers(estimator, X, y, assign_teachers(X, n_teachers, key), n_teachers,
-                            seeds, sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose)
+                            seeds, sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose,
+                            stream_key=[int(word) for word in key])
     return teachers, StableVoteRelease(random_state=rng, **release_params)
 
 

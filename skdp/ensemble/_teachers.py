@@ -1,6 +1,8 @@
 """Teachers of subsample-and-aggregate: per-record assignment, parallel training, votes."""
 
 import functools
+import random
+import threading
 import warnings
 from contextlib import contextmanager
 
@@ -99,7 +101,34 @@ def _silenced():
         yield
 
 
-def _fit_teacher(estimator, X, y, seed, sample_weight=None):
+_GLOBAL_STREAMS = threading.Lock()
+
+
+@contextmanager
+def _own_global_streams(entropy):
+    """NumPy's and Python's global generators seeded from ``entropy``, restored afterwards.
+
+    Randomness that no ``random_state`` parameter controls (``np.random``
+    called directly, a shuffling cross-validation splitter inside a search)
+    draws from these process-wide generators. The teachers are fitted in turn,
+    and how much one draws can depend on its rows, so without this one record
+    would shift the stream of every later teacher (see
+    :func:`seed_random_states`). The lock keeps threads (joblib's threading
+    backend) from interleaving their draws; it serialises such fits.
+    """
+    with _GLOBAL_STREAMS:
+        numpy_state, python_state = np.random.get_state(), random.getstate()
+        seed = np.random.SeedSequence(entropy).generate_state(1)[0]
+        np.random.seed(seed)
+        random.seed(int(seed))
+        try:
+            yield
+        finally:
+            np.random.set_state(numpy_state)
+            random.setstate(python_state)
+
+
+def _fit_teacher(estimator, X, y, seed, sample_weight=None, stream=0):
     if len(y) == 0:
         return None  # a teacher without data does not vote
     if np.unique(y).size == 1:
@@ -107,7 +136,8 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None):
         return DummyClassifier(strategy="most_frequent").fit(X, y)
     # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
-    with _threadpools().limit(limits=1), _silenced(), spending_refused():
+    with (_threadpools().limit(limits=1), _silenced(), spending_refused(),
+          _own_global_streams(stream)):
         try:
             # Inside the try: only teachers with two classes get here, so an error of clone
             # or set_params would depend on the rows (the estimator is checked before the
@@ -234,7 +264,7 @@ def check_teacher_weights(estimator, sample_weight, n_samples):
 
 
 def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=None,
-                 n_jobs=None, verbose=0):
+                 n_jobs=None, verbose=0, stream_key=()):
     """Train one clone of ``estimator`` per teacher on its own records (joblib).
 
     Parameters
@@ -259,6 +289,9 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
         joblib parallelism; any joblib backend (e.g. ``"dask"``) applies.
     verbose : int, default=0
         joblib verbosity.
+    stream_key : sequence of int, default=()
+        Entropy (with the teacher's index) of the global NumPy and Python
+        generators during each teacher's fit (:func:`_own_global_streams`).
 
     Returns
     -------
@@ -274,7 +307,7 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
         return Parallel(n_jobs=n_jobs, verbose=verbose)(
             delayed(_fit_teacher)(estimator, X[idx], y[idx],
                                   None if seeds is None else int(seeds[j]),
-                                  _own_weights(sample_weight, idx))
+                                  _own_weights(sample_weight, idx), [*stream_key, j])
             for j, idx in enumerate(chunks)
         )
 
@@ -317,11 +350,12 @@ def vote_counts(teachers, X, classes):
     # Many small predictions, as in _fit_teacher, whose warnings are silenced for the same
     # reason as its errors (they depend on the teachers' private rows).
     with _threadpools().limit(limits=1), _silenced():
-        for model in teachers:
+        for j, model in enumerate(teachers):
             if model is None:
                 continue
             try:
-                pred = np.asarray(model.predict(X))
+                with _own_global_streams([j]):  # a fixed stream per teacher, as in its fit
+                    pred = np.asarray(model.predict(X))
                 if pred.shape != rows.shape:
                     continue
                 idx = np.minimum(np.searchsorted(classes, pred), len(classes) - 1)
