@@ -192,9 +192,12 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         parameter left at ``None``, nested ones included (a pipeline step's),
         gets a seed drawn from ``random_state``, so that each teacher depends
         on its own rows only (and fits are reproducible). Randomness that no
-        ``random_state`` controls (``np.random`` called directly, a shuffling
-        splitter inside a search) would tie the teachers together through
-        NumPy's global generator: seed it yourself. It may be an skdp
+        ``random_state`` controls (``np.random`` or ``random`` called
+        directly, a shuffling splitter inside a search) comes from NumPy's
+        and Python's global generators, which each teacher's ``fit`` and
+        ``predict`` get seeded for themselves (and restored afterwards, one
+        teacher at a time under joblib's threading backend); any other
+        source of randomness is yours to seed. It may be an skdp
         estimator, but without an ``accountant`` (refused: how often the
         teachers would charge it depends on their rows).
     n_teachers : int or "auto", default="auto"

@@ -180,8 +180,8 @@ def seed_random_states(estimator, seed):
     ``random_state`` from the fit's generator keeps each teacher a function of
     its own rows and its seed. Randomness that no ``random_state`` parameter
     controls (an estimator that calls ``np.random`` directly, a
-    cross-validation splitter with ``shuffle=True`` inside a search) is not
-    covered: give it a seed.
+    cross-validation splitter with ``shuffle=True`` inside a search) is
+    isolated by :func:`_own_global_streams` instead.
 
     Returns
     -------
