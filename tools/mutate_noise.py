@@ -477,7 +477,7 @@ MUTANTS = [
     ("ens_sv_delta", "skdp/ensemble/_stability.py",
      "sv_delta = delta / 2.0", "sv_delta = delta"),
     ("ens_thesis_threshold", "skdp/ensemble/_stability.py",
-     "threshold = 2.0 * thr_scale * math.log(", "threshold = 1.0 * thr_scale * math.log("),
+     "threshold = 2.0 * thr_scale * (math.log(", "threshold = 1.0 * thr_scale * (math.log("),
     ("ens_lyu_threshold", "skdp/ensemble/_stability.py",
      "threshold = _laplace_difference_isf(delta / max_queries,",
      "threshold = 0.5 * _laplace_difference_isf(delta / max_queries,"),

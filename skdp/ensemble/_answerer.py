@@ -3,7 +3,7 @@
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin, refuse_unsafe_pickle
@@ -21,6 +21,7 @@ from skdp.ensemble._teachers import (
     check_teacher_estimator,
     check_teacher_weights,
     fit_teachers,
+    unseeded_random_states,
     vote_counts,
 )
 from skdp.utils import check_option, check_positive_int, fill_doc, resolve_classes
@@ -34,6 +35,13 @@ def check_classifier_like(estimator, name):
         if not callable(getattr(estimator, method, None)):
             raise TypeError(f"{name} must be a classifier with fit and predict methods; "
                             f"{estimator!r} has no {method}.")
+    # Cloned only for teachers (and a student) that see two classes, i.e. depending on the
+    # private rows: an object that cannot be cloned must be refused here, without data.
+    try:
+        clone(estimator)
+    except Exception as exc:
+        raise TypeError(f"{name} must be an estimator that sklearn.base.clone can copy "
+                        f"(checked before any budget was spent): {exc}") from exc
     # Teachers whose fit raises abstain (the failure could depend on their private
     # rows), so a bad parameter value would only show as abstentions: scikit-learn
     # estimators can check their parameters without data, which reveals nothing.
@@ -65,16 +73,21 @@ def resolve_n_teachers(n_teachers, *, epsilon, delta, max_unstable, max_queries,
                                              calibration)
     elif not isinstance(n_teachers, numbers.Integral):
         raise TypeError(f"n_teachers must be an int or 'auto', got {n_teachers!r}.")
-    return check_positive_int(n_teachers, "n_teachers")
+    # Teachers are indexed by np.intp (their seeds are one array): more would fail only after
+    # the charge ("auto" at a tiny epsilon asks for ~1 / epsilon teachers).
+    return check_positive_int(n_teachers, "n_teachers", high=int(np.iinfo(np.intp).max))
 
 
 def draw_seeds(estimator, n, rng):
-    """``n`` seeds for clones of ``estimator`` if its ``random_state`` is ``None``, else ``None``.
+    """``n`` seeds for clones of ``estimator`` if any ``random_state`` of it is ``None``.
 
+    Returns ``None`` when there is none to seed.
+
+    Nested ones count (a pipeline's ``<step>__random_state``): see
+    :func:`~skdp.ensemble._teachers.seed_random_states`, which applies a seed.
     Makes every fit reproducible from the skdp ``random_state`` alone.
     """
-    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
-    if "random_state" not in params or params["random_state"] is not None:
+    if not unseeded_random_states(estimator):
         return None
     return rng.integers(0, 2**31 - 1, size=n)
 
@@ -121,7 +134,8 @@ def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, sample_w
     key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
     seeds = draw_seeds(estimator, n_teachers, rng)
     teachers = fit_teachers(estimator, X, y, assign_teachers(X, n_teachers, key), n_teachers,
-                            seeds, sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose)
+                            seeds, sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose,
+                            stream_key=[int(word) for word in key])
     return teachers, StableVoteRelease(random_state=rng, **release_params)
 
 
@@ -174,9 +188,16 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     ----------
     estimator : classifier
         Any object with ``fit`` and ``predict`` (a scikit-learn classifier, a
-        pipeline...). Cloned for each teacher. If it has a ``random_state``
-        parameter left at ``None``, each teacher gets a seed drawn from
-        ``random_state`` (so fits are reproducible). It may be an skdp
+        pipeline...). Cloned for each teacher. Each ``random_state``
+        parameter left at ``None``, nested ones included (a pipeline step's),
+        gets a seed drawn from ``random_state``, so that each teacher depends
+        on its own rows only (and fits are reproducible). Randomness that no
+        ``random_state`` controls (``np.random`` or ``random`` called
+        directly, a shuffling splitter inside a search) comes from NumPy's
+        and Python's global generators, which each teacher's ``fit`` and
+        ``predict`` get seeded for themselves (and restored afterwards, one
+        teacher at a time under joblib's threading backend); any other
+        source of randomness is yours to seed. It may be an skdp
         estimator, but without an ``accountant`` (refused: how often the
         teachers would charge it depends on their rows).
     n_teachers : int or "auto", default="auto"

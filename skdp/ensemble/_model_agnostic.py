@@ -20,7 +20,8 @@ from skdp.ensemble._answerer import (
 )
 from skdp.ensemble._stability import ABSTAINED, ANSWERED, CALIBRATIONS, REFUSED
 from skdp.ensemble._teachers import (
-    check_teacher_estimator, check_teacher_weights, keyed_row_hash, vote_counts)
+    check_teacher_estimator, check_teacher_weights, keyed_row_hash, seed_random_states,
+    vote_counts)
 from skdp.exceptions import FallbackModelWarning
 from skdp.utils._class_columns import expand_class_columns, expand_decision_function
 from skdp.utils import check_option, check_positive_int, check_real, fill_doc, resolve_classes
@@ -153,9 +154,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     Parameters
     ----------
     estimator : classifier
-        Any object with ``fit`` and ``predict``; cloned for each teacher. It
-        may be an skdp estimator, but without an ``accountant`` (refused: how
-        often the teachers would charge it depends on their rows).
+        Any object with ``fit`` and ``predict``; cloned for each teacher,
+        with its ``random_state`` parameters seeded as in
+        :class:`PrivateQueryAnswerer`. It may be an skdp estimator, but
+        without an ``accountant`` (refused: how often the teachers would
+        charge it depends on their rows).
     student : classifier or None, default=None
         Model trained on the privately labeled public points; ``None`` uses a
         clone of ``estimator``.
@@ -474,7 +477,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             student = clone(student)
             seed = draw_seeds(student, 1, rng)
             if seed is not None:
-                student.set_params(random_state=int(seed[0]))
+                seed_random_states(student, int(seed[0]))
             fallback, student = None, student.fit(X_released, labels_released)
         else:
             fallback, student = _fit_fallback(X_released, labels_released,

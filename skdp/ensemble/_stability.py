@@ -99,8 +99,11 @@ def laplace_difference_sf(x, scale_1, scale_2):
     if math.isclose(a, b, rel_tol=1e-9):
         # Sum of two Lap(a): density convolution gives (2 + x/a) e^{-x/a} / 4.
         return (2.0 + x / a) * math.exp(-x / a) / 4.0
-    # Partial fractions of the characteristic function 1 / ((1 + a^2 t^2)(1 + b^2 t^2)).
-    return (a * a * math.exp(-x / a) - b * b * math.exp(-x / b)) / (2.0 * (a * a - b * b))
+    # Partial fractions of the characteristic function 1 / ((1 + a^2 t^2)(1 + b^2 t^2)):
+    # (a^2 e^{-x/a} - b^2 e^{-x/b}) / (2 (a^2 - b^2)), divided through by a^2 (squaring the
+    # scales overflowed from a = 1e154 and underflowed below b = 1e-162).
+    r2 = (b / a) ** 2
+    return (math.exp(-x / a) - r2 * math.exp(-x / b)) / (2.0 * (1.0 - r2))
 
 
 def _laplace_difference_isf(p, scale_1, scale_2):
@@ -111,6 +114,14 @@ def _laplace_difference_isf(p, scale_1, scale_2):
     rounded before ``exp``, so its relative error is a few units of round-off
     times ``1 + |x| / scale``.
     """
+    # Solved in units of the larger scale (the law is a scale family), so that the bracket
+    # stays finite at scales near the largest float.
+    unit = max(scale_1, scale_2)
+    return unit * _standard_laplace_difference_isf(p, scale_1 / unit, scale_2 / unit)
+
+
+def _standard_laplace_difference_isf(p, scale_1, scale_2):
+    """:func:`_laplace_difference_isf` for ``max(scale_1, scale_2) = 1``."""
     big = 1e3 * (scale_1 + scale_2) * (1.0 + abs(math.log(min(p, 1.0 - p))))
     xtol = 1e-12 * big
     x = brentq(lambda x: laplace_difference_sf(x, scale_1, scale_2) - p, -big, big,
@@ -161,7 +172,8 @@ def release_calibration(epsilon, delta, max_unstable, max_queries, calibration):
         sv_delta = delta / 2.0
         thr_scale, query_scale, _ = sparse_vector_scales(epsilon, sv_delta, max_unstable,
                                                          calibration="thesis")
-        threshold = 2.0 * thr_scale * math.log(2.0 * max_queries / delta)
+        # ln(2 m~ / delta) as ln(2 m~) - ln(delta): the quotient overflowed below delta = 1e-305.
+        threshold = 2.0 * thr_scale * (math.log(2.0 * max_queries) - math.log(delta))
         return sv_delta, thr_scale, query_scale, threshold
     # Lyu et al.'s sparse vector is pure epsilon-DP, so the whole delta covers the release
     # of unstable votes: P[Lap(query) - Lap(threshold) > w] = delta / m~ (union bound).

@@ -1,6 +1,8 @@
 """Teachers of subsample-and-aggregate: per-record assignment, parallel training, votes."""
 
 import functools
+import random
+import threading
 import warnings
 from contextlib import contextmanager
 
@@ -16,7 +18,8 @@ from skdp.accounting._accountant import spending_refused
 from skdp.utils._validation import check_sample_weight
 
 __all__ = ["assign_teachers", "check_teacher_estimator", "check_teacher_weights",
-           "fit_teachers", "keyed_row_hash", "vote_counts"]
+           "fit_teachers", "keyed_row_hash", "seed_random_states", "unseeded_random_states",
+           "vote_counts"]
 
 _SIGN_BIT = np.uint64(1 << 63)
 _MUL_1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -98,19 +101,50 @@ def _silenced():
         yield
 
 
-def _fit_teacher(estimator, X, y, seed, sample_weight=None):
+_GLOBAL_STREAMS = threading.Lock()
+
+
+@contextmanager
+def _own_global_streams(entropy):
+    """NumPy's and Python's global generators seeded from ``entropy``, restored afterwards.
+
+    Randomness that no ``random_state`` parameter controls (``np.random``
+    called directly, a shuffling cross-validation splitter inside a search)
+    draws from these process-wide generators. The teachers are fitted in turn,
+    and how much one draws can depend on its rows, so without this one record
+    would shift the stream of every later teacher (see
+    :func:`seed_random_states`). The lock keeps threads (joblib's threading
+    backend) from interleaving their draws; it serialises such fits.
+    """
+    with _GLOBAL_STREAMS:
+        numpy_state, python_state = np.random.get_state(), random.getstate()
+        seed = np.random.SeedSequence(entropy).generate_state(1)[0]
+        np.random.seed(seed)
+        random.seed(int(seed))
+        try:
+            yield
+        finally:
+            np.random.set_state(numpy_state)
+            random.setstate(python_state)
+
+
+def _fit_teacher(estimator, X, y, seed, sample_weight=None, stream=0):
     if len(y) == 0:
         return None  # a teacher without data does not vote
     if np.unique(y).size == 1:
         # Most classifiers refuse one class; the constant vote is what any of them would give.
         return DummyClassifier(strategy="most_frequent").fit(X, y)
-    estimator = clone(estimator)
-    if seed is not None:
-        estimator.set_params(random_state=seed)
     # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
-    with _threadpools().limit(limits=1), _silenced(), spending_refused():
+    with (_threadpools().limit(limits=1), _silenced(), spending_refused(),
+          _own_global_streams(stream)):
         try:
+            # Inside the try: only teachers with two classes get here, so an error of clone
+            # or set_params would depend on the rows (the estimator is checked before the
+            # charge; this is the backstop).
+            estimator = clone(estimator)
+            if seed is not None:
+                seed_random_states(estimator, seed)
             if sample_weight is None:
                 return estimator.fit(X, y)
             return estimator.fit(X, y, sample_weight=sample_weight)
@@ -118,6 +152,46 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None):
             # Whether a fit fails depends on this teacher's private rows (e.g. fewer rows
             # than neighbours): raising would reveal it, abstaining changes one vote only.
             return None
+
+
+def unseeded_random_states(estimator):
+    """Names of the ``random_state`` parameters of ``estimator`` left at ``None``.
+
+    Nested parameters count (``get_params(deep=True)``: a pipeline step's
+    ``<step>__random_state``, a meta-estimator's ``estimator__random_state``).
+    """
+    if not hasattr(estimator, "get_params") or isinstance(estimator, type):
+        return []
+    return sorted(key for key, value in estimator.get_params(deep=True).items()
+                  if value is None and (key == "random_state"
+                                        or key.endswith("__random_state")))
+
+
+def seed_random_states(estimator, seed):
+    """Set every ``random_state`` of ``estimator`` left at ``None`` to ``seed`` (in place).
+
+    An estimator whose ``random_state`` is ``None`` draws from NumPy's global
+    generator. The teachers are fitted in turn (in one process, or several per
+    worker), and how much a teacher draws can depend on its rows (a shuffle
+    per epoch, a seed per class it saw, none for a one-class teacher): one
+    record would then shift the global stream for every later teacher and
+    change many votes, while the distance to instability allows for one
+    (seed 004, Sec. 5.1: one record changes one teacher). Seeding every
+    ``random_state`` from the fit's generator keeps each teacher a function of
+    its own rows and its seed. Randomness that no ``random_state`` parameter
+    controls (an estimator that calls ``np.random`` directly, a
+    cross-validation splitter with ``shuffle=True`` inside a search) is
+    isolated by :func:`_own_global_streams` instead.
+
+    Returns
+    -------
+    estimator : estimator
+        The same object.
+    """
+    keys = unseeded_random_states(estimator)
+    if keys:
+        estimator.set_params(**{key: seed for key in keys})
+    return estimator
 
 
 def check_teacher_estimator(estimator, name="estimator"):
@@ -190,7 +264,7 @@ def check_teacher_weights(estimator, sample_weight, n_samples):
 
 
 def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=None,
-                 n_jobs=None, verbose=0):
+                 n_jobs=None, verbose=0, stream_key=()):
     """Train one clone of ``estimator`` per teacher on its own records (joblib).
 
     Parameters
@@ -215,6 +289,9 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
         joblib parallelism; any joblib backend (e.g. ``"dask"``) applies.
     verbose : int, default=0
         joblib verbosity.
+    stream_key : sequence of int, default=()
+        Entropy (with the teacher's index) of the global NumPy and Python
+        generators during each teacher's fit (:func:`_own_global_streams`).
 
     Returns
     -------
@@ -230,7 +307,7 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
         return Parallel(n_jobs=n_jobs, verbose=verbose)(
             delayed(_fit_teacher)(estimator, X[idx], y[idx],
                                   None if seeds is None else int(seeds[j]),
-                                  _own_weights(sample_weight, idx))
+                                  _own_weights(sample_weight, idx), [*stream_key, j])
             for j, idx in enumerate(chunks)
         )
 
@@ -273,11 +350,12 @@ def vote_counts(teachers, X, classes):
     # Many small predictions, as in _fit_teacher, whose warnings are silenced for the same
     # reason as its errors (they depend on the teachers' private rows).
     with _threadpools().limit(limits=1), _silenced():
-        for model in teachers:
+        for j, model in enumerate(teachers):
             if model is None:
                 continue
             try:
-                pred = np.asarray(model.predict(X))
+                with _own_global_streams([j]):  # a fixed stream per teacher, as in its fit
+                    pred = np.asarray(model.predict(X))
                 if pred.shape != rows.shape:
                     continue
                 idx = np.minimum(np.searchsorted(classes, pred), len(classes) - 1)

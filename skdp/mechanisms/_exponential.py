@@ -17,6 +17,22 @@ def _check_scores(scores):
     return scores
 
 
+def check_noise_scale(scale):
+    """Refuse a noise scale that is not a positive normal float (from public parameters only).
+
+    A scale that rounds to 0 or to a subnormal (``epsilon = 1e300`` with a
+    tiny sensitivity) makes the noise vanish or take a handful of values: the
+    output is then (nearly) deterministic, which no finite epsilon covers. An
+    infinite scale (``epsilon = 1e-300`` with a huge sensitivity) gives NaN.
+    """
+    if not np.finfo(float).tiny <= scale < np.inf:
+        raise ValueError(
+            f"the noise scale sensitivity / epsilon (times the mechanism's constant) is "
+            f"{scale!r}, outside the positive normal floats: epsilon is too large or too "
+            "small for this sensitivity to be represented.")
+    return scale
+
+
 def _shifted(scores):
     # The selection depends only on differences of scores. Subtracting the largest first
     # keeps the noise from being rounded to the spacing of large scores (at 2^53 it is 2:
@@ -52,6 +68,12 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity=1.0, monotonic=Fals
     index : int
         The selected candidate.
 
+    Raises
+    ------
+    ValueError
+        If the noise scale ``2 sensitivity / epsilon`` (``sensitivity /
+        epsilon`` for monotone utilities) is 0, subnormal or infinite.
+
     Notes
     -----
     **Privacy.** ``epsilon``-DP (McSherry and Talwar 2007, Thm. 6).
@@ -61,6 +83,10 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity=1.0, monotonic=Fals
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     rng = check_random_state(random_state)
     factor = epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
+    # 1 / factor is the scale of the Gumbel noise on the utilities: factor = inf made the
+    # tied best utilities NaN (inf * 0), always won by the first of them; 0 made NaN of a
+    # difference that overflowed to -inf (0 * -inf), always won by that candidate.
+    check_noise_scale(1.0 / factor if factor > 0.0 else np.inf)
     return int(np.argmax(factor * _shifted(utilities) + rng.gumbel(size=utilities.shape)))
 
 
@@ -87,6 +113,12 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, random_state=None):
     index : int
         The selected candidate.
 
+    Raises
+    ------
+    ValueError
+        If the noise scale ``2 sensitivity / epsilon`` is 0, subnormal or
+        infinite.
+
     Notes
     -----
     **Privacy.** ``epsilon``-DP: only the index is released, never the noisy
@@ -95,6 +127,7 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, random_state=None):
     scores = _check_scores(scores)
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
+    check_noise_scale(2.0 * sensitivity / epsilon)
     rng = check_random_state(random_state)
     return int(np.argmax(_shifted(scores)
                          + rng.laplace(0.0, 2.0 * sensitivity / epsilon, size=scores.shape)))

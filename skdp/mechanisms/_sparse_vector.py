@@ -6,6 +6,7 @@ import math
 from skdp.accounting import PrivacyBudget, advanced_composition
 from skdp.exceptions import SparseVectorExhaustedError
 from skdp.mechanisms._base import _LockedState
+from skdp.mechanisms._exponential import check_noise_scale
 from skdp.utils._random import check_random_state
 from skdp.utils._validation import (
     check_epsilon_delta,
@@ -70,6 +71,13 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
     redraw : bool
         Whether the threshold noise is drawn again after each below-threshold answer.
 
+    Raises
+    ------
+    ValueError
+        If a scale is 0, subnormal or infinite (``epsilon`` too large or too
+        small for ``sensitivity``): the comparison would be (nearly)
+        deterministic, which no finite epsilon covers.
+
     Examples
     --------
     >>> from skdp.mechanisms import sparse_vector_scales
@@ -83,6 +91,13 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
     # Checked here, not only in SparseVector.__init__: the scales are recomputed from the
     # object's attributes on every query (0 would mean no noise at all).
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
+    threshold_scale, query_scale, redraw = _scales(epsilon, delta, cutoff, sensitivity,
+                                                   calibration)
+    return check_noise_scale(threshold_scale), check_noise_scale(query_scale), redraw
+
+
+def _scales(epsilon, delta, cutoff, sensitivity, calibration):
+    """The scales of :func:`sparse_vector_scales`, for validated parameters."""
     if calibration == "thesis":
         if not _thesis_calibration_is_proved(epsilon, delta, cutoff):
             raise ValueError(
