@@ -173,3 +173,18 @@ def test_global_generator_draws_do_not_tie_the_teachers_together():
     untouched = np.random.get_state()
     assert all(np.array_equal(state[1], untouched[1]) and state[2] == untouched[2]
                for state in states)
+
+
+@pytest.mark.timeout(20)
+def test_global_stream_isolation_nests_without_deadlock():
+    # A teacher that is itself an ensemble enters the isolation again in the same thread.
+    from skdp.ensemble._teachers import _own_global_streams
+    before = np.random.get_state()[1].copy()
+    with _own_global_streams([1]):
+        outer = np.random.random()
+        with _own_global_streams([2]):
+            inner = np.random.random()
+        assert np.random.random() != outer  # the outer stream continues after the inner one
+    with _own_global_streams([2]):
+        assert np.random.random() == inner
+    np.testing.assert_array_equal(np.random.get_state()[1], before)

@@ -101,7 +101,8 @@ def _silenced():
         yield
 
 
-_GLOBAL_STREAMS = threading.Lock()
+# Re-entrant: a teacher may itself be a subsample-and-aggregate estimator.
+_GLOBAL_STREAMS = threading.RLock()
 
 
 @contextmanager
