@@ -31,8 +31,8 @@ def test_kde_bandwidth_out_of_float_range_is_refused_before_spending(bandwidth, 
 
 
 @pytest.mark.parametrize("make, data", [
-    # The normalizer (2 pi h^2)^(-1) ~ 1.6e307 puts the noise scale at inf (epsilon = 1e-3).
-    (lambda acc: PrivateKernelDensity(bandwidth=1e-154, n_public=20, epsilon=1e-3,
+    # The normalizer (2 pi h^2)^(-1) ~ 7e306 puts the noise scale at inf (epsilon = 1e-3).
+    (lambda acc: PrivateKernelDensity(bandwidth=1.5e-154, n_public=20, epsilon=1e-3,
                                       accountant=acc, random_state=0), (_rows(d=2),)),
     # A finite noise scale (3.7e307) whose draws overflow, and a label range whose
     # intermediate C^{-1} y overflows.

@@ -1,5 +1,6 @@
 """Gaussian-process regression whose posterior mean is released by functional perturbation."""
 
+import math
 import warnings
 
 import numpy as np
@@ -10,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skdp.base import DPEstimatorMixin
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
+    check_release_scale,
     default_delta,
     functional_noise_sigma,
     gp_release,
@@ -250,23 +252,31 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
                                        self.calibration)
-        budget, rng = self._start_private_fit(n, default_delta=default_delta,
-                                              allow_zero_delta=False)
-        if verbose:
-            print(f"[{name}] releasing the posterior mean at epsilon={budget.epsilon:g}, "
-                  f"delta={budget.delta:g}: RKHS sensitivity {sensitivity:.4g}, noise scale "
-                  f"{sigma:.4g}")
+        # Public bound on every float of mean_at_x below: |y - offset| <= r, so the solves
+        # with C = K + alpha I give ||a||_2 <= sqrt(n) r max(1 / alpha, 1 / sqrt(alpha)), and
+        # each entry of K a is at most sqrt(n) max k(x, x) ||a||_2.
+        r, k_max = 0.5 * (hi - lo), float(np.max(np.diag(K)))
+        check_release_scale(
+            r * math.sqrt(n) * max(1.0 / alpha, 1.0 / math.sqrt(alpha))
+            * max(1.0, math.sqrt(n) * k_max), sigma, K, name)
         offset = 0.5 * (lo + hi)
         outside = int(np.count_nonzero((y < lo) | (y > hi)))
         if outside:
             # Told to the data holder only (like a clipped sample weight): a silent clip of
-            # most labels makes every prediction sit at a bound.
+            # most labels makes every prediction sit at a bound. Before the charge: with
+            # warnings turned into errors, the fit must fail before anything is spent.
             warnings.warn(
                 f"{outside} of {n} labels lie outside y_bounds=({lo:g}, {hi:g}) and were "
                 f"clipped to it. Choose public bounds that cover the labels, or scale the "
                 f"target with constants fixed in advance (e.g. sklearn's "
                 f"TransformedTargetRegressor with a fixed FunctionTransformer).",
                 UserWarning, stacklevel=2)
+        budget, rng = self._start_private_fit(n, default_delta=default_delta,
+                                              allow_zero_delta=False)
+        if verbose:
+            print(f"[{name}] releasing the posterior mean at epsilon={budget.epsilon:g}, "
+                  f"delta={budget.delta:g}: RKHS sensitivity {sensitivity:.4g}, noise scale "
+                  f"{sigma:.4g}")
         mean_at_x = K @ linalg.cho_solve(factor, np.clip(y, lo, hi) - offset, check_finite=False)
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
