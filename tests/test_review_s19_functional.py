@@ -124,3 +124,13 @@ def test_gp_release_distance_within_sensitivity(alpha, spacing):
         worst = max(worst, _whitened_distance(base, other, K))
     assert worst <= base.sensitivity_ * (1 + 1e-9)
     assert worst >= 0.5 * base.sensitivity_
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_support_factor_refuses_a_non_finite_kernel_matrix(bad):
+    # A NaN matrix passed the Cholesky factorization and made the release NaN after the
+    # charge (and a NaN jitter scale could loop forever); every caller factors before it.
+    K = np.eye(3)
+    K[1, 1] = bad
+    with pytest.raises(ValueError, match="non-finite"):
+        support_factor(K)
