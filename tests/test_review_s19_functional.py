@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 
 from skdp import BudgetAccountant
-from skdp.kernel_methods import PrivateGaussianProcessRegressor, PrivateKernelDensity
+from skdp.kernel_methods import (
+    PrivateGaussianProcessRegressor,
+    PrivateHistogram,
+    PrivateKernelDensity,
+)
 from skdp.kernel_methods._functional import support_factor
 from skdp.kernel_methods._kernels import gaussian_kernel
 
@@ -134,3 +138,16 @@ def test_support_factor_refuses_a_non_finite_kernel_matrix(bad):
     K[1, 1] = bad
     with pytest.raises(ValueError, match="non-finite"):
         support_factor(K)
+
+
+def test_histogram_bin_density_overflow_is_refused_before_spending():
+    # Bins of volume 1e-307 at epsilon 1e-3: the released density (noisy frequency / volume)
+    # was inf, and score_samples returned inf, after the charge.
+    acc = _accountant()
+    est = PrivateHistogram(bins=1, bounds=(0.0, 1e-307), epsilon=1e-3, accountant=acc,
+                           random_state=0)
+    with pytest.raises(ValueError, match="overflow"):
+        est.fit(np.full((1, 1), 5e-308))
+    assert acc.spends == []
+    est.set_params(bounds=(0.0, 1e-300)).fit(np.full((1, 1), 5e-301))
+    assert np.all(np.isfinite(est.hist_)) and len(acc.spends) == 1

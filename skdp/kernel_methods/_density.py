@@ -597,6 +597,13 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         else:
             sigma2 = self._discrete_sigma2(budget)
             sigma = math.sqrt(sigma2) / n  # the noise's standard deviation on a frequency
+        # Released densities (frequency + noise) / bin volume, |frequency| <= 1 and the noise
+        # below 40 sigma: refuse before the charge a bin volume that would make them inf.
+        if not (1.0 + 40.0 * sigma) / volume < np.finfo(float).max:
+            raise ValueError(
+                f"{name}: the released bin densities would overflow the float range (bin "
+                f"volume {volume:g}, noise scale {sigma:g}). Rescale the data and the bounds "
+                "by a constant fixed in advance. Nothing was spent.")
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         self.sensitivity_ = sensitivity
