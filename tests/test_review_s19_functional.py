@@ -49,6 +49,7 @@ def test_kde_bandwidth_out_of_float_range_is_refused_before_spending(bandwidth, 
                                                  accountant=acc, random_state=0),
      (_rows(), np.zeros(30))),
 ], ids=["kde-sigma-inf", "gp-noise-overflow", "gp-mean-overflow"])
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # exp(-inf) = 0
 def test_release_that_would_overflow_is_refused_before_spending(make, data):
     acc = _accountant()
     with pytest.raises(ValueError, match="overflow"):
