@@ -152,3 +152,39 @@ def test_histogram_bin_density_overflow_is_refused_before_spending():
     assert acc.spends == []
     est.set_params(bounds=(0.0, 1e-300)).fit(np.full((1, 1), 5e-301))
     assert np.all(np.isfinite(est.hist_)) and len(acc.spends) == 1
+
+
+def _indefinite_kernel(n=20, lam=0.0095):
+    # A callable kernel whose Gram matrix on the inputs 0, 1, ..., n-1 is an RBF matrix with its
+    # smallest eigenvalue replaced by -lam: not positive semi-definite, but support_factor's
+    # jitter (up to 1e-2 k(u, u)) factors K + tau I with tau = 1e-2 > lam, so it is accepted.
+    grid = np.linspace(0.0, 1.0, n)[:, None]
+    w, V = np.linalg.eigh(gaussian_kernel(grid, grid, 50.0))
+    w[0] = -lam
+    gram = (V * w) @ V.T
+    gram = (gram + gram.T) / 2
+
+    def kernel(a, b):
+        return gram[int(a[0]), int(b[0])]
+
+    return np.arange(n, dtype=float)[:, None], kernel
+
+
+def test_gp_release_with_an_indefinite_kernel_stays_within_sensitivity():
+    # The GP's sensitivity was the RKHS bound d max_j sqrt((C^-1 K C^-1)_jj), which needs a
+    # positive semi-definite K. With the kernel above (accepted by the jitter) one label moved
+    # the released values by 150 times sensitivity_ in the metric of the noise drawn: a
+    # release calibrated to epsilon was about 150 epsilon. The release is now calibrated to
+    # the exact sensitivity of the released values in the noise's metric whenever larger.
+    X, kernel = _indefinite_kernel()
+    n = len(X)
+    y = np.full(n, -1.0)
+    base = PrivateGaussianProcessRegressor(kernel=kernel, alpha=0.01, random_state=0).fit(X, y)
+    K = base._kernel(X)
+    worst = 0.0
+    for j in range(n):
+        y1 = y.copy()
+        y1[j] = 1.0
+        other = PrivateGaussianProcessRegressor(kernel=kernel, alpha=0.01, random_state=0)
+        worst = max(worst, _whitened_distance(base, other.fit(X, y1), K))
+    assert worst <= base.sensitivity_ * (1 + 1e-9)
