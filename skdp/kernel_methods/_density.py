@@ -13,6 +13,7 @@ from skdp.base import DPEstimatorMixin
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
     check_bounds,
+    check_release_scale,
     default_delta,
     functional_noise_sigma,
     gp_release,
@@ -368,22 +369,27 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             if np.any(box[:, 0] >= box[:, 1]):
                 raise ValueError("X_public must span a box of positive volume.")
         volume = _check_volume(box[:, 1] - box[:, 0], "box", type(self).__name__)
-        # 1 / (2 h^2) and the kernel's normalizer (2 pi h^2)^(-d/2), in floats.
+        # 1 / (2 h^2) and the kernel's normalizer (2 pi h^2)^(-d/2), in floats: a subnormal
+        # h^2 made 1 / (2 h^2) inf (a NaN kernel matrix, a NaN release after the charge), a
+        # subnormal normalizer an OverflowError in kde_sensitivity.
         with np.errstate(over="ignore", under="ignore", divide="ignore"):
             h2 = np.float64(h) ** 2
             norm = float((2.0 * np.pi * h2) ** (-d / 2.0))
-        if not (0.0 < h2 < math.inf and 0.0 < norm < math.inf):
+            gamma = float(1.0 / (2.0 * h2))
+        tiny = np.finfo(float).tiny
+        if not (tiny <= h2 < math.inf and tiny <= norm < math.inf and gamma < math.inf):
             raise ValueError(
                 f"{type(self).__name__}: bandwidth={h:g} in {d} dimensions puts 1 / (2 h^2) or "
                 "the kernel's normalizer (2 pi h^2)^(-d/2) outside the float range. Rescale "
                 "the data and the bounds by a constant fixed in advance. Nothing was spent.")
-        gamma = 1.0 / (2.0 * float(h2))
         K_uu = gaussian_kernel(support, support, gamma)
         factor = support_factor(K_uu)  # public; before the charge
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sensitivity = kde_sensitivity(h, n, d)
         sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
                                        self.calibration)
+        # The values norm * (1/n) sum_i w_i k(u, x_i) lie in [0, norm].
+        check_release_scale(norm, sigma, K_uu, type(self).__name__)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         self.sensitivity_ = sensitivity
@@ -591,6 +597,13 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         else:
             sigma2 = self._discrete_sigma2(budget)
             sigma = math.sqrt(sigma2) / n  # the noise's standard deviation on a frequency
+        # Released densities (frequency + noise) / bin volume, |frequency| <= 1 and the noise
+        # below 40 sigma: refuse before the charge a bin volume that would make them inf.
+        if not (1.0 + 40.0 * sigma) / volume < np.finfo(float).max:
+            raise ValueError(
+                f"{name}: the released bin densities would overflow the float range (bin "
+                f"volume {volume:g}, noise scale {sigma:g}). Rescale the data and the bounds "
+                "by a constant fixed in advance. Nothing was spent.")
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         self.sensitivity_ = sensitivity

@@ -47,6 +47,7 @@ from skdp.utils._validation import check_feature_bounds, check_option, check_pos
 __all__ = [
     "CALIBRATIONS",
     "check_bounds",
+    "check_release_scale",
     "default_delta",
     "functional_noise_sigma",
     "gp_release",
@@ -137,6 +138,10 @@ def support_factor(K_uu):
         ``scipy.linalg.cho_factor`` output (lower).
     """
     m = K_uu.shape[0]
+    if not np.all(np.isfinite(K_uu)):
+        # NaN would pass the factorization and make the release NaN after the charge.
+        raise ValueError("the kernel matrix of the support points has non-finite entries "
+                         "(overflow in the kernel or its parameters); nothing was spent.")
     scale = max(float(np.max(np.diag(K_uu))), np.finfo(float).tiny)
     jitter = _JITTER * scale
     while True:
@@ -147,6 +152,49 @@ def support_factor(K_uu):
                 raise ValueError("the kernel matrix of the support points is not positive "
                                  "semi-definite; check the kernel.") from None
             jitter *= 10.0
+
+
+def check_release_scale(value_bound, sigma, K_uu, owner):
+    """Refuse, before the charge, a release of :func:`gp_release` whose floats could overflow.
+
+    A public bound, from quantities fixed before any noise is drawn: with
+    ``|values| <= value_bound`` and ``k = max k(u, u)``, each noise entry
+    ``sigma (L z)_i`` is ``N(0, sigma^2 (K_uu + tau I)_ii)``, below
+    ``40 sigma sqrt(1.001 m k)`` for every draw that can occur (Cauchy-Schwarz
+    on the partial sums of ``L z`` with ``|z_j| < 40``); the triangular solves
+    for the coefficients multiply the L2 norm of the noisy values (at most
+    ``sqrt(m)`` times their largest entry) by at most ``1 / sqrt(tau)`` and
+    ``1 / tau`` (``tau >= 1e-10 k``, :func:`support_factor`), and an
+    evaluation at a point with ``k(x, x) <= k`` is at most ``sqrt(m) k`` times
+    the coefficients' L2 norm.
+    Without this check a noise scale of ``inf`` (a normalizer near the float
+    limit, at small epsilon) or noise draws that overflow produced a NaN
+    release after the budget was charged. The bound only refuses settings
+    with ``value_bound`` or ``sigma`` beyond about ``1e290``.
+
+    Parameters
+    ----------
+    value_bound : float
+        Public bound on ``|f_D(u)|`` over datasets and support points (and on
+        any intermediate value of computing them).
+    sigma : float
+        Noise multiplier.
+    K_uu : ndarray of shape (m, m)
+        Kernel matrix of the support points (public, finite).
+    owner : str
+        Name of the estimator, for the error message.
+    """
+    m = K_uu.shape[0]
+    k = max(float(np.max(np.diag(K_uu))), np.finfo(float).tiny)
+    noisy = value_bound + 40.0 * sigma * math.sqrt(1.001 * m * k)
+    tau = _JITTER * k
+    solve = max(1.0 / tau, 1.0 / math.sqrt(tau))
+    bound = noisy * math.sqrt(m) * solve * max(1.0, math.sqrt(m) * k)
+    if not bound < np.finfo(float).max:  # also inf and NaN
+        raise ValueError(
+            f"{owner}: the release would overflow the float range (noise scale {sigma:g}, "
+            f"function values up to {value_bound:g}). Rescale the data, bounds or bandwidth "
+            "by constants fixed in advance. Nothing was spent.")
 
 
 def gp_release(values, K_uu, sigma, rng, factor=None):

@@ -1,5 +1,6 @@
 """Gaussian-process regression whose posterior mean is released by functional perturbation."""
 
+import math
 import warnings
 
 import numpy as np
@@ -10,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skdp.base import DPEstimatorMixin
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
+    check_release_scale,
     default_delta,
     functional_noise_sigma,
     gp_release,
@@ -32,7 +34,7 @@ def _check_y_bounds(y_bounds):
     return lo, hi
 
 
-def gp_mean_sensitivity(K, alpha, label_range):
+def gp_mean_sensitivity(K, alpha, label_range, noise_factor=None):
     """RKHS sensitivity of the GP posterior mean to one label (inputs public).
 
     The posterior mean is ``f_D = sum_i a_i k(., x_i)`` with
@@ -53,11 +55,23 @@ def gp_mean_sensitivity(K, alpha, label_range):
         Noise variance added to the diagonal, > 0.
     label_range : float
         ``d``, the largest change of one label (``high - low`` of ``y_bounds``).
+    noise_factor : tuple or None, default=None
+        Cholesky factor of the noise covariance ``L L^T = K + tau I``
+        (:func:`~skdp.kernel_methods._functional.support_factor`). When given,
+        the result is the larger of the RKHS bound and the exact sensitivity
+        of the released values ``K C^{-1} y`` in the metric of that noise,
+        ``d max_j ||L^{-1} K C^{-1} e_j||_2`` (the Gaussian mechanism on
+        ``L^{-1} v``; seed 004, Lemma 2.1.9, after whitening). For a positive
+        semi-definite ``K`` the second is at most the first (up to
+        rounding); the RKHS argument fails for a kernel that is not, which
+        the jitter of ``support_factor`` can accept: a negative eigenvalue
+        ``-lambda`` just below ``tau`` leaves noise variance ``tau - lambda``
+        in a direction the mean moves by about ``lambda / alpha``.
 
     Returns
     -------
     sensitivity : float
-        ``d max_j sqrt((C^{-1} K C^{-1})_jj)``.
+        ``d max_j sqrt((C^{-1} K C^{-1})_jj)``, or the larger value above.
     factor : tuple
         Cholesky factor of ``C`` (``scipy.linalg.cho_factor`` format).
     """
@@ -67,6 +81,11 @@ def gp_mean_sensitivity(K, alpha, label_range):
     c_inv_k = c_inv @ K
     # (C^{-1} K C^{-1})_jj = sum_k (C^{-1} K)_jk (C^{-1})_kj, C^{-1} symmetric.
     quad = np.einsum("jk,jk->j", c_inv_k, c_inv)
+    if noise_factor is not None:
+        # Column j of K C^{-1} is row j of C^{-1} K; whitened by the noise factor.
+        w = linalg.solve_triangular(np.tril(noise_factor[0]), c_inv_k.T, lower=True,
+                                    check_finite=False)
+        quad = np.maximum(quad, np.einsum("ij,ij->j", w, w))
     return label_range * float(np.sqrt(max(quad.max(), 0.0))), factor
 
 
@@ -119,7 +138,10 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     L_ : ndarray of shape (n_samples, n_samples)
         Lower Cholesky factor of ``K + alpha I`` (public: inputs only).
     sensitivity_ : float
-        RKHS sensitivity of the posterior mean (:func:`gp_mean_sensitivity`).
+        RKHS sensitivity of the posterior mean (:func:`gp_mean_sensitivity`),
+        or the exact sensitivity of the released values in the metric of
+        their noise when that is larger (a kernel that is not positive
+        semi-definite; see Privacy).
     noise_scale_ : float
         Multiplier of the Gaussian-process sample path.
     delta_ : float
@@ -141,7 +163,15 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     label (Smith et al.), not the input dimension, and that bound holds only
     for ``|k| <= 1``; we use the exact value, which is never larger. The
     default calibration is the exact analytic Gaussian one (seed 003's
-    ``c(delta)`` is not (epsilon, delta)-DP for large epsilon).
+    ``c(delta)`` is not (epsilon, delta)-DP for large epsilon). The RKHS
+    argument needs a positive semi-definite kernel, which cannot be checked
+    exactly for a callable (the Cholesky jitter accepts small negative
+    eigenvalues); the noise is therefore calibrated to the larger of that
+    bound and the exact sensitivity of the released values in the metric of
+    their noise, ``d max_j ||L^{-1} K C^{-1} e_j||`` with
+    ``L L^T = K + tau I`` (seed 004, Lemma 2.1.9, after whitening), which
+    holds for any symmetric kernel matrix and, for a PSD one, is never
+    larger than the RKHS bound (up to rounding), which then sets the noise.
 
     ``fit`` takes no ``sample_weight`` (nor does scikit-learn's
     :class:`~sklearn.gaussian_process.GaussianProcessRegressor`), unlike the
@@ -245,28 +275,38 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
             print(f"[{name}] computing the label sensitivity and the noise factor from the "
                   f"{n} public inputs")
         K = kernel(X)
-        sensitivity, factor = gp_mean_sensitivity(K, alpha, hi - lo)
         noise_factor = support_factor(K)  # public inputs; before the charge
+        # With noise_factor: also the exact sensitivity of what is released, which needs no
+        # positive semi-definite K (the RKHS bound does).
+        sensitivity, factor = gp_mean_sensitivity(K, alpha, hi - lo, noise_factor=noise_factor)
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sigma = functional_noise_sigma(sensitivity, budget.epsilon, budget.delta,
                                        self.calibration)
-        budget, rng = self._start_private_fit(n, default_delta=default_delta,
-                                              allow_zero_delta=False)
-        if verbose:
-            print(f"[{name}] releasing the posterior mean at epsilon={budget.epsilon:g}, "
-                  f"delta={budget.delta:g}: RKHS sensitivity {sensitivity:.4g}, noise scale "
-                  f"{sigma:.4g}")
+        # Public bound on every float of mean_at_x below: |y - offset| <= r, so the solves
+        # with C = K + alpha I give ||a||_2 <= sqrt(n) r max(1 / alpha, 1 / sqrt(alpha)), and
+        # each entry of K a is at most sqrt(n) max k(x, x) ||a||_2.
+        r, k_max = 0.5 * (hi - lo), float(np.max(np.diag(K)))
+        check_release_scale(
+            r * math.sqrt(n) * max(1.0 / alpha, 1.0 / math.sqrt(alpha))
+            * max(1.0, math.sqrt(n) * k_max), sigma, K, name)
         offset = 0.5 * (lo + hi)
         outside = int(np.count_nonzero((y < lo) | (y > hi)))
         if outside:
             # Told to the data holder only (like a clipped sample weight): a silent clip of
-            # most labels makes every prediction sit at a bound.
+            # most labels makes every prediction sit at a bound. Before the charge: with
+            # warnings turned into errors, the fit must fail before anything is spent.
             warnings.warn(
                 f"{outside} of {n} labels lie outside y_bounds=({lo:g}, {hi:g}) and were "
                 f"clipped to it. Choose public bounds that cover the labels, or scale the "
                 f"target with constants fixed in advance (e.g. sklearn's "
                 f"TransformedTargetRegressor with a fixed FunctionTransformer).",
                 UserWarning, stacklevel=2)
+        budget, rng = self._start_private_fit(n, default_delta=default_delta,
+                                              allow_zero_delta=False)
+        if verbose:
+            print(f"[{name}] releasing the posterior mean at epsilon={budget.epsilon:g}, "
+                  f"delta={budget.delta:g}: RKHS sensitivity {sensitivity:.4g}, noise scale "
+                  f"{sigma:.4g}")
         mean_at_x = K @ linalg.cho_solve(factor, np.clip(y, lo, hi) - offset, check_finite=False)
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
