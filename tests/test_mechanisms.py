@@ -35,6 +35,16 @@ def test_laplace_scale_hand_computed():
     assert np.mean(np.abs(draws)) == pytest.approx(3.0, rel=0.02)  # E|Lap(b)| = b
 
 
+@pytest.mark.parametrize("sensitivity, epsilon", [(1e-20, 1e300), (1e300, 1e-300), (1.0, 1e308 * 10)])
+def test_laplace_scale_out_of_the_normal_floats_is_refused(sensitivity, epsilon):
+    # A scale that rounds to 0 or a subnormal gives (nearly) deterministic output, and an
+    # infinite one NaN: no finite epsilon covers either (review s19).
+    with pytest.raises(ValueError):
+        laplace_scale(sensitivity, epsilon)
+    with pytest.raises(ValueError):
+        LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity, random_state=0)(np.zeros(3))
+
+
 def test_gaussian_calibrations_hand_computed():
     # classic: sqrt(2 ln(1.25 / 1e-5)) / 0.5 = sqrt(23.47242) * 2 = 9.689611
     assert gaussian_sigma_classic(1.0, 0.5, 1e-5) == pytest.approx(9.689611, abs=1e-6)
