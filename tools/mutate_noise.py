@@ -89,7 +89,8 @@ DOUBLE = "(lambda p: type(p)(2.0 * p.epsilon, p.delta))"  # a split part with ep
 MUTANTS = [
     # --- mechanisms ---------------------------------------------------------------
     ("laplace_scale", MECH + "_laplace.py",
-     "    return sensitivity / epsilon", "    return 0.5 * sensitivity / epsilon"),
+     "    return check_noise_scale(sensitivity / epsilon)",
+     "    return check_noise_scale(0.5 * sensitivity / epsilon)"),
     ("laplace_draw", MECH + "_laplace.py",
      "laplace(0.0, self.scale,", "laplace(0.0, 0.5 * self.scale,"),
     ("report_noisy_max_scale", MECH + "_exponential.py",

@@ -1,6 +1,7 @@
 """The Laplace mechanism."""
 
 from skdp.mechanisms._base import _AdditiveNoiseMechanism
+from skdp.mechanisms._exponential import check_noise_scale
 from skdp.utils._validation import check_real
 
 __all__ = ["LaplaceMechanism", "laplace_scale"]
@@ -24,10 +25,17 @@ def laplace_scale(sensitivity, epsilon):
     -------
     scale : float
         The Laplace scale ``b``.
+
+    Raises
+    ------
+    ValueError
+        If ``b`` is not a positive normal float: a scale that rounds to 0 or
+        to a subnormal makes the output (nearly) deterministic, and an
+        infinite one gives NaN; no finite epsilon covers either.
     """
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
-    return sensitivity / epsilon
+    return check_noise_scale(sensitivity / epsilon)
 
 
 class LaplaceMechanism(_AdditiveNoiseMechanism):
