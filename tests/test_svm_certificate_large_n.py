@@ -165,7 +165,7 @@ def _exact_margins(X, y, w):
 
 @pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix], ids=["dense", "csr"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_hinge_gap_bounds_the_exact_gap_and_point(fmt, weighted):
+def test_hinge_gap_bounds_the_exact_gap_of_the_returned_point(fmt, weighted):
     rng = np.random.default_rng(1)
     X, y, s = _problem(fmt, weighted, rng)
     n, C = X.shape[0], 37.0
@@ -181,11 +181,13 @@ def test_hinge_gap_bounds_the_exact_gap_and_point(fmt, weighted):
                         for vi, yi, x in zip(v, y, Xd[:, j])), Fraction(0))
                for j in range(Xd.shape[1])]
     assert sum((Fraction(float(c)) - e) ** 2 for c, e in zip(w, w_exact)) <= Fraction(w_error)**2
-    m = _exact_margins(X, y, w_exact)
+    # The certified point is the float w itself: P(w) - D(a) in exact arithmetic.
+    w_frac = _fractions(w)
+    m = _exact_margins(X, y, w_frac)
     sw = _fractions(np.ones(n) if s is None else s)
-    norm2 = sum(e * e for e in w_exact)
-    primal = norm2 / 2 + U * sum(si * max(Fraction(0), 1 - mi) for si, mi in zip(sw, m))
-    dual = U * sum(v) - norm2 / 2
+    primal = (sum(c * c for c in w_frac) / 2
+              + U * sum(si * max(Fraction(0), 1 - mi) for si, mi in zip(sw, m)))
+    dual = U * sum(v) - sum(e * e for e in w_exact) / 2
     assert 0 <= primal - dual <= Fraction(gap)
     assert gap <= float(primal - dual) * (1 + 1e-6) + 1e-12  # and not absurdly loose
 
