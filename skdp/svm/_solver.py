@@ -13,12 +13,46 @@ which turns both certificates into distances:
 * hinge loss: ``s_i max(0, 1 - m_i) = max over a_i in [0, 1] of
   s_i a_i (1 - m_i)``, so for any dual-feasible ``a`` in ``[0, 1]^n`` the
   weighted dual is ``D(a) = (C/n) sum_i s_i a_i - ||w(a)||^2 / 2`` with
-  ``w(a) = (C/n) sum_i s_i a_i y_i x_i``, and the duality gap
-  ``g = P(w(a)) - D(a) >= P(w(a)) - P(w*) >= ||w(a) - w*||^2 / 2``, so
-  ``||w(a) - w*|| <= sqrt(2 g)``.
+  ``w(a) = (C/n) sum_i s_i a_i y_i x_i``, and for any point ``w`` (the
+  computed one) the duality gap ``g = P(w) - D(a) >= P(w) - P(w*) >=
+  ||w - w*||^2 / 2``, so ``||w - w*|| <= sqrt(2 g)``.
 
 Both certificates include worst-case bounds on the floating-point error of
-the quantities they are computed from, so rounding cannot fake a certificate.
+the quantities they are computed from, so rounding cannot fake a certificate
+(binary64, round to nearest, unit roundoff ``u = 2**-53``,
+``gamma_k = k u / (1 - k u)``; Higham, *Accuracy and Stability of Numerical
+Algorithms*, 2nd ed., Lemma 3.1 and eqs. (3.5), (4.3)):
+
+* Sums over the ``n`` rows (``X' t``, the gap's sum) are never left to one
+  BLAS call, whose summation order, hence error bound, is unknown
+  (``gamma_n``: the certificate then could not go below ``n eps C kappa``,
+  above the radius ``tol C kappa / n`` from about 6.7 million rows at
+  ``tol = 0.01``). :func:`_blocked_sum` sums blocks of ``b = 1024`` rows by
+  BLAS (any order: at most ``b - 1`` additions per term) and combines the
+  ``K = ceil(n / b)`` block results pairwise (at most ``ceil(log2 K)``
+  more), so every term meets at most ``m = min(n, b) + ceil(log2 K) + 2``
+  roundings counting its product, the product by ``U = fl(C / n)`` and
+  ``U``'s own rounding. With weights ``|t_i| <= 1`` (``s_i`` times a loss
+  derivative or dual variable, all in ``[0, 1]``) and rows of norm at most
+  ``kappa``, ``||fl(U X' y t) - (C/n) X' y t|| <= gamma_m C kappa`` plus
+  ``2**-1075`` per underflowing product (:func:`_sum_error`). The radius
+  must exceed it, which :func:`~skdp.svm._base._check_float_range` checks
+  before the charge (``n gamma_m < tol``: about ``8.5e10`` rows at
+  ``tol = 0.01``).
+* Margins ``<z_i, w>`` are dot products of length ``d``:
+  ``gamma_d kappa ||w||``; norms are bounded above from ``fl(v . v)``
+  (:func:`_norm_bound`), the data's row norms from the computed ones
+  (:func:`_kappa_bound`); CSR input is made canonical (one stored entry per
+  row and column) so term counts hold.
+* The hinge gap is evaluated at the returned float ``w``, not at the exact
+  ``w(a)`` it approximates: the sum's error then enters only through
+  ``||w(a) - w||^2 / 2`` and not through every margin. (Through the
+  margins, each row at the margin cost ``2 U kappa e`` in the gap for a sum
+  error ``e``: with the old ``e = n eps C kappa`` one such row put
+  ``sqrt(2 g) >= 2 C kappa sqrt(eps)`` above the radius from about
+  ``3.4e5`` rows at ``tol = 0.01``, fewer with more rows at the margin.)
+* Every bound is rounded up by a relative ``2**-40`` and an absolute few
+  ``2**-1074`` for its own evaluation.
 
 Hinge loss is solved by a continuation on Huber smoothings of shrinking width
 (damped Newton steps on the rows inside the quadratic zone), each followed by
@@ -233,7 +267,7 @@ def _blocked_sum(n_rows, part):
 
 
 def _blocked_rmatvec(X, t):
-    """``X' t`` by :func:`_blocked_sum`: each block ``X[a:b]' t[a:b]`` by BLAS (dense) or scipy (CSR).
+    """``X' t`` by :func:`_blocked_sum`, each block ``X[a:b]' t[a:b]`` by BLAS or scipy (CSR).
 
     Every coordinate of a block result is a dot product of at most
     ``_SUM_BLOCK`` terms (CSR in canonical format: one stored entry per row
@@ -275,7 +309,7 @@ def _sum_error_factor(n_samples):
 
 
 def _sum_error(Z, C, kappa_up):
-    """Bound on ``||fl(U * _blocked_rmatvec(X, y t)) - (C/n) sum_i t_i z_i||`` for floats ``|t_i| <= 1``.
+    """Bound on ``||fl(U _blocked_rmatvec(X, y t)) - (C/n) sum_i t_i z_i||`` for ``|t_i| <= 1``.
 
     Each coordinate is ``(C/n) sum_i x_ij y_i t_i`` with every term carrying at
     most ``m = _sum_depth(n) + 2`` relative roundings: those of
