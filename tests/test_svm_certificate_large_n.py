@@ -163,12 +163,14 @@ def _exact_margins(X, y, w):
             for row, yi in zip(X, y)]
 
 
+# C = 1e-315: U = C / n and every product of the certificate are subnormal.
+@pytest.mark.parametrize("C", [37.0, 1e-315])
 @pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix], ids=["dense", "csr"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_hinge_gap_bounds_the_exact_gap_of_the_returned_point(fmt, weighted):
+def test_hinge_gap_bounds_the_exact_gap_of_the_returned_point(fmt, weighted, C):
     rng = np.random.default_rng(1)
     X, y, s = _problem(fmt, weighted, rng)
-    n, C = X.shape[0], 37.0
+    n = X.shape[0]
     a = rng.uniform(size=n)
     a[::4], a[1::4] = 0.0, 1.0
     Z = _Signed(X, y, s)
@@ -192,13 +194,14 @@ def test_hinge_gap_bounds_the_exact_gap_of_the_returned_point(fmt, weighted):
     assert gap <= float(primal - dual) * (1 + 1e-6) + 1e-12  # and not absurdly loose
 
 
+@pytest.mark.parametrize("C", [11.0, 1e-315])
 @pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix], ids=["dense", "csr"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_huber_certificate_bounds_the_exact_gradient_norm(fmt, weighted):
+def test_huber_certificate_bounds_the_exact_gradient_norm(fmt, weighted, C):
     rng = np.random.default_rng(2)
     X, y, s = _problem(fmt, weighted, rng)
-    n, C, h = X.shape[0], 11.0, 0.1
-    w = rng.normal(size=X.shape[1]) * 0.7
+    n, h = X.shape[0], 0.1
+    w = rng.normal(size=X.shape[1]) * (0.7 if C > 1 else 1e-310)
     gnorm, bound = _huber_certificate(_Signed(X, y, s), C / n, C, 1.0, h, w)
     m = _exact_margins(X, y, _fractions(w))
     H = Fraction(h)
