@@ -6,6 +6,7 @@ over the float values) on adversarial inputs.
 
 import math
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from skdp.svm._solver import (
     _huber_certificate,
     _Signed,
     _sum_depth,
+    _sum_error,
     solve_svm_certified,
 )
 
@@ -41,12 +43,18 @@ def test_floor_accepts_1e8_rows_at_default_tol():
 
 
 @pytest.mark.parametrize("n", [10**3, 10**6, 10**9, 3 * 10**10])
-def test_floor_refuses_exactly_where_the_summation_bound_reaches_the_radius(n):
+def test_floor_refuses_where_the_summation_bound_reaches_the_radius(n):
     floor = n * gamma_n(_sum_depth(n))
+    C, kappa = 3.0, 0.5
+    shape_only = SimpleNamespace(shape=(n, 7))  # _sum_error reads the public shape only
     for tol in (floor, 0.5 * floor):
         with pytest.raises(ValueError, match="tol="):
-            _check_float_range(1.0, 1.0, n, tol, tol / n)
-    _check_float_range(1.0, 1.0, n, 2.0 * floor, 2.0 * floor / n)
+            _check_float_range(C, kappa, n, tol, tol * C * kappa / n)
+        # Refused because the certificate's own summation bound reaches the radius.
+        assert _sum_error(shape_only, C, kappa) >= tol * C * kappa / n
+    tol = 2.0 * floor
+    _check_float_range(C, kappa, n, tol, tol * C * kappa / n)
+    assert _sum_error(shape_only, C, kappa) < tol * C * kappa / n
 
 
 def test_row_limit_at_default_tol_is_tens_of_billions():
