@@ -25,7 +25,7 @@ from skdp.mechanisms._discrete import (
     _grid_release,
     check_grid_noise_parameter,
 )
-from skdp.svm._solver import solve_svm_certified
+from skdp.svm._solver import _sum_error_factor, solve_svm_certified
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
 from skdp.utils._validation import (
     check_bounded_sample_weight,
@@ -63,10 +63,14 @@ def _check_float_range(C, kappa, n_samples, tol, radius):
       ``n = 3`` the solver outputs of a neighbouring pair are 2 ulps apart
       while the sensitivity rounds to 1 ulp (half the noise needed). Above,
       ``||w||^2`` overflows and the fit failed after the charge.
-    * ``n (n + 1) 2**-52 < tol``: the certificate's summation bound
-      ``(n + 1) 2**-52 C kappa`` (:func:`~skdp.svm._solver._rounding`) is
-      otherwise at least the radius for rows at the norm bound, and every
-      fit would spend its budget, then raise ``CertificationError``.
+    * ``n gamma_m < tol`` with ``gamma_m = m 2**-53 / (1 - m 2**-53)`` and
+      ``m = min(n, 1024) + ceil(log2(ceil(n / 1024))) + 2``: the certificate's
+      summation bound ``gamma_m C kappa`` (:func:`~skdp.svm._solver._sum_error`:
+      sums over blocks of 1024 rows, combined pairwise) is otherwise at least
+      the radius, and every fit would spend its budget, then raise
+      ``CertificationError``. At the default ``tol = 0.01`` this allows about
+      ``8.5e10`` rows (``n (n + 1) 2**-52``, the bound of one unblocked sum,
+      stopped at 6.7 million).
 
     All inputs are public (parameters and ``n``).
     """
@@ -76,10 +80,10 @@ def _check_float_range(C, kappa, n_samples, tol, radius):
             f"outside what the certified solver handles in floating point (the radius tol C "
             f"kappa / n must be >= 2**-500, C kappa and kappa <= 2**200); nothing was spent. "
             f"Rescale C or data_norm.")
-    floor = n_samples * (n_samples + 1) * np.finfo(float).eps
+    floor = n_samples * _sum_error_factor(n_samples)
     if not tol > floor:
         raise ValueError(
-            f"tol={tol!r} is below the rounding floor n (n + 1) 2**-52 = {floor:.3g} of the "
+            f"tol={tol!r} is below the rounding floor n gamma_m = {floor:.3g} of the "
             f"solver's certificate for n_samples={n_samples}: no fit could be certified; "
             "nothing was spent. Increase tol.")
 

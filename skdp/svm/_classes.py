@@ -134,8 +134,11 @@ Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
     floating point are refused before anything is spent: a radius
     ``tol C kappa / n`` below ``2**-500`` (subnormal rounding would exceed
     it), ``C kappa`` or ``kappa`` above ``2**200`` (overflow), ``tol`` at most
-    ``n (n + 1) 2**-52`` (the summation bound alone exceeds the radius), and
-    a noise scale that overflows."""
+    ``n gamma_m`` (``gamma_m = m 2**-53 / (1 - m 2**-53)``,
+    ``m = min(n, 1024) + ceil(log2(ceil(n / 1024))) + 2``: the certificate's
+    sums run over blocks of 1024 rows combined pairwise, and their rounding
+    bound alone would exceed the radius; at the default ``tol = 0.01`` this
+    allows about ``8.5e10`` rows), and a noise scale that overflows."""
 
 
 def _fill_svm_doc(cls):

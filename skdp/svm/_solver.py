@@ -13,12 +13,46 @@ which turns both certificates into distances:
 * hinge loss: ``s_i max(0, 1 - m_i) = max over a_i in [0, 1] of
   s_i a_i (1 - m_i)``, so for any dual-feasible ``a`` in ``[0, 1]^n`` the
   weighted dual is ``D(a) = (C/n) sum_i s_i a_i - ||w(a)||^2 / 2`` with
-  ``w(a) = (C/n) sum_i s_i a_i y_i x_i``, and the duality gap
-  ``g = P(w(a)) - D(a) >= P(w(a)) - P(w*) >= ||w(a) - w*||^2 / 2``, so
-  ``||w(a) - w*|| <= sqrt(2 g)``.
+  ``w(a) = (C/n) sum_i s_i a_i y_i x_i``, and for any point ``w`` (the
+  computed one) the duality gap ``g = P(w) - D(a) >= P(w) - P(w*) >=
+  ||w - w*||^2 / 2``, so ``||w - w*|| <= sqrt(2 g)``.
 
 Both certificates include worst-case bounds on the floating-point error of
-the quantities they are computed from, so rounding cannot fake a certificate.
+the quantities they are computed from, so rounding cannot fake a certificate
+(binary64, round to nearest, unit roundoff ``u = 2**-53``,
+``gamma_k = k u / (1 - k u)``; Higham, *Accuracy and Stability of Numerical
+Algorithms*, 2nd ed., Lemma 3.1 and eqs. (3.5), (4.3)):
+
+* Sums over the ``n`` rows (``X' t``, the gap's sum) are never left to one
+  BLAS call, whose summation order, hence error bound, is unknown
+  (``gamma_n``: the certificate then could not go below ``n eps C kappa``,
+  above the radius ``tol C kappa / n`` from about 6.7 million rows at
+  ``tol = 0.01``). :func:`_blocked_sum` sums blocks of ``b = 1024`` rows by
+  BLAS (any order: at most ``b - 1`` additions per term) and combines the
+  ``K = ceil(n / b)`` block results pairwise (at most ``ceil(log2 K)``
+  more), so every term meets at most ``m = min(n, b) + ceil(log2 K) + 2``
+  roundings counting its product, the product by ``U = fl(C / n)`` and
+  ``U``'s own rounding. With weights ``|t_i| <= 1`` (``s_i`` times a loss
+  derivative or dual variable, all in ``[0, 1]``) and rows of norm at most
+  ``kappa``, ``||fl(U X' y t) - (C/n) X' y t|| <= gamma_m C kappa`` plus
+  ``2**-1075`` per underflowing product (:func:`_sum_error`). The radius
+  must exceed it, which :func:`~skdp.svm._base._check_float_range` checks
+  before the charge (``n gamma_m < tol``: about ``8.5e10`` rows at
+  ``tol = 0.01``).
+* Margins ``<z_i, w>`` are dot products of length ``d``:
+  ``gamma_d kappa ||w||``; norms are bounded above from ``fl(v . v)``
+  (:func:`_norm_bound`), the data's row norms from the computed ones
+  (:func:`_kappa_bound`); CSR input is made canonical (one stored entry per
+  row and column) so term counts hold.
+* The hinge gap is evaluated at the returned float ``w``, not at the exact
+  ``w(a)`` it approximates: the sum's error then enters only through
+  ``||w(a) - w||^2 / 2`` and not through every margin. (Through the
+  margins, each row at the margin cost ``2 U kappa e`` in the gap for a sum
+  error ``e``: with the old ``e = n eps C kappa`` one such row put
+  ``sqrt(2 g) >= 2 C kappa sqrt(eps)`` above the radius from about
+  ``3.4e5`` rows at ``tol = 0.01``, fewer with more rows at the margin.)
+* Every bound is rounded up by a relative ``2**-40`` and an absolute few
+  ``2**-1074`` for its own evaluation.
 
 Hinge loss is solved by a continuation on Huber smoothings of shrinking width
 (damped Newton steps on the rows inside the quadratic zone), each followed by
@@ -28,6 +62,7 @@ certificate meets the requested radius is returned. Otherwise
 :class:`~skdp.exceptions.CertificationError` is raised and nothing is released.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +71,8 @@ from scipy import linalg
 from threadpoolctl import ThreadpoolController
 
 from skdp.exceptions import CertificationError
+from skdp.linear_model._certificate import U as _ROUNDOFF
+from skdp.linear_model._certificate import gamma_n
 from skdp.utils._clipping import row_norms_l2
 
 __all__ = ["CertifiedSVM", "solve_svm_certified"]
@@ -47,8 +84,16 @@ _HESSIAN_ROWS = 300
 # Largest free set the exact polish of the hinge solution handles.
 _POLISH_ROWS = 300
 # Largest absolute rounding error of one product in the subnormal range (2**-1075),
-# rounded up: the relative bounds in _rounding hold only for normal results.
+# rounded up: the relative bounds (u = 2**-53 per operation) hold only for normal results.
 _UNDERFLOW = 2.0**-1074
+# Rows per block of the certificate's sums (_blocked_sum): each block is summed by BLAS
+# or scipy in any order, the block results pairwise, so a term meets at most
+# _SUM_BLOCK + ceil(log2(n / _SUM_BLOCK)) roundings instead of n.
+_SUM_BLOCK = 1024
+# Every computed bound is rounded up by this factor: each is a non-negative expression
+# of fewer than 100 roundings (of non-negative operands, no cancellation) after its
+# sums, so its computed value is within (1 + u)**100 < 1 + 2**-46 of the exact one.
+_UP = 1.0 + 2.0**-40
 
 
 @dataclass(frozen=True)
@@ -100,6 +145,10 @@ class _Signed:
     """The signed rows ``z_i = y_i x_i`` without copying ``X``, and the row weights ``s``."""
 
     def __init__(self, X, y, s=None):
+        if sp.issparse(X) and not X.has_canonical_format:
+            # One stored entry per row and column: the sums' error bounds count terms.
+            X = X.copy()
+            X.sum_duplicates()
         self.X, self.y, self.s = X, y, s
         self.shape = X.shape
 
@@ -112,6 +161,10 @@ class _Signed:
 
     def rmatvec(self, v):
         return np.asarray(self.X.T @ (self.y * v)).ravel()
+
+    def rmatvec_blocked(self, v):
+        """``rmatvec`` with the rounding bound of :func:`_blocked_rmatvec` (for certificates)."""
+        return _blocked_rmatvec(self.X, self.y * v)
 
     def rows(self, idx):
         B = self.X[idx]
@@ -176,63 +229,216 @@ def _newton_huber(Z, U, h, w, gtol, max_iter):
     return w, gnorm, steps
 
 
-def _rounding(Z, C, kappa, w):
-    """Bounds on floating-point errors: of ``U Z'v`` (``|v_i| <= 1``) and of one margin.
+def _sum_depth(n_rows):
+    """Most roundings one term of a :func:`_blocked_sum` of products over ``n_rows`` rows meets.
 
-    ``U Z'v`` sums ``n`` terms of norm at most ``U kappa``: its error is at most
-    ``n eps C kappa`` (standard summation bound), plus ``eps C kappa`` for
-    rounding the products ``s_i v_i`` when there are weights (``s_i <= 1``);
-    a margin ``<z_i, w>`` is a dot product of length ``d``: error at most
-    ``d eps kappa ||w||``.
+    One for the product itself, at most ``b - 1`` additions inside its block of
+    ``b = min(n, _SUM_BLOCK)`` rows (summed by BLAS or scipy in any order), and at
+    most ``ceil(log2 K)`` in the pairwise combination of the ``K = ceil(n / b)``
+    block results (see :func:`_blocked_sum`).
     """
-    eps = np.finfo(float).eps
+    n_blocks = -(-n_rows // _SUM_BLOCK)
+    return min(n_rows, _SUM_BLOCK) + (n_blocks - 1).bit_length()
+
+
+def _blocked_sum(n_rows, part):
+    """``sum_k part(start_k, stop_k)`` over blocks of ``_SUM_BLOCK`` rows, combined pairwise.
+
+    The block results enter a binary counter: two partial sums of ``2**l``
+    blocks each are added as soon as both exist, and what is left at the end
+    (at most one partial sum per level, of distinct sizes ``2**l_1 > 2**l_2 >
+    ...``) is folded from the smallest up. A block in the partial sum of level
+    ``l_i`` then meets ``l_i`` additions, plus one per fold it is part of:
+    ``l_i + i <= l_1 + 1`` (the levels are distinct) and ``l_r + r - 1 <= l_1``
+    for the smallest, so at most ``ceil(log2 K)`` for ``K`` blocks (exactly
+    ``log2 K`` when ``K`` is a power of two, otherwise ``floor(log2 K) + 1``).
+    """
+    stack = []  # (level, partial sum of 2**level blocks), levels strictly decreasing
+    for start in range(0, n_rows, _SUM_BLOCK):
+        level, total = 0, part(start, min(n_rows, start + _SUM_BLOCK))
+        while stack and stack[-1][0] == level:
+            total = stack.pop()[1] + total
+            level += 1
+        stack.append((level, total))
+    total = stack.pop()[1] if stack else part(0, 0)
+    while stack:
+        total = stack.pop()[1] + total
+    return total
+
+
+def _blocked_rmatvec(X, t):
+    """``X' t`` by :func:`_blocked_sum`, each block ``X[a:b]' t[a:b]`` by BLAS or scipy (CSR).
+
+    Every coordinate of a block result is a dot product of at most
+    ``_SUM_BLOCK`` terms (CSR in canonical format: one stored entry per row
+    and column), so whatever order BLAS or scipy use, it is within
+    ``gamma_b sum |x_ij t_i|`` of the block's exact sum (Higham, eq. (3.5)),
+    and the whole sum within ``gamma_{_sum_depth(n)} sum_i |x_ij t_i|``
+    (Higham, eq. (4.3): a term meeting ``k`` roundings carries a factor
+    ``1 + theta_k``, ``|theta_k| <= gamma_k``), plus ``2**-1075`` per
+    underflowing product.
+    """
+    return _blocked_sum(X.shape[0], lambda a, b: np.asarray(X[a:b].T @ t[a:b]).ravel())
+
+
+def _kappa_bound(kappa, n_features):
+    """Upper bound on every row's exact norm from the computed largest norm ``kappa``.
+
+    :func:`~skdp.utils.row_norms_l2` takes at most ``d + 6`` relative roundings
+    (squares, their sum in any order, the square root; rows rescaled by their
+    largest entry take three more), and squares underflowing below ``2**-1022``
+    lower the squared norm by at most ``d 2**-1075``, its square root by at
+    most ``sqrt(d) 2**-537``.
+    """
+    return (kappa * (1.0 + gamma_n(n_features + 8)) + math.sqrt(n_features) * 2.0**-537) * _UP
+
+
+def _norm_bound(v):
+    """Upper bound on the exact Euclidean norm of the float vector ``v``.
+
+    ``fl(v . v)`` sums ``d`` non-negative products: it is at least
+    ``(1 - gamma_d) v.v - d 2**-1075``.
+    """
+    squares = float(v @ v)
+    return math.sqrt((squares + v.size * _UNDERFLOW) / (1.0 - gamma_n(v.size))) * _UP
+
+
+def _sum_error_factor(n_samples):
+    """``gamma_m`` with ``m = _sum_depth(n) + 2``: the relative bound of :func:`_sum_error`."""
+    return gamma_n(_sum_depth(n_samples) + 2)
+
+
+def _sum_error(Z, C, kappa_up):
+    """Bound on ``||fl(U _blocked_rmatvec(X, y t)) - (C/n) sum_i t_i z_i||`` for ``|t_i| <= 1``.
+
+    Each coordinate is ``(C/n) sum_i x_ij y_i t_i`` with every term carrying at
+    most ``m = _sum_depth(n) + 2`` relative roundings: those of
+    :func:`_blocked_rmatvec`, the product by ``U = fl(C/n)`` and the rounding
+    of ``U`` itself (``y_i = +-1``: exact). So the error vector is at most
+    ``gamma_m (C/n) sum_i |t_i| |x_i|`` entrywise, whose norm is at most
+    ``gamma_m (C/n) sum_i ||x_i|| <= gamma_m C kappa`` (``kappa`` bounding the
+    exact row norms). Below the normal range the errors are absolute, up to
+    ``2**-1075`` per product: ``n`` per coordinate times ``U`` (at most
+    ``C 2**-1075 (1 + gamma_m)``), the product by ``U`` (``2**-1075``), and a
+    subnormal ``U`` off by ``2**-1075`` times ``||X' y t|| <= n kappa``. The
+    bound is data-independent: it is what :func:`~skdp.svm._base._check_float_range`
+    compares with the radius before the charge.
+    """
     n_samples, n_features = Z.shape
-    sum_error = (n_samples + (Z.s is not None)) * eps * C * kappa
-    dot_error = n_features * eps * kappa * float(np.linalg.norm(w))
-    # Below the normal range errors are absolute, up to 2**-1075 per product: n per
-    # coordinate of Z'v (and of s_i v_i, times |x_ij| <= kappa), then times U, plus the
-    # product by U; d per margin. (With C = 1e-323 the relative bound alone was 0.)
-    sum_error += np.sqrt(n_features) * (C * (1.0 + kappa) + 1.0) * _UNDERFLOW
-    return sum_error, dot_error + n_features * _UNDERFLOW
+    # (C + 2: one more 2**-1074 for the two products of gamma_m C kappa, which may underflow)
+    return (_sum_error_factor(n_samples) * C * kappa_up
+            + (math.sqrt(n_features) * (C + 2.0) + n_samples * kappa_up) * _UNDERFLOW) * _UP
+
+
+def _margins(Z, w, kappa_up):
+    """Fresh margins ``m = Z @ w`` and a bound on ``|m_i - <z_i, w>|``.
+
+    A dot product of at most ``d`` terms (any order): ``gamma_d ||z_i|| ||w||``
+    (Higham, eq. (3.5)) plus ``2**-1075`` per underflowing product.
+    """
+    n_features = Z.shape[1]
+    m = Z @ w
+    # (+ 2: the two products of the bound itself may underflow)
+    return m, (gamma_n(n_features) * kappa_up * _norm_bound(w)
+               + (n_features + 2) * _UNDERFLOW) * _UP
+
+
+def _huber_certificate(Z, U, C, kappa, h, w):
+    """Computed gradient norm of the Huber primal at ``w`` and a rigorous bound on the exact one.
+
+    ``grad P(w) = w + (C/n) sum_i s_i l'(<z_i, w>) z_i``. The float gradient
+    is ``fl(w + U X'(y fl(s d)))`` with ``d`` the Huber derivative evaluated at
+    the computed margins (:func:`_margins`, fresh: the Newton iterations'
+    margins are updated along steps and have drifted). Its error is at most:
+
+    * ``s_i (m_err / (2h) + 5u) + 2**-1075`` per row for ``fl(s_i d_i)``
+      against ``s_i l'(<z_i, w>)``: ``l'`` is ``1/(2h)``-Lipschitz; its
+      evaluation is within ``4u`` (three roundings in the quadratic zone, ``2h``
+      is exact; a computed ``1 - m`` on the other side of ``+-h`` than the
+      exact one is within ``u h`` of it, where ``l'`` moves by ``u/2``), the
+      product by ``s_i`` adds ``u |s_i d_i| <= u s_i``; weighted by
+      ``(C/n) ||x_i||`` and summed: ``C kappa (m_err / (2h) + 5u + 2**-1075)``;
+    * :func:`_sum_error` for the sum of the float terms ``|fl(s_i d_i)| <= 1``;
+    * ``u ||fl(grad)||`` for the final addition (no underflow in additions).
+
+    Returns
+    -------
+    gnorm : float
+        Upper bound on the norm of the float gradient.
+    bound : float
+        Upper bound on ``||grad P(w)||`` in exact arithmetic.
+    """
+    kappa_up = _kappa_bound(kappa, Z.shape[1])
+    m, m_error = _margins(Z, w, kappa_up)
+    deriv = _huber_parts(m, h)[1]
+    gnorm = _norm_bound(w + U * Z.rmatvec_blocked(Z.weigh(deriv)))
+    error = (_sum_error(Z, C, kappa_up)
+             + C * kappa_up * (m_error / (2.0 * h) + 5.0 * _ROUNDOFF + _UNDERFLOW)
+             + _ROUNDOFF * gnorm + 4.0 * _UNDERFLOW)  # (the products above may underflow)
+    return gnorm, (gnorm + error) * _UP
 
 
 def _hinge_gap(Z, U, a, C, kappa):
-    """Primal point ``w(a)`` of dual-feasible ``a`` and a rigorous bound on its duality gap.
+    """Primal point of dual-feasible ``a`` and a rigorous bound on its duality gap.
 
     With ``v_i = s_i a_i`` (the product rounded; it stays in ``[0, s_i]``, so
-    it is an exactly feasible weighted dual point) and ``w = U sum_i v_i z_i``
-    exactly, the gap ``P(w) - D(a)`` equals
-    ``U sum_i [s_i max(0, 1 - m_i) - v_i (1 - m_i)]`` (``m_i = <z_i, w>``), a
-    sum of non-negative terms computed without cancellation. Rounding is paid
-    for: each term whose margin could sit across the hinge (or whose ``a_i``
-    is fractional or on the wrong side) may move by twice the margin error
-    times ``s_i <= 1``, and the returned point differs from the exact ``w(a)``
-    by at most ``w_error``. A row of weight 0 adds exactly 0.
+    it is an exactly feasible weighted dual point), ``w(a) = (C/n) sum_i v_i z_i``
+    and ``D(a) = (C/n) sum_i v_i - ||w(a)||^2 / 2``, the returned float point
+    ``w`` (``fl(U X'(y v))``, within ``w_error`` of ``w(a)``, :func:`_sum_error`)
+    is certified directly: weak duality gives ``D(a) <= P(w*)``, so
+    ``||w - w*||^2 / 2 <= P(w) - P(w*) <= G = P(w) - D(a)``. Writing
+    ``e = w(a) - w`` and ``mu_i = <z_i, w>`` (exact), ``sum_i v_i mu_i = <w(a), w> n / C``
+    turns it into a sum without cancellation:
+    ``G = (C/n) sum_i T_i + ||e||^2 / 2`` with
+    ``T_i = s_i max(0, 1 - mu_i) - v_i (1 - mu_i) >= 0``. The margins ``m_i``
+    are computed within ``m_err = gamma_d kappa ||w||`` (plus underflow,
+    :func:`_margins`) of ``mu_i``, and ``u_i = fl(1 - m_i)`` within
+    ``m_err + u |u_i|`` of ``1 - mu_i``; the sum's error enters only squared.
+
+    * A row with ``a_i = 1`` and ``u_i > m_err (1 + 4u)`` has ``1 - mu_i > 0``
+      and ``v_i = s_i``, and one with ``a_i = 0`` and ``u_i < -m_err (1 + 4u)``
+      has ``1 - mu_i < 0`` and ``v_i = 0``: both ``T_i`` and the computed term
+      are exactly 0. So is a row of weight 0.
+    * Every other ("exposed") row: ``T(x) = s max(0, x) - v x`` has slopes
+      ``s - v`` and ``-v``, so it is ``s``-Lipschitz (``0 <= v <= s <= 1``):
+      ``|T(u_i) - T_i| <= m_err + u |u_i|``; its float evaluation (two
+      products and a subtraction) is within ``2u |u_i| + u |T_hat_i| +
+      2**-1074``. The bound adds these (rounded up to ``4u |u_i|`` and
+      ``2**-1073``).
+
+    The resulting non-negative bounds ``b_i`` are summed by :func:`_blocked_sum`
+    (computed sum at least ``(1 - gamma_m) sum b_i``, ``m = _sum_depth(n)``)
+    and multiplied by ``fl(C/n)`` (``C/n <= (U + 2**-1075) / (1 - u)``).
 
     Returns
     -------
     w : ndarray
+        The certified point.
     gap : float
-        Upper bound on the duality gap of the exact ``w(a)``.
+        Upper bound on ``P(w) - D(a)``, so ``||w - w*|| <= sqrt(2 gap)``.
     w_error : float
-        Bound on ``||w - w(a)||``.
+        Bound on ``||w - w(a)||`` (already inside ``gap``).
     """
+    n_samples, n_features = Z.shape
+    kappa_up = _kappa_bound(kappa, n_features)
     v = Z.weigh(a)
-    w = U * Z.rmatvec(v)
-    m = Z @ w
-    w_error, dot_error = _rounding(Z, C, kappa, w)
-    m_error = dot_error + kappa * w_error
+    w = U * Z.rmatvec_blocked(v)
+    w_error = _sum_error(Z, C, kappa_up)
+    m, m_error = _margins(Z, w, kappa_up)
     u = 1.0 - m
-    gap = U * float(np.sum(Z.weigh(np.maximum(u, 0.0)) - v * u))
-    exposed = (np.abs(u) <= m_error) | ((a > 0.0) & (a < 1.0)) | ((a == 1.0) & (u < 0.0)) \
-        | ((a == 0.0) & (u > 0.0))
+    terms = Z.weigh(np.maximum(u, 0.0)) - v * u
+    exposed = (np.abs(u) <= m_error * (1.0 + 4.0 * _ROUNDOFF)) | ((a > 0.0) & (a < 1.0)) \
+        | ((a == 1.0) & (u < 0.0)) | ((a == 0.0) & (u > 0.0))
     if Z.s is not None:
         exposed &= Z.s > 0.0
-    n_exposed = np.count_nonzero(exposed)
-    # Plus the underflow of each exposed term's two products and of the product by U
-    # (the other terms are exact zeros; with none exposed the gap is an exact 0).
-    gap += 2.0 * U * m_error * n_exposed + (U + 1.0) * n_exposed * _UNDERFLOW
-    return w, max(gap, 0.0), w_error
+    bounds = terms + np.where(exposed, m_error + 4.0 * _ROUNDOFF * np.abs(u)
+                              + _ROUNDOFF * terms + 2.0 * _UNDERFLOW, 0.0)
+    total = _blocked_sum(n_samples, lambda start, stop: float(np.sum(bounds[start:stop])))
+    # Plus 8 * 2**-1074 for the products below that may underflow (w_error**2 does
+    # when C is subnormal: the gap would read 0).
+    gap = ((U + _UNDERFLOW) * total / (1.0 - gamma_n(_sum_depth(n_samples) + 1))
+           + 0.5 * w_error * w_error + 8.0 * _UNDERFLOW) * _UP
+    return w, gap, w_error
 
 
 def _box_qp(G, r, a, max_rounds=20):
@@ -348,11 +554,8 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
     w = U * Z.rmatvec(Z.weigh(np.ones(n_samples)))
     kappa = float(np.max(row_norms_l2(Z.X)))
     if loss == "huber":
-        w, gnorm, steps = _newton_huber(Z, U, huber_h, w, 0.5 * radius, max_iter)
-        # Rounding: of the gradient's sum, and of the margins through the
-        # derivative (Lipschitz 1/(2h), times s_i <= 1) over all n rows.
-        sum_error, m_error = _rounding(Z, C, kappa, w)
-        distance = gnorm + sum_error + C * kappa * m_error / (2.0 * huber_h)
+        w, _, steps = _newton_huber(Z, U, huber_h, w, 0.5 * radius, max_iter)
+        gnorm, distance = _huber_certificate(Z, U, C, kappa, huber_h, w)
         if distance <= radius:
             return CertifiedSVM(w, distance, gnorm, steps + 1)
         raise CertificationError(  # after the charge: public values only
@@ -361,9 +564,9 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
             "was released. Increase max_iter or tol.")
 
     total, h = 0, 0.01
-    w_cand, gap, w_error = _hinge_gap(Z, U, np.ones(n_samples), C, kappa)
+    w_cand, gap, _ = _hinge_gap(Z, U, np.ones(n_samples), C, kappa)
     while True:
-        distance = float(np.sqrt(2.0 * gap)) + w_error
+        distance = math.sqrt(2.0 * gap) * _UP
         if distance <= radius:
             return CertifiedSVM(w_cand, distance, gap, total + 1)
         if total >= max_iter or h < 1e-14:
@@ -371,17 +574,17 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
         w, gnorm, steps = _newton_huber(Z, U, h, w, min(1e-2 * h, radius), max_iter - total)
         total += steps
         m = Z @ w
-        w_cand, gap, w_error = _hinge_gap(Z, U, -_huber_parts(m, h)[1], C, kappa)
+        w_cand, gap, _ = _hinge_gap(Z, U, -_huber_parts(m, h)[1], C, kappa)
         # ||w_h - w*||^2 <= C h / 2 (smoothing moves P by at most (C/n) sum_i s_i h / 4
         # <= C h / 4), so the exact margins lie within `widest` of m; narrower widths
         # are tried first.
         widest = h + kappa * (np.sqrt(C * h / 2.0) + gnorm)
         for width in (h, 10.0 * h, 100.0 * h, widest):
-            if np.sqrt(2.0 * gap) + w_error <= radius or width > widest:
+            if math.sqrt(2.0 * gap) * _UP <= radius or width > widest:
                 break
             polished = _hinge_gap(Z, U, _polish(Z, U, m, width), C, kappa)
             if polished[1] < gap:
-                w_cand, gap, w_error = polished
+                w_cand, gap, _ = polished
         h *= 0.1
     raise CertificationError(  # after the charge: public values only
         f"the SVM solver could not certify a distance <= {radius:.3g} to the exact minimizer "
