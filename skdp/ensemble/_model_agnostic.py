@@ -252,10 +252,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     :class:`LabelPrivateBudget` saying so. The number of public points
     (which sets the threshold) depends only on those unprotected features.
     Which rows are queries stays secret, but any record becomes one with
-    probability about ``public_fraction``: as a guarantee for a record whose
-    role nobody knows in advance, its features are only
-    ``(epsilon, delta + public_fraction)``-protected. Pass ``X_public`` for
-    a full record-level guarantee.
+    probability about ``p = public_fraction``: as a guarantee for a record
+    whose role nobody knows in advance, its features are only
+    ``(epsilon + ln(1 / (1 - p)), delta + p)``-protected (the output with
+    the record is a mixture, weight ``1 - p`` on the protected role). Pass
+    ``X_public`` for a full record-level guarantee.
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`), to count
     the votes and to refuse one-class data, and ``classes_`` then comes
