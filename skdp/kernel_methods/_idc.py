@@ -528,6 +528,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
         sensitivity = kappa * erm_sensitivity(kappa, alpha, n, tol)
+        # Public: a kernel not PSD by construction must be PSD on a fixed probe set (the
+        # sensitivity below needs a reproducing kernel); refused before the charge.
+        kernel.check_public_psd(type(self).__name__, d)
         K = kernel(X)  # before the charge: it may refuse an input (chi2 on a negative feature)
         half = self._resolve_budget(n, allow_zero_delta=False).split(2)
         try:  # the sparse vector's calibration may refuse these settings: before the charge
