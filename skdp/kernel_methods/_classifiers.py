@@ -593,6 +593,8 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
+    %(kernel_psd)s
+
     %(non_private_diagnostics)s
 
     See Also
@@ -768,6 +770,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     strong convexity does not depend on the weights (``n`` counts every row).
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
+
+    %(kernel_psd)s
 
     %(non_private_diagnostics)s
 

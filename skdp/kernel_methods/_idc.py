@@ -158,6 +158,8 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     ``L``-Lipschitz in the margin and the regularizer's strong convexity does
     not depend on the weights (``n`` counts every row).
 
+    %(kernel_psd)s
+
     %(non_private_diagnostics)s
 
     See Also
@@ -406,6 +408,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     queries are paid, not low-order bits of a noisy value).
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
+
+    %(kernel_psd)s
 
     See Also
     --------

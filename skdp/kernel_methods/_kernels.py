@@ -32,6 +32,7 @@ __all__ = [
     "KERNEL_BOUND_DOC",
     "KERNEL_DOC",
     "KERNEL_ERM_DOC",
+    "KERNEL_PSD_DOC",
     "KernelParamsMixin",
     "ResolvedKernel",
     "fill_kernel_doc",
@@ -61,7 +62,14 @@ kernel : str, callable or scikit-learn GP kernel, default="rbf"
     the fitted model (a plain function is kept as is, with whatever it
     closes over, and so is a callable or ``kernel_params`` that cannot be
     deep-copied, e.g. one holding a lock). ``"sigmoid"`` and
-    ``"additive_chi2"`` are refused: they are not positive semi-definite.
+    ``"additive_chi2"`` are refused: they are not positive semi-definite;
+    so are parameters that make a kernel indefinite, also when given
+    through ``kernel_params`` (``gamma <= 0``; for ``"poly"`` a degree that
+    is not an integer ``>= 1`` or ``coef0 < 0``), and kernel objects with
+    a negative ``ConstantKernel`` or ``WhiteKernel`` value, ``Matern`` with
+    ``nu <= 0``, ``RationalQuadratic`` with ``alpha <= 0`` or a
+    ``PairwiseKernel`` with an indefinite metric. A callable must be
+    positive semi-definite on the whole input domain.
 gamma : float or None, default=None
     Parameter of the named kernels (``None``: scikit-learn's default,
     ``1 / n_features``, which does not depend on the data values).
@@ -483,10 +491,30 @@ at 4,000 (scikit-learn's ``SVC``: 0.03, 0.05 and 0.3 s), and one such
 fit per class for one-vs-rest. For larger data sets, fit on a random
 subset of the rows."""
 
+KERNEL_PSD_DOC = """\
+The proofs need a positive semi-definite (reproducing) kernel: for an
+indefinite one there is no RKHS, the ERM need not be convex, and
+``|f(u) - f'(u)| <= kappa ||f - f'||_H`` fails (a callable that was PSD on
+the private rows and on the public points apart, but not jointly, moved
+the released values by 50 times the calibrated sensitivity). Named kernels
+with valid parameters and kernel objects of known PSD families are PSD by
+construction. Any other kernel (a callable, a fractional
+``Exponentiation``, a kernel class of your own) is checked before anything
+is spent, on public points only: its Gram matrix on the public points of
+the release (the support or net, where there is one) and a fixed probe
+set (64 Halton points in boxes of half-width 0.1 to 100 around the
+origin) must be symmetric with no negative eigenvalue beyond rounding.
+That check does not read the private rows (a refusal that depended on
+them would leak), so it cannot prove the kernel PSD where they lie:
+passing a callable is your declaration that it is PSD on the whole input
+domain, and the guarantee holds only if it is."""
+
 _LOCAL_DOCS = {"kernel": KERNEL_DOC, "kernel_bound": KERNEL_BOUND_DOC,
-               "kernel_erm": KERNEL_ERM_DOC, "kernel_erm_cost": KERNEL_ERM_COST_DOC}
+               "kernel_erm": KERNEL_ERM_DOC, "kernel_erm_cost": KERNEL_ERM_COST_DOC,
+               "kernel_psd": KERNEL_PSD_DOC}
 _LOCAL_PLACEHOLDER = re.compile(
-    r"^(?P<indent>[ \t]*)%\((?P<name>kernel|kernel_bound|kernel_erm|kernel_erm_cost)\)s[ \t]*$",
+    r"^(?P<indent>[ \t]*)%\((?P<name>kernel|kernel_bound|kernel_erm|kernel_erm_cost"
+    r"|kernel_psd)\)s[ \t]*$",
     re.MULTILINE)
 
 
