@@ -77,7 +77,12 @@ def test_indefinite_callable_moved_the_svc_release_50_times_its_sensitivity():
 @pytest.mark.parametrize("kernel", [
     _spike,
     lambda a, b: float(np.tanh(a @ b + 1.0)),  # the sigmoid kernel as a callable
-], ids=["spike", "sigmoid-callable"])
+    # Barely indefinite: a narrower Gaussian subtracted (negative spectral density at high
+    # frequencies); smallest eigenvalue about -6e-3 on the support and probe points, far
+    # beyond the rounding tolerance (about 4e-11 here).
+    lambda a, b: float(np.exp(-np.sum((a - b) ** 2)) - 0.01 * np.exp(-4 * np.sum((a - b) ** 2))),
+    lambda a, b: float(np.exp(-np.sum((a - b) ** 2)) + 0.1 * (a[0] - b[0])),  # not symmetric
+], ids=["spike", "sigmoid-callable", "barely-indefinite", "asymmetric"])
 def test_indefinite_callable_is_refused_before_the_charge(Est, kernel):
     X, y0, _ = _pair()
     acc = _accountant()

@@ -361,14 +361,15 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
             support = validate_data(self, X_public, dtype=np.float64, reset=False)
         self._check_release_params()
         verbose = check_positive_int(self.verbose, "verbose", low=0)
+        # Public: a kernel not PSD by construction must be PSD on the support and a fixed
+        # probe set (the proofs below need a reproducing kernel); refused before the charge,
+        # and before the private rows are read.
+        K_uu = kernel(support)
+        kernel.check_public_psd(type(self).__name__, d, support, K_uu)
         # Deterministic and free of noise, but able to refuse an input (chi2 on a negative
         # feature, a kernel that overflows): evaluated before the budget is charged.
         K_xx = kernel(X)
         K_ux = kernel(support, X)
-        K_uu = kernel(support)
-        # Public: a kernel not PSD by construction must be PSD on the support and a fixed
-        # probe set (the proofs below need a reproducing kernel); refused before the charge.
-        kernel.check_public_psd(type(self).__name__, d, support, K_uu)
         prepared = self._prepare_support(K_uu)
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
