@@ -205,14 +205,16 @@ def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_b
 def check_ball_least_squares_range(value_bound, scale, radius, K, owner):
     """Refuse, before the charge, a :func:`ball_least_squares` release whose floats could overflow.
 
-    A public bound: each noisy value is at most ``value_bound + 40 scale``
-    (a Laplace draw of numpy is below ``37 scale``; discrete Laplace draws
-    beyond ``40 scale`` have probability below ``e^-40``), so with ``T``
-    points ``||target||^2 <= T v^2``; the kept eigenvalues are at least
-    ``1e-12 lambda_max >= 1e-12 max_t K_tt``, so ``sum u^2 / lam`` and the
-    coefficients' squared norm are at most ``1e24 T v^2 / k^2`` times
-    ``max(1, k)``; ``radius^2`` is squared too, and an evaluation at a point with
-    ``k(x, x) <= k`` is at most ``T k`` times the largest coefficient.
+    A public bound: each noisy value is at most ``v = value_bound + 40 scale``
+    (a numpy Laplace draw is below ``37 scale``; discrete Laplace draws
+    beyond ``40 scale`` have probability below ``e^-40``), so the ``T``
+    noisy values have ``||target||^2 <= T v^2``. The kept eigenvalues are at
+    least ``1e-12 lambda_max >= 1e-12 k`` (``k = max_t K_tt <= lambda_max``),
+    so ``sum u^2 / lam <= 1e12 T v^2 / k`` and the coefficients' squared
+    norm is at most ``1e24 T v^2 / k^2``; ``max(1, k)`` times the latter
+    (``quadratic``) bounds both. An evaluation at a point with
+    ``k(x, x) <= k`` is at most ``sqrt(T) k`` times the coefficients' norm,
+    and ``radius^2`` is formed too.
     Without this check a huge ``kernel_bound`` (or a tiny ``alpha``) raised
     ``OverflowError`` after the budget was charged.
 
