@@ -13,6 +13,7 @@ from skdp.base import DPEstimatorMixin
 from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
+    check_release_scale,
     default_delta,
     functional_noise_sigma,
     gp_release,
@@ -37,6 +38,7 @@ __all__ = [
     "PrivateKernelClassifier",
     "PrivateKernelSVC",
     "ball_least_squares",
+    "check_ball_least_squares_range",
     "tddl_discrete_laplace",
     "tddl_laplace_scale",
     "tddl_query_epsilon",
@@ -200,6 +202,47 @@ def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_b
     return granularity, t, float(t) * granularity
 
 
+def check_ball_least_squares_range(value_bound, scale, radius, K, owner):
+    """Refuse, before the charge, a :func:`ball_least_squares` release whose floats could overflow.
+
+    A public bound: each noisy value is at most ``v = value_bound + 40 scale``
+    (a numpy Laplace draw is below ``37 scale``; discrete Laplace draws
+    beyond ``40 scale`` have probability below ``e^-40``), so the ``T``
+    noisy values have ``||target||^2 <= T v^2``. The kept eigenvalues are at
+    least ``1e-12 lambda_max >= 1e-12 k`` (``k = max_t K_tt <= lambda_max``),
+    so ``sum u^2 / lam <= 1e12 T v^2 / k`` and the coefficients' squared
+    norm is at most ``1e24 T v^2 / k^2``; ``max(1, k)`` times the latter
+    (``quadratic``) bounds both. An evaluation at a point with
+    ``k(x, x) <= k`` is at most ``sqrt(T) k`` times the coefficients' norm,
+    and ``radius^2`` is formed too.
+    Without this check a huge ``kernel_bound`` (or a tiny ``alpha``) raised
+    ``OverflowError`` after the budget was charged.
+
+    Parameters
+    ----------
+    value_bound : float
+        Public bound on ``|<w*, phi(z_t)>|``.
+    scale : float
+        Laplace scale.
+    radius : float
+        Radius of the ball.
+    K : ndarray of shape (T, T)
+        Kernel matrix of the public points.
+    owner : str
+        Name of the estimator, for the error message.
+    """
+    T = K.shape[0]
+    k = max(float(np.max(np.diag(K))), np.finfo(float).tiny)
+    v = value_bound + 40.0 * scale
+    quadratic = T * v * v * 1e24 / (k * k) * max(1.0, k)
+    evaluation = T * k * math.sqrt(quadratic)
+    if not max(quadratic, evaluation, radius * radius) < np.finfo(float).max:
+        raise ValueError(
+            f"{owner}: the release would overflow the float range (noise scale {scale:g}, "
+            f"values up to {value_bound:g}). Use a smaller kernel_bound or a larger alpha or "
+            "epsilon, fixed in advance. Nothing was spent.")
+
+
 def ball_least_squares(K, target, radius):
     """Seed 000, Alg. 2 line 2: the least-squares fit of noisy predictions over a ball.
 
@@ -257,6 +300,9 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
 
     def _prepare_support(self, K_uu):
         """Public work on the support's kernel matrix, done before the charge (``None``: none)."""
+
+    def _check_release_range(self, scale, kappa, radius, K_uu):
+        """Refuse, before the charge, a release whose floats could overflow (default: none)."""
 
     def _release(self, values, K_uu, scale, context, rng):
         """Coefficients on the public points of one released function.
@@ -317,11 +363,15 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
             support = validate_data(self, X_public, dtype=np.float64, reset=False)
         self._check_release_params()
         verbose = check_positive_int(self.verbose, "verbose", low=0)
+        # Public: a kernel not PSD by construction must be PSD on the support and a fixed
+        # probe set (the proofs below need a reproducing kernel); refused before the charge,
+        # and before the private rows are read.
+        K_uu = kernel(support)
+        kernel.check_public_psd(type(self).__name__, d, support, K_uu)
         # Deterministic and free of noise, but able to refuse an input (chi2 on a negative
         # feature, a kernel that overflows): evaluated before the budget is charged.
         K_xx = kernel(X)
         K_ux = kernel(support, X)
-        K_uu = kernel(support)
         prepared = self._prepare_support(K_uu)
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
@@ -338,6 +388,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         budget = self._resolve_budget(n, default_delta, allow_zero_delta=self._allow_zero_delta)
         scale = self._release_scale(budget, kappa, sensitivity, n_functions, support.shape[0])
         check_noise_scale(scale, sensitivity, budget)
+        self._check_release_range(scale, kappa, radius, K_uu)
         # The discrete calibration can refuse a budget: also before the charge.
         grid = self._release_grid(scale, budget, kappa, sensitivity, radius, n_functions,
                                   support.shape[0])
@@ -545,6 +596,8 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
+    %(kernel_psd)s
+
     %(non_private_diagnostics)s
 
     See Also
@@ -620,6 +673,10 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         # prediction; one prediction moves by at most R_phi ||w*(D) - w*(D')||.
         return tddl_laplace_scale(kappa * sensitivity, n_functions * n_points,
                                   budget.epsilon, budget.delta)
+
+    def _check_release_range(self, scale, kappa, radius, K_uu):
+        check_ball_least_squares_range(kappa * radius, scale, radius, K_uu,
+                                       type(self).__name__)
 
     def _release(self, values, K_uu, scale, context, rng):
         if context["grid"] is None:
@@ -717,6 +774,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
+    %(kernel_psd)s
+
     %(non_private_diagnostics)s
 
     See Also
@@ -787,6 +846,11 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     def _prepare_support(self, K_uu):
         return support_factor(K_uu)
+
+    def _check_release_range(self, scale, kappa, radius, K_uu):
+        # |f(u)| <= ||f||_H sqrt(k(u, u)) <= radius kappa for every certified minimizer, and
+        # the margins K_ux beta (|beta_i| <= 1 / (lambda n) at the optimum) stay below it.
+        check_release_scale(kappa * radius, scale, K_uu, type(self).__name__)
 
     def _release(self, values, K_uu, scale, context, rng):
         coef, _ = gp_release(values, K_uu, scale, rng, factor=context["support"])

@@ -158,6 +158,8 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     ``L``-Lipschitz in the margin and the regularizer's strong convexity does
     not depend on the weights (``n`` counts every row).
 
+    %(kernel_psd)s
+
     %(non_private_diagnostics)s
 
     See Also
@@ -407,6 +409,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
+    %(kernel_psd)s
+
     See Also
     --------
     PrivateKernelClassifier : Releases a model instead of answering queries.
@@ -528,6 +532,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         kappa = math.sqrt(kernel.bound)
         tol = certificate_tolerance(kappa, n)
         sensitivity = kappa * erm_sensitivity(kappa, alpha, n, tol)
+        # Public: a kernel not PSD by construction must be PSD on a fixed probe set (the
+        # sensitivity below needs a reproducing kernel); refused before the charge.
+        kernel.check_public_psd(type(self).__name__, d)
         K = kernel(X)  # before the charge: it may refuse an input (chi2 on a negative feature)
         half = self._resolve_budget(n, allow_zero_delta=False).split(2)
         try:  # the sparse vector's calibration may refuse these settings: before the charge

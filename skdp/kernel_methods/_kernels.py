@@ -18,7 +18,10 @@ import re
 import textwrap
 
 import numpy as np
+from scipy import linalg
 from scipy.spatial.distance import cdist
+from scipy.stats import qmc
+from sklearn.gaussian_process import kernels as gp_kernels
 from sklearn.gaussian_process.kernels import Kernel as SklearnGPKernel, PairwiseKernel
 from sklearn.metrics.pairwise import pairwise_kernels
 
@@ -29,10 +32,12 @@ __all__ = [
     "KERNEL_BOUND_DOC",
     "KERNEL_DOC",
     "KERNEL_ERM_DOC",
+    "KERNEL_PSD_DOC",
     "KernelParamsMixin",
     "ResolvedKernel",
     "fill_kernel_doc",
     "gaussian_kernel",
+    "psd_probe_points",
     "resolve_kernel",
 ]
 
@@ -57,7 +62,14 @@ kernel : str, callable or scikit-learn GP kernel, default="rbf"
     the fitted model (a plain function is kept as is, with whatever it
     closes over, and so is a callable or ``kernel_params`` that cannot be
     deep-copied, e.g. one holding a lock). ``"sigmoid"`` and
-    ``"additive_chi2"`` are refused: they are not positive semi-definite.
+    ``"additive_chi2"`` are refused: they are not positive semi-definite;
+    so are parameters that make a kernel indefinite, also when given
+    through ``kernel_params`` (``gamma <= 0``; for ``"poly"`` a degree that
+    is not an integer ``>= 1`` or ``coef0 < 0``), and kernel objects with
+    a negative ``ConstantKernel`` or ``WhiteKernel`` value, ``Matern`` with
+    ``nu <= 0``, ``RationalQuadratic`` with ``alpha <= 0`` or a
+    ``PairwiseKernel`` with an indefinite metric. A callable must be
+    positive semi-definite on the whole input domain.
 gamma : float or None, default=None
     Parameter of the named kernels (``None``: scikit-learn's default,
     ``1 / n_features``, which does not depend on the data values).
@@ -120,11 +132,64 @@ class ResolvedKernel:
     estimators stay picklable (they rebuild it from their parameters).
     """
 
-    def __init__(self, kernel, params, bound, clip):
+    def __init__(self, kernel, params, bound, clip, known_psd=False):
         self.kernel = kernel
         self.params = params
         self.bound = bound
         self.clip = clip
+        # True when the kernel is positive semi-definite by construction (named kernels with
+        # validated parameters, scikit-learn kernel objects of known families): see
+        # resolve_kernel. Otherwise check_public_psd tests it on public points.
+        self.known_psd = known_psd
+
+    def check_public_psd(self, owner, n_features, support=None, K_uu=None):
+        """Refuse (before the charge) a kernel that is not PSD on public points.
+
+        Every privacy proof of the kernel classifiers needs a reproducing
+        kernel: the RKHS sensitivity ``2 kappa / (lambda n)`` of the ERM
+        minimizer (seed 000, eq. 2; seed 002, Cor. 1) and the step
+        ``|f(u) - f'(u)| <= ||f - f'||_H kappa`` both fail for an indefinite
+        "kernel" (there is no RKHS). A kernel that is PSD by construction
+        (``known_psd``) passes. Any other (a callable, a kernel object of an
+        unknown family) must be PSD on the union of the public ``support``
+        and a fixed, data-independent probe set (:func:`psd_probe_points`):
+        its clipped Gram matrix there must be symmetric and have no
+        eigenvalue below ``-64 m u max|eig|`` (rounding). Only public points
+        are read, so the refusal leaks nothing; it cannot prove the kernel
+        PSD on the private rows (no check that does not read them can), so
+        a callable remains the user's declaration that it is PSD.
+
+        Parameters
+        ----------
+        owner : str
+            Name of the estimator, for the error message.
+        n_features : int
+            Number of input features.
+        support : ndarray of shape (m, n_features) or None
+            Public points of the release (``None``: the probe set only).
+        K_uu : ndarray of shape (m, m) or None
+            ``self(support)`` when the caller has it.
+        """
+        if getattr(self, "known_psd", False):
+            return
+        probe = psd_probe_points(n_features)
+        K_pp = self(probe, probe.copy())  # a copy: every pair evaluated, both orders
+        if not np.allclose(K_pp, K_pp.T, rtol=1e-12, atol=0.0):
+            raise ValueError(f"{owner}: the kernel is not symmetric (k(a, b) != k(b, a) at "
+                             "public probe points), so it is not positive semi-definite; "
+                             "the privacy proofs need a reproducing kernel. Nothing was spent.")
+        K = 0.5 * (K_pp + K_pp.T)
+        if support is not None:
+            K_uu = self(support) if K_uu is None else K_uu
+            K_pu = self(probe, support)
+            K = np.block([[K_uu, K_pu.T], [K_pu, K]])
+        evals = linalg.eigvalsh(K, check_finite=False)
+        scale = max(float(np.max(np.abs(evals))), np.finfo(float).tiny)
+        if evals[0] < -64.0 * K.shape[0] * np.finfo(float).eps * scale:
+            raise ValueError(
+                f"{owner}: the kernel is not positive semi-definite (its Gram matrix on public "
+                "points has a negative eigenvalue); the privacy proofs need a reproducing "
+                "kernel, and an indefinite one is under-noised. Nothing was spent.")
 
     def _raw(self, A, B):
         if isinstance(self.kernel, SklearnGPKernel):
@@ -197,6 +262,97 @@ class ResolvedKernel:
         return np.where(np.isfinite(d), np.minimum(d, self.bound), 0.0)
 
 
+def _check_named_psd(name, params):
+    """Refuse parameters that make a named kernel indefinite (after ``kernel_params``).
+
+    ``kernel_params`` is applied over the validated ``gamma``, ``degree`` and
+    ``coef0``, so they are validated again here. ``exp(-gamma d(a, b))``
+    (rbf, laplacian, chi2) is positive semi-definite for ``gamma > 0`` (for
+    ``gamma < 0`` it grows without bound off the diagonal while
+    ``k(x, x) = 1``); ``(gamma <a, b> + c)^p`` (poly) for ``gamma > 0``,
+    ``c >= 0`` and an integer ``p >= 1`` (a sum of products of PSD kernels with
+    non-negative coefficients; Schur product theorem). linear and cosine have
+    no parameter.
+    """
+    if name in ("linear", "cosine"):
+        return
+    if params.get("gamma") is not None:
+        params["gamma"] = check_real(params["gamma"], "gamma", low=0.0, low_inclusive=False)
+    if name in ("poly", "polynomial"):
+        params["degree"] = check_positive_int(params["degree"], "degree")
+        params["coef0"] = check_real(params["coef0"], "coef0")
+        if params["coef0"] < 0:
+            raise ValueError("the 'poly' kernel needs coef0 >= 0 to be positive semi-definite "
+                             f"for every degree; got coef0={params['coef0']}.")
+
+
+def _gp_kernel_known_psd(kernel):
+    """Whether a scikit-learn kernel object is PSD by construction (``ValueError`` if surely not).
+
+    Known families (the exact classes, not subclasses that may override
+    ``__call__``): ``RBF``, ``ExpSineSquared``, ``DotProduct`` (any
+    hyperparameters), ``Matern`` (``nu > 0``), ``RationalQuadratic``
+    (``alpha > 0``), ``ConstantKernel`` and ``WhiteKernel`` (a value ``>= 0``),
+    ``PairwiseKernel`` with a named PSD metric and parameters as in
+    :func:`_check_named_psd`; ``Sum`` and ``Product`` of known ones (Schur
+    product theorem), ``Exponentiation`` of a known one to an integer power
+    ``>= 0``. A negative constant, ``nu`` or ``alpha``, or an indefinite metric
+    is refused. Anything else (a fractional power, a callable metric, a
+    user-defined kernel class) is unknown: ``False``, and the kernel is checked
+    on public points (:meth:`ResolvedKernel.check_public_psd`).
+    """
+    kind = type(kernel)
+    if kind in (gp_kernels.Sum, gp_kernels.Product):
+        # Both operands are examined (each may refuse).
+        return all([_gp_kernel_known_psd(kernel.k1), _gp_kernel_known_psd(kernel.k2)])
+    if kind is gp_kernels.Exponentiation:
+        base = _gp_kernel_known_psd(kernel.kernel)
+        exponent = float(kernel.exponent)
+        return base and exponent >= 0 and exponent.is_integer()
+    if kind in (gp_kernels.RBF, gp_kernels.ExpSineSquared, gp_kernels.DotProduct):
+        return True
+    checks = {gp_kernels.Matern: ("nu", False), gp_kernels.RationalQuadratic: ("alpha", False),
+              gp_kernels.ConstantKernel: ("constant_value", True),
+              gp_kernels.WhiteKernel: ("noise_level", True)}
+    if kind in checks:
+        name, zero_ok = checks[kind]
+        value = float(getattr(kernel, name))
+        if not (value >= 0 if zero_ok else value > 0):
+            raise ValueError(f"kernel {kernel!r}: {kind.__name__} needs {name} "
+                             f"{'>=' if zero_ok else '>'} 0 to be positive semi-definite; "
+                             f"got {value}.")
+        return True
+    if kind is PairwiseKernel and isinstance(kernel.metric, str):
+        if kernel.metric not in _UNIT_DIAGONAL + _UNBOUNDED:
+            return False
+        params = {"gamma": kernel.gamma, "degree": 3, "coef0": 1.0}
+        params.update(kernel.pairwise_kernels_kwargs or {})
+        _check_named_psd(kernel.metric, params)
+        return True
+    return False
+
+
+def psd_probe_points(n_features):
+    """Fixed public points on which a kernel not PSD by construction is checked.
+
+    16 points of a scrambled Halton sequence (fixed seed: not privacy noise)
+    in each of the boxes ``[-s, s]^d`` for ``s`` in 0.1, 1, 10 and 100, so
+    the probe covers small and large inputs without reading any data.
+
+    Parameters
+    ----------
+    n_features : int
+        Dimension.
+
+    Returns
+    -------
+    points : ndarray of shape (64, n_features)
+    """
+    unit = qmc.Halton(d=n_features, scramble=True, rng=np.random.default_rng(0)).random(64)
+    scales = np.repeat([0.1, 1.0, 10.0, 100.0], 16)[:, None]
+    return scales * (2.0 * unit - 1.0)
+
+
 def _copy_if_possible(obj):
     """A deep copy of a callable kernel or kernel_params, or ``obj`` if it cannot be copied."""
     try:
@@ -247,10 +403,9 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
         if kernel not in _UNIT_DIAGONAL + _UNBOUNDED:
             raise ValueError(f"kernel must be one of {sorted(_UNIT_DIAGONAL + _UNBOUNDED)}, a "
                              f"callable or a scikit-learn GP kernel; got {kernel!r}.")
-        if kernel in ("poly", "polynomial") and params["coef0"] < 0:
-            raise ValueError("the 'poly' kernel needs coef0 >= 0 to be positive semi-definite "
-                             f"for every degree; got coef0={params['coef0']}.")
+        _check_named_psd(kernel, params)
         natural = 1.0 if kernel in _UNIT_DIAGONAL else None
+        known_psd = True
     elif isinstance(kernel, SklearnGPKernel):
         # A copy: set_params changes a kernel object in place (also through an estimator's
         # kernel__ parameters), and the kernel of a release must stay the one checked here.
@@ -262,6 +417,7 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
                 raise ValueError(f"kernel {kernel!r} uses metric={part.metric!r}, which is not "
                                  "positive semi-definite; the privacy proofs need a "
                                  "reproducing kernel.")
+        known_psd = _gp_kernel_known_psd(kernel)
         params, natural = {}, None
         if kernel.is_stationary():
             natural = float(kernel.diag(np.zeros((1, n_features)))[0])
@@ -274,13 +430,14 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
         # copied, e.g. one holding a lock: it is kept by reference, as before.)
         kernel = _copy_if_possible(kernel)
         params, natural = _copy_if_possible(dict(kernel_params or {})), None
+        known_psd = False
     else:
         raise TypeError(f"kernel must be a string, a callable or a scikit-learn GP kernel; "
                         f"got {kernel!r}.")
 
     if kernel_bound is None:
         if natural is None and not require_bound:
-            return ResolvedKernel(kernel, params, np.inf, clip=False)
+            return ResolvedKernel(kernel, params, np.inf, clip=False, known_psd=known_psd)
         if natural is None:
             name = kernel if isinstance(kernel, str) else type(kernel).__name__
             raise ValueError(
@@ -289,8 +446,8 @@ def resolve_kernel(kernel, *, gamma=None, degree=3, coef0=1.0, kernel_params=Non
                 "data_norm**2 for the linear kernel); points beyond it are clipped in "
                 "feature space."
             )
-        return ResolvedKernel(kernel, params, natural, clip=False)
-    return ResolvedKernel(kernel, params, kernel_bound, clip=True)
+        return ResolvedKernel(kernel, params, natural, clip=False, known_psd=known_psd)
+    return ResolvedKernel(kernel, params, kernel_bound, clip=True, known_psd=known_psd)
 
 
 class KernelParamsMixin:
@@ -334,10 +491,30 @@ at 4,000 (scikit-learn's ``SVC``: 0.03, 0.05 and 0.3 s), and one such
 fit per class for one-vs-rest. For larger data sets, fit on a random
 subset of the rows."""
 
+KERNEL_PSD_DOC = """\
+The proofs need a positive semi-definite (reproducing) kernel: for an
+indefinite one there is no RKHS, the ERM need not be convex, and
+``|f(u) - f'(u)| <= kappa ||f - f'||_H`` fails (a callable that was PSD on
+the private rows and on the public points apart, but not jointly, moved
+the released values by 50 times the calibrated sensitivity). Named kernels
+with valid parameters and kernel objects of known PSD families are PSD by
+construction. Any other kernel (a callable, a fractional
+``Exponentiation``, a kernel class of your own) is checked before anything
+is spent, on public points only: its Gram matrix on the public points of
+the release (the support or net, where there is one) and a fixed probe
+set (64 Halton points in boxes of half-width 0.1 to 100 around the
+origin) must be symmetric with no negative eigenvalue beyond rounding.
+That check does not read the private rows (a refusal that depended on
+them would leak), so it cannot prove the kernel PSD where they lie:
+passing a callable is your declaration that it is PSD on the whole input
+domain, and the guarantee holds only if it is."""
+
 _LOCAL_DOCS = {"kernel": KERNEL_DOC, "kernel_bound": KERNEL_BOUND_DOC,
-               "kernel_erm": KERNEL_ERM_DOC, "kernel_erm_cost": KERNEL_ERM_COST_DOC}
+               "kernel_erm": KERNEL_ERM_DOC, "kernel_erm_cost": KERNEL_ERM_COST_DOC,
+               "kernel_psd": KERNEL_PSD_DOC}
 _LOCAL_PLACEHOLDER = re.compile(
-    r"^(?P<indent>[ \t]*)%\((?P<name>kernel|kernel_bound|kernel_erm|kernel_erm_cost)\)s[ \t]*$",
+    r"^(?P<indent>[ \t]*)%\((?P<name>kernel|kernel_bound|kernel_erm|kernel_erm_cost"
+    r"|kernel_psd)\)s[ \t]*$",
     re.MULTILINE)
 
 
