@@ -1,0 +1,37 @@
+"""Session 19 second review of the merged privacy fixes (ensemble global streams, perturbation, weights)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_NESTED = """
+import joblib, numpy as np
+from sklearn.linear_model import LogisticRegression
+from skdp.ensemble import ModelAgnosticPrivateClassifier, PrivateQueryAnswerer
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200, 2)); y = (X[:, 0] > 0).astype(int)
+inner = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=2, classes=[0, 1],
+                                       n_jobs=2, epsilon=5, fallback_label=0)
+outer = PrivateQueryAnswerer(inner, n_teachers=2, classes=[0, 1], n_jobs=2, epsilon=5,
+                             random_state=0)
+with joblib.parallel_backend("threading"):
+    outer.fit(X, y)
+print(sum(t is not None for t in outer.teachers_))
+"""
+
+
+def test_nested_ensemble_teachers_in_threads_do_not_deadlock():
+    # A teacher that is itself an ensemble with n_jobs=2, under joblib's threading backend
+    # (or as the nested backend of loky workers, which is threading): the outer teacher's
+    # thread holds the global-stream lock while the inner ensemble's teachers, in other
+    # threads, wait for it; the outer thread waits for them. The fit hung after the charge.
+    result = subprocess.run([sys.executable, "-c", _NESTED], cwd=ROOT, capture_output=True,
+                            text=True, timeout=40, env={"OMP_NUM_THREADS": "1",
+                                                         "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split()[-1] == "2"
