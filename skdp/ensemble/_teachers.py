@@ -103,6 +103,13 @@ def _silenced():
 
 # Re-entrant: a teacher may itself be a subsample-and-aggregate estimator.
 _GLOBAL_STREAMS = threading.RLock()
+# How deep the current thread is inside _own_global_streams (0 outside any teacher).
+_STREAM_DEPTH = threading.local()
+
+
+def _inside_teacher():
+    """Whether the current thread holds the global streams (it runs a teacher's fit)."""
+    return getattr(_STREAM_DEPTH, "value", 0) > 0
 
 
 @contextmanager
@@ -122,9 +129,11 @@ def _own_global_streams(entropy):
         seed = np.random.SeedSequence(entropy).generate_state(1)[0]
         np.random.seed(seed)
         random.seed(int(seed))
+        _STREAM_DEPTH.value = getattr(_STREAM_DEPTH, "value", 0) + 1
         try:
             yield
         finally:
+            _STREAM_DEPTH.value -= 1
             np.random.set_state(numpy_state)
             random.setstate(python_state)
 
@@ -287,7 +296,8 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
         passed to a teacher whose own rows all weigh 1; a teacher whose rows
         are all of one class is constant and ignores them).
     n_jobs : int or None, default=None
-        joblib parallelism; any joblib backend (e.g. ``"dask"``) applies.
+        joblib parallelism; any joblib backend (e.g. ``"dask"``) applies. Ignored
+        (sequential) inside another ensemble's teacher, see :func:`_own_global_streams`.
     verbose : int, default=0
         joblib verbosity.
     stream_key : sequence of int, default=()
@@ -304,8 +314,14 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
     order = np.argsort(teacher, kind="stable")  # keeps the rows' relative order in each chunk
     bounds = np.searchsorted(teacher[order], np.arange(n_teachers + 1))
     chunks = (order[bounds[j]:bounds[j + 1]] for j in range(n_teachers))
+    # Inside a teacher (this ensemble is itself a teacher), this thread holds the global
+    # streams' lock: teachers dispatched to other threads (joblib's threading backend, also
+    # the nested backend of process workers) would wait for it while this thread waits for
+    # them. Fitted in this thread instead (same result: each teacher has its own seeds).
+    parallel = (Parallel(n_jobs=1, backend="sequential", verbose=verbose) if _inside_teacher()
+                else Parallel(n_jobs=n_jobs, verbose=verbose))
     with _silenced():
-        return Parallel(n_jobs=n_jobs, verbose=verbose)(
+        return parallel(
             delayed(_fit_teacher)(estimator, X[idx], y[idx],
                                   None if seeds is None else int(seeds[j]),
                                   _own_weights(sample_weight, idx), [*stream_key, j])
