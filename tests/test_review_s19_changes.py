@@ -35,3 +35,46 @@ def test_nested_ensemble_teachers_in_threads_do_not_deadlock():
                                                          "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split()[-1] == "2"
+
+
+
+class _FakeThreadpools:
+    """Stands in for threadpoolctl's controller: one global limit, saved and restored."""
+
+    def __init__(self):
+        self.value = 2
+
+    def limit(self, limits):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def limiter():
+            saved, self.value = self.value, limits
+            try:
+                yield
+            finally:
+                self.value = saved
+        return limiter()
+
+
+def test_threading_backend_restores_the_callers_blas_threads(monkeypatch):
+    # Each teacher limits BLAS to one thread (a process-wide setting, saved at entry and
+    # restored at exit). Under the threading backend the limits were entered before the
+    # global-stream lock: a waiting teacher saved the running one's limit of 1 as the
+    # "original" and restored it last, so the caller's BLAS was left single-threaded
+    # (openblas 2 -> 1 threads after a fit, with threadpoolctl).
+    import joblib
+    from sklearn.linear_model import LogisticRegression
+
+    from skdp.ensemble import PrivateQueryAnswerer, _teachers
+
+    fake = _FakeThreadpools()
+    monkeypatch.setattr(_teachers, "_threadpools", lambda: fake)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] > 0).astype(int)
+    for _ in range(3):
+        with joblib.parallel_backend("threading"):
+            PrivateQueryAnswerer(LogisticRegression(), n_teachers=8, classes=[0, 1],
+                                 n_jobs=2, epsilon=5, random_state=0).fit(X, y)
+        assert fake.value == 2
