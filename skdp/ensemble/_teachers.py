@@ -146,8 +146,12 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None, stream=0):
         return DummyClassifier(strategy="most_frequent").fit(X, y)
     # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
-    with (_threadpools().limit(limits=1), _silenced(), spending_refused(),
-          _own_global_streams(stream)):
+    # The limit is process-wide, saved and restored: entered under the global streams'
+    # lock, so that threads (joblib's threading backend) restore it in order (entered
+    # before, a waiting teacher saved the running one's limit of 1 and restored it last,
+    # leaving the caller's BLAS single-threaded).
+    with (_own_global_streams(stream), _threadpools().limit(limits=1), _silenced(),
+          spending_refused()):
         try:
             # Inside the try: only teachers with two classes get here, so an error of clone
             # or set_params would depend on the rows (the estimator is checked before the
