@@ -78,3 +78,60 @@ def test_threading_backend_restores_the_callers_blas_threads(monkeypatch):
             PrivateQueryAnswerer(LogisticRegression(), n_teachers=8, classes=[0, 1],
                                  n_jobs=2, epsilon=5, random_state=0).fit(X, y)
         assert fake.value == 2
+
+
+class _DrawsPerRow:
+    """Draws one number per row from its ``random_state`` (None, an int or a RandomState)."""
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+    def get_params(self, deep=True):
+        return {"random_state": self.random_state}
+
+    def set_params(self, **params):
+        self.random_state = params["random_state"]
+        return self
+
+    def fit(self, X, y):
+        from sklearn.utils import check_random_state
+        rs = check_random_state(self.random_state)
+        rs.random_sample(len(X))
+        self.cut_ = rs.uniform(-1.0, 1.0)
+        return self
+
+    def predict(self, X):
+        return (X[:, 0] > self.cut_).astype(int)
+
+
+@pytest.mark.parametrize("backend", ["sequential", "threading"])
+@pytest.mark.parametrize("make_state", [lambda: None, lambda: 3,
+                                        lambda: np.random.RandomState(0)])
+def test_one_record_changes_one_teacher_whatever_the_random_state(backend, make_state):
+    # A RandomState object given as random_state is one mutable object: clone deep-copies
+    # it, so each teacher starts from a copy in the same state and the user's object does
+    # not advance (a shared object would let one record shift every later teacher).
+    import joblib
+
+    from skdp.ensemble import PrivateQueryAnswerer
+    from skdp.ensemble._teachers import vote_counts
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X_query = rng.normal(size=(100, 2))
+    state = make_state()
+    before = state.get_state()[1].copy() if isinstance(state, np.random.RandomState) else None
+    fits = []
+    for n in (199, 200):
+        np.random.seed(1)
+        with joblib.parallel_backend(backend):
+            fits.append(PrivateQueryAnswerer(_DrawsPerRow(state), n_teachers=10, classes=[0, 1],
+                                             n_jobs=2, epsilon=5, random_state=2)
+                        .fit(X[:n], y[:n]))
+    votes = [[vote_counts([t], X_query, np.array([0, 1])) for t in f.teachers_] for f in fits]
+    cuts = [[t.cut_ for t in f.teachers_] for f in fits]
+    changed = sum(not np.array_equal(a, b) for a, b in zip(*votes))
+    assert changed <= 1 and sum(a != b for a, b in zip(*cuts)) == 1
+    if before is not None:
+        np.testing.assert_array_equal(state.get_state()[1], before)
