@@ -122,7 +122,13 @@ def _own_global_streams(entropy):
     and how much one draws can depend on its rows, so without this one record
     would shift the stream of every later teacher (see
     :func:`seed_random_states`). The lock keeps threads (joblib's threading
-    backend) from interleaving their draws; it serialises such fits.
+    backend) from interleaving their draws; it serialises such fits. It is
+    re-entrant for an ensemble that is itself a teacher (same thread; its
+    teachers are then fitted in that thread, see :func:`fit_teachers`), but
+    a teacher's fit that waits for another thread entering it again (a
+    search with ``n_jobs`` over an ensemble, under the threading backend)
+    deadlocks: that thread cannot be told from an unrelated one, whose
+    teachers must not share the streams.
     """
     with _GLOBAL_STREAMS:
         numpy_state, python_state = np.random.get_state(), random.getstate()
