@@ -197,7 +197,16 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         and Python's global generators, which each teacher's ``fit`` and
         ``predict`` get seeded for themselves (and restored afterwards, one
         teacher at a time under joblib's threading backend); any other
-        source of randomness is yours to seed. It may be an skdp
+        source of randomness is yours to seed. Do not draw from these
+        generators in another thread of your program during ``fit`` or
+        ``answer``: such draws would come from a teacher's stream (where
+        they would depend on that teacher's rows and shift its draws), and
+        a seed set meanwhile would be lost when the caller's state is
+        restored. For the same reason teachers are fitted one at a time
+        per process: an skdp ensemble that a teacher fits in another thread
+        (a search with ``n_jobs`` over an ensemble, used as a teacher, under
+        joblib's threading backend) would wait for it forever; an ensemble
+        that is itself the teacher is fine. It may be an skdp
         estimator, but without an ``accountant`` (refused: how often the
         teachers would charge it depends on their rows).
     n_teachers : int or "auto", default="auto"

@@ -103,6 +103,13 @@ def _silenced():
 
 # Re-entrant: a teacher may itself be a subsample-and-aggregate estimator.
 _GLOBAL_STREAMS = threading.RLock()
+# How deep the current thread is inside _own_global_streams (0 outside any teacher).
+_STREAM_DEPTH = threading.local()
+
+
+def _inside_teacher():
+    """Whether the current thread holds the global streams (it runs a teacher's fit)."""
+    return getattr(_STREAM_DEPTH, "value", 0) > 0
 
 
 @contextmanager
@@ -115,16 +122,24 @@ def _own_global_streams(entropy):
     and how much one draws can depend on its rows, so without this one record
     would shift the stream of every later teacher (see
     :func:`seed_random_states`). The lock keeps threads (joblib's threading
-    backend) from interleaving their draws; it serialises such fits.
+    backend) from interleaving their draws; it serialises such fits. It is
+    re-entrant for an ensemble that is itself a teacher (same thread; its
+    teachers are then fitted in that thread, see :func:`fit_teachers`), but
+    a teacher's fit that waits for another thread entering it again (a
+    search with ``n_jobs`` over an ensemble, under the threading backend)
+    deadlocks: that thread cannot be told from an unrelated one, whose
+    teachers must not share the streams.
     """
     with _GLOBAL_STREAMS:
         numpy_state, python_state = np.random.get_state(), random.getstate()
         seed = np.random.SeedSequence(entropy).generate_state(1)[0]
         np.random.seed(seed)
         random.seed(int(seed))
+        _STREAM_DEPTH.value = getattr(_STREAM_DEPTH, "value", 0) + 1
         try:
             yield
         finally:
+            _STREAM_DEPTH.value -= 1
             np.random.set_state(numpy_state)
             random.setstate(python_state)
 
@@ -137,8 +152,12 @@ def _fit_teacher(estimator, X, y, seed, sample_weight=None, stream=0):
         return DummyClassifier(strategy="most_frequent").fit(X, y)
     # Teachers are many small fits: BLAS/OpenMP threads only add contention (up to 10x
     # slower L-BFGS on a busy machine); parallelism comes from n_jobs across teachers.
-    with (_threadpools().limit(limits=1), _silenced(), spending_refused(),
-          _own_global_streams(stream)):
+    # The limit is process-wide, saved and restored: entered under the global streams'
+    # lock, so that threads (joblib's threading backend) restore it in order (entered
+    # before, a waiting teacher saved the running one's limit of 1 and restored it last,
+    # leaving the caller's BLAS single-threaded).
+    with (_own_global_streams(stream), _threadpools().limit(limits=1), _silenced(),
+          spending_refused()):
         try:
             # Inside the try: only teachers with two classes get here, so an error of clone
             # or set_params would depend on the rows (the estimator is checked before the
@@ -287,7 +306,8 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
         passed to a teacher whose own rows all weigh 1; a teacher whose rows
         are all of one class is constant and ignores them).
     n_jobs : int or None, default=None
-        joblib parallelism; any joblib backend (e.g. ``"dask"``) applies.
+        joblib parallelism; any joblib backend (e.g. ``"dask"``) applies. Ignored
+        (sequential) inside another ensemble's teacher, see :func:`_own_global_streams`.
     verbose : int, default=0
         joblib verbosity.
     stream_key : sequence of int, default=()
@@ -304,8 +324,14 @@ def fit_teachers(estimator, X, y, teacher, n_teachers, seeds, *, sample_weight=N
     order = np.argsort(teacher, kind="stable")  # keeps the rows' relative order in each chunk
     bounds = np.searchsorted(teacher[order], np.arange(n_teachers + 1))
     chunks = (order[bounds[j]:bounds[j + 1]] for j in range(n_teachers))
+    # Inside a teacher (this ensemble is itself a teacher), this thread holds the global
+    # streams' lock: teachers dispatched to other threads (joblib's threading backend, also
+    # the nested backend of process workers) would wait for it while this thread waits for
+    # them. Fitted in this thread instead (same result: each teacher has its own seeds).
+    parallel = (Parallel(n_jobs=1, backend="sequential", verbose=verbose) if _inside_teacher()
+                else Parallel(n_jobs=n_jobs, verbose=verbose))
     with _silenced():
-        return Parallel(n_jobs=n_jobs, verbose=verbose)(
+        return parallel(
             delayed(_fit_teacher)(estimator, X[idx], y[idx],
                                   None if seeds is None else int(seeds[j]),
                                   _own_weights(sample_weight, idx), [*stream_key, j])
