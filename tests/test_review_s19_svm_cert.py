@@ -74,16 +74,19 @@ def test_certified_radius_reserves_the_clipped_rows_norm_overshoot():
         return PrivateLinearSVM(epsilon=1.0, C=C, data_norm=1.0, fit_intercept=False,
                                 tol=tol, classes=[0, 1], random_state=0).fit(X, y)
 
-    dist = fit(0.01).certified_distance_
-    # A tol whose radius tol C / n lies just above the distance the solver certifies.
-    tol = dist * n / C * (1 + 1e-9)
-    radius = 0.5 * tol * svm_sensitivity(C, n, 1.0)
-    try:
+    def holds(est, tol):
+        radius = 0.5 * tol * svm_sensitivity(C, n, 1.0)  # as in BasePrivateSVM.fit
+        return Fraction(est.certified_distance_) + Fraction(C) / n * kappa_excess \
+            <= Fraction(radius)
+
+    est = fit(0.01)
+    assert holds(est, 0.01)
+    # A tol whose radius tol C / n lies just above the distance the solver certifies:
+    # the excess no longer fits, and the fit must not release.
+    tol = est.certified_distance_ * n / C * (1 + 1e-9)
+    with pytest.raises(CertificationError):
         est = fit(tol)
-    except CertificationError:
-        return  # nothing released: the reservation did not fit in the radius
-    need = Fraction(est.certified_distance_) + Fraction(C) / n * kappa_excess
-    assert need <= Fraction(radius)
+        assert holds(est, tol)  # (reached only if it released: then it must hold)
 
 
 # --------------------------------------------------------------------------
