@@ -18,7 +18,14 @@ from skdp.exceptions import CertificationError
 from skdp.linear_model._certificate import gamma_n
 from skdp.svm import PrivateLinearSVM
 from skdp.svm._base import svm_sensitivity
-from skdp.svm._solver import _SUM_BLOCK, _blocked_rmatvec, _hinge_gap, _Signed, _sum_depth
+from skdp.svm._solver import (
+    _SUM_BLOCK,
+    _blocked_rmatvec,
+    _hinge_gap,
+    _huber_certificate,
+    _Signed,
+    _sum_depth,
+)
 from skdp.utils import clip_rows_l2
 
 ETA = 2.0**-1074
@@ -172,3 +179,40 @@ def test_hinge_gap_on_non_canonical_csr_input():
     exact = _exact_gap(summed, y, None, a, C, w)
     assert 0 <= exact <= Fraction(gap)
     assert math.isfinite(gap)
+
+
+# --------------------------------------------------------------------------
+# The Huber certificate at the edges of the quadratic zone (1 - m = +-h)
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("h", [0.1, 0.5, 2.0**-20])
+def test_huber_certificate_with_margins_at_the_zone_edges(h):
+    rng = np.random.default_rng(11)
+    d, C = 3, 7.0
+    w = rng.normal(size=d)
+    r = float(np.linalg.norm(w))
+    # Rows c w / ||w||: margins c ||w|| at 1 - h, 1, 1 + h, each +- a few ulps.
+    targets = np.concatenate([t * (1.0 + np.arange(-8, 9) * 2.0**-52)
+                              for t in (1.0 - h, 1.0, 1.0 + h)])
+    X = (targets / r)[:, None] * (w / r)
+    y = np.where(np.arange(X.shape[0]) % 2 == 0, 1.0, -1.0)
+    X *= y[:, None]  # z_i = y_i x_i = c_i w / ||w||
+    n = X.shape[0]
+    s = rng.uniform(size=n)
+    kappa = float(np.max(np.linalg.norm(X, axis=1)))
+    for weights in (None, s):
+        Z = _Signed(X, y, weights)
+        margins = Z @ w
+        assert np.any(np.abs(1.0 - margins - h) < 1e-15)  # the premise
+        gnorm, bound = _huber_certificate(Z, C / n, C, kappa, h, w)
+        wf = _fr(w)
+        H, U = Fraction(h), Fraction(C) / n
+        sw = _fr(np.ones(n) if weights is None else weights)
+        rows, yf = [_fr(row) for row in X], _fr(y)
+        grad = list(wf)
+        for row, yi, si in zip(rows, yf, sw):
+            mu = yi * sum((a * b for a, b in zip(row, wf)), Fraction(0))
+            u = 1 - mu
+            der = Fraction(-1) if u > H else Fraction(0) if u < -H else -u / (2 * H) - Fraction(1, 2)
+            for j in range(d):
+                grad[j] += U * si * der * yi * row[j]
+        assert sum(g * g for g in grad) <= Fraction(bound) ** 2
