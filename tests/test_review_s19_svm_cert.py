@@ -212,7 +212,8 @@ def test_huber_certificate_with_margins_at_the_zone_edges(h):
         for row, yi, si in zip(rows, yf, sw):
             mu = yi * sum((a * b for a, b in zip(row, wf)), Fraction(0))
             u = 1 - mu
-            der = Fraction(-1) if u > H else Fraction(0) if u < -H else -u / (2 * H) - Fraction(1, 2)
+            der = (Fraction(-1) if u > H else Fraction(0) if u < -H
+                   else -u / (2 * H) - Fraction(1, 2))
             for j in range(d):
                 grad[j] += U * si * der * yi * row[j]
         assert sum(g * g for g in grad) <= Fraction(bound) ** 2
