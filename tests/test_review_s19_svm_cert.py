@@ -26,7 +26,7 @@ from skdp.svm._solver import (
     _Signed,
     _sum_depth,
 )
-from skdp.utils import clip_rows_l2
+from skdp.utils import clip_rows_l2, row_norms_l2
 
 ETA = 2.0**-1074
 
@@ -217,3 +217,35 @@ def test_huber_certificate_with_margins_at_the_zone_edges(h):
             for j in range(d):
                 grad[j] += U * si * der * yi * row[j]
         assert sum(g * g for g in grad) <= Fraction(bound) ** 2
+
+
+# --------------------------------------------------------------------------
+# Finding: a sparse row of tiny entries made every fit fail after the charge
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("explicit_zero", [False, True])
+def test_sparse_row_of_tiny_entries_still_certifies(explicit_zero):
+    # row_norms_l2 rescales a row whose squares underflow by fl(1 / peak), which
+    # overflows to inf when every entry is below 2**-1024: the row's norm comes out
+    # inf (NaN with an explicit zero, which clip_rows_l2 then leaves unclipped). The
+    # solver took that as kappa, its certificate became inf or NaN, and the fit raised
+    # CertificationError after spending its budget, whatever the rest of the data:
+    # one record decided that no model is released.
+    rng = np.random.default_rng(3)
+    n = 60
+    X = rng.normal(size=(n, 2)) * 0.4
+    X[0] = [1e-310, 0.0]
+    y = np.where(X[:, 0] + 0.1 * rng.normal(size=n) > 0, 1, 0)
+    A = sp.csr_matrix(X)
+    if explicit_zero:
+        A = sp.csr_matrix((np.r_[1e-310, 0.0, A.data[1:]], np.r_[0, 1, A.indices[1:]],
+                           np.r_[0, A.indptr[1:] + 1]), shape=A.shape)
+        assert A.nnz == 2 * n
+    assert not np.isfinite(row_norms_l2(A)[0])  # the premise
+    est = PrivateLinearSVM(epsilon=1.0, C=1.0, fit_intercept=False, classes=[0, 1],
+                           random_state=0).fit(A, y)
+    assert est.certified_distance_ <= 0.5 * est.sensitivity_ * 0.01
+    # The certificate's kappa bounds every exact row norm (here the data's largest).
+    from skdp.svm._solver import _max_row_norm
+
+    kappa = _max_row_norm(clip_rows_l2(A, 1.0))
+    assert math.isfinite(kappa) and kappa >= np.max(np.linalg.norm(X, axis=1))
