@@ -232,7 +232,8 @@ def test_sparse_row_of_tiny_entries_still_certifies(explicit_zero):
     # one record decided that no model is released.
     rng = np.random.default_rng(3)
     n = 60
-    X = rng.normal(size=(n, 2)) * 0.4
+    X = rng.normal(size=(n, 2))
+    X *= 0.9 / np.max(np.linalg.norm(X, axis=1))  # inside the unit ball: not clipped
     X[0] = [1e-310, 0.0]
     y = np.where(X[:, 0] + 0.1 * rng.normal(size=n) > 0, 1, 0)
     A = sp.csr_matrix(X)
