@@ -281,6 +281,25 @@ def _blocked_rmatvec(X, t):
     return _blocked_sum(X.shape[0], lambda a, b: np.asarray(X[a:b].T @ t[a:b]).ravel())
 
 
+def _max_row_norm(X):
+    """Largest row norm of ``X`` as computed, each row's finite or bounded from its peak.
+
+    :func:`~skdp.utils.row_norms_l2` rescales a row whose squares underflow by
+    ``fl(1 / peak)``, which overflows when every entry is below ``2**-1024``:
+    such a row's norm comes out ``inf`` (``nan`` with an explicit zero). Its
+    exact norm is at most ``sqrt(d) peak`` (rounded up, :func:`_kappa_bound`
+    covers the rest), which replaces it; the certificate would otherwise be
+    ``inf`` or ``nan`` and every fit on such data fail after the charge.
+    """
+    norms = row_norms_l2(X)
+    bad = np.flatnonzero(~np.isfinite(norms))
+    if bad.size:
+        peak = abs(X[bad]).max(axis=1)
+        peak = np.asarray(peak.toarray() if sp.issparse(peak) else peak, dtype=float).ravel()
+        norms[bad] = math.sqrt(X.shape[1]) * peak * _UP
+    return float(np.max(norms))
+
+
 def _kappa_bound(kappa, n_features):
     """Upper bound on every row's exact norm from the computed largest norm ``kappa``.
 
@@ -578,7 +597,7 @@ def _solve(Z, C, loss, huber_h, radius, max_iter, norm_bound=None):
     U = C / n_samples
     # The all-ones dual point: the exact solution when no margin can reach 1.
     w = U * Z.rmatvec(Z.weigh(np.ones(n_samples)))
-    kappa = float(np.max(row_norms_l2(Z.X)))
+    kappa = _max_row_norm(Z.X)
     # Rows whose exact norm exceeds the public bound move the exact minimizer further
     # than the sensitivity 2 C kappa / n counts (seed 001, Lemma 9 tightened:
     # (C/n)(||x|| + ||x'||)): each dataset's point pays the excess out of its radius.
