@@ -376,7 +376,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         def fit_binary(F, y_pm1, child_rng):
             sol = solve_svm_certified(F, y_pm1, C, loss=self.loss, huber_h=huber_h,
                                       radius=radius, max_iter=max_iter,
-                                      sample_weight=sample_weight)
+                                      sample_weight=sample_weight, norm_bound=kappa)
             if discrete:
                 # Exact integer noise on the public grid g Z (CKS Algorithms 2 and 3):
                 # g * (round(w / g) + Z), safe against floating-point attacks.

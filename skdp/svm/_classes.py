@@ -128,7 +128,11 @@ Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
     ``g`` (hinge) certifies ``||w - w*|| <= sqrt(2 g)`` and a gradient norm
     (Huber) certifies ``||w - w*|| <= ||grad||``; the solver must reach the
     data-independent bound ``tol C L kappa / n`` (rounding errors included)
-    or raise :class:`~skdp.exceptions.CertificationError`. Two certified
+    or raise :class:`~skdp.exceptions.CertificationError`. Rows clipped to
+    ``kappa`` in floating point can have an exact norm a few ulps above it,
+    which moves the exact minimizer by ``(C / n)(||x|| + ||x'||)``: the
+    certificate also pays ``(C / n)`` times that excess (bounded from the
+    stored rows) out of the bound. Two certified
     outputs on neighbouring datasets are then within
     ``(1 + tol) 2 L C kappa / n``. Settings no certificate can meet in
     floating point are refused before anything is spent: a radius

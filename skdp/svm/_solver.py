@@ -281,6 +281,25 @@ def _blocked_rmatvec(X, t):
     return _blocked_sum(X.shape[0], lambda a, b: np.asarray(X[a:b].T @ t[a:b]).ravel())
 
 
+def _max_row_norm(X):
+    """Largest row norm of ``X`` as computed, each row's finite or bounded from its peak.
+
+    :func:`~skdp.utils.row_norms_l2` rescales a row whose squares underflow by
+    ``fl(1 / peak)``, which overflows when every entry is below ``2**-1024``:
+    such a row's norm comes out ``inf`` (``nan`` with an explicit zero). Its
+    exact norm is at most ``sqrt(d) peak`` (rounded up, :func:`_kappa_bound`
+    covers the rest), which replaces it; the certificate would otherwise be
+    ``inf`` or ``nan`` and every fit on such data fail after the charge.
+    """
+    norms = row_norms_l2(X)
+    bad = np.flatnonzero(~np.isfinite(norms))
+    if bad.size:
+        peak = abs(X[bad]).max(axis=1)
+        peak = np.asarray(peak.toarray() if sp.issparse(peak) else peak, dtype=float).ravel()
+        norms[bad] = math.sqrt(X.shape[1]) * peak * _UP
+    return float(np.max(norms))
+
+
 def _kappa_bound(kappa, n_features):
     """Upper bound on every row's exact norm from the computed largest norm ``kappa``.
 
@@ -494,7 +513,7 @@ def _polish(Z, U, m, width):
 
 
 def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=200,
-                        sample_weight=None):
+                        sample_weight=None, norm_bound=None):
     """Minimize ``1/2 ||w||^2 + (C/n) sum_i s_i loss(y_i <w, x_i>)`` with a certified distance.
 
     Parameters
@@ -518,6 +537,16 @@ def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=
         Row weights ``s_i`` in ``[0, 1]`` (already validated and clipped);
         ``None`` means every row weighs 1. The loss is still divided by all
         ``n`` rows, zero-weight ones included.
+    norm_bound : float or None, default=None
+        The public row-norm bound ``kappa`` of the sensitivity ``2 C kappa / n``
+        the caller adds ``2 radius`` to. Rows clipped to it in floating point
+        can have an exact norm a few ulps above it, and seed 001's Lemma 9
+        (tightened) moves the exact minimizer by ``(C/n)(||x|| + ||x'||)``:
+        a point is then accepted only when its distance plus
+        ``(C/n) max(0, max_i ||x_i|| - kappa)`` (exact row norms bounded by
+        :func:`_kappa_bound`) is at most ``radius``, so the released points
+        of neighbouring datasets stay within ``2 C kappa / n + 2 radius``.
+        ``None``: no reservation (``radius`` bounds the distance alone).
 
     Returns
     -------
@@ -530,11 +559,11 @@ def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=
     """
     Z = _Signed(X, np.asarray(y, dtype=float), sample_weight)
     if X.shape[0] * X.shape[1] < 100_000:
-        return _solve(Z, C, loss, huber_h, radius, max_iter)
+        return _solve(Z, C, loss, huber_h, radius, max_iter, norm_bound)
     # Small dense factorizations dominate; multi-threaded BLAS only adds
     # contention for them (scikit-learn's liblinear baseline is single-threaded too).
     with _blas_controller().limit(limits=1, user_api="blas"):
-        return _solve(Z, C, loss, huber_h, radius, max_iter)
+        return _solve(Z, C, loss, huber_h, radius, max_iter, norm_bound)
 
 
 _CONTROLLER = []
@@ -547,16 +576,40 @@ def _blas_controller():
     return _CONTROLLER[0]
 
 
-def _solve(Z, C, loss, huber_h, radius, max_iter):
+def _norm_reserve(C, n_samples, kappa, n_features, norm_bound):
+    """Upper bound on ``(C/n) max(0, max_i ||x_i|| - norm_bound)`` (exact row norms).
+
+    The exact norms are at most :func:`_kappa_bound` of the computed largest
+    one; ``C/n <= (fl(C/n) + 2**-1075) / (1 - u)``; the subtraction and the
+    products are rounded up by ``_UP``.
+    """
+    if norm_bound is None:
+        return 0.0
+    excess = _kappa_bound(kappa, n_features) - norm_bound
+    if not excess > 0.0:
+        return 0.0
+    # (+ 2 * 2**-1074: the three products above may underflow)
+    return (C / n_samples + _UNDERFLOW) * excess / (1.0 - _ROUNDOFF) * _UP + 2.0 * _UNDERFLOW
+
+
+def _solve(Z, C, loss, huber_h, radius, max_iter, norm_bound=None):
     n_samples = Z.shape[0]
     U = C / n_samples
     # The all-ones dual point: the exact solution when no margin can reach 1.
     w = U * Z.rmatvec(Z.weigh(np.ones(n_samples)))
-    kappa = float(np.max(row_norms_l2(Z.X)))
+    kappa = _max_row_norm(Z.X)
+    # Rows whose exact norm exceeds the public bound move the exact minimizer further
+    # than the sensitivity 2 C kappa / n counts (seed 001, Lemma 9 tightened:
+    # (C/n)(||x|| + ||x'||)): each dataset's point pays the excess out of its radius.
+    reserve = _norm_reserve(C, n_samples, kappa, Z.shape[1], norm_bound)
+
+    def within(distance):
+        return (distance + reserve) * _UP <= radius
+
     if loss == "huber":
         w, _, steps = _newton_huber(Z, U, huber_h, w, 0.5 * radius, max_iter)
         gnorm, distance = _huber_certificate(Z, U, C, kappa, huber_h, w)
-        if distance <= radius:
+        if within(distance):
             return CertifiedSVM(w, distance, gnorm, steps + 1)
         raise CertificationError(  # after the charge: public values only
             f"the SVM solver could not certify a distance <= {radius:.3g} to the exact "
@@ -567,7 +620,7 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
     w_cand, gap, _ = _hinge_gap(Z, U, np.ones(n_samples), C, kappa)
     while True:
         distance = math.sqrt(2.0 * gap) * _UP
-        if distance <= radius:
+        if within(distance):
             return CertifiedSVM(w_cand, distance, gap, total + 1)
         if total >= max_iter or h < 1e-14:
             break
@@ -580,7 +633,7 @@ def _solve(Z, C, loss, huber_h, radius, max_iter):
         # are tried first.
         widest = h + kappa * (np.sqrt(C * h / 2.0) + gnorm)
         for width in (h, 10.0 * h, 100.0 * h, widest):
-            if math.sqrt(2.0 * gap) * _UP <= radius or width > widest:
+            if within(math.sqrt(2.0 * gap) * _UP) or width > widest:
                 break
             polished = _hinge_gap(Z, U, _polish(Z, U, m, width), C, kappa)
             if polished[1] < gap:
