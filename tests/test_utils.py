@@ -153,3 +153,19 @@ def test_html_repr_does_not_warn_about_the_privacy_section():
     result = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", code],
                             cwd=root, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_sparse_row_norms_of_entries_below_2_pow_minus_1024():
+    # 1 / peak overflows for such rows: the sparse path gave inf (nan with an explicit zero)
+    # while the dense path was right (review s19).
+    import scipy.sparse as sp
+    from skdp.utils import row_norms_l2
+    dense = np.array([[3e-310, 4e-310, 0.0], [1e-320, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    X = sp.csr_matrix(dense)
+    X.data[X.data == 0] = 0.0
+    explicit = sp.csr_matrix((np.array([3e-310, 0.0, 4e-310]), np.array([0, 1, 2]),
+                              np.array([0, 3])), shape=(1, 3))
+    expected = row_norms_l2(dense)
+    np.testing.assert_allclose(row_norms_l2(X), expected, rtol=1e-12)
+    np.testing.assert_allclose(row_norms_l2(explicit), expected[:1], rtol=1e-12)
+    assert expected[0] == pytest.approx(5e-310, rel=1e-12)
