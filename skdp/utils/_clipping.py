@@ -59,7 +59,12 @@ def _row_norms_l2(X):
         peak = np.asarray(peak.todense()).ravel() if sp.issparse(peak) else np.asarray(peak)
         ok = (peak > 0) & np.isfinite(peak)
         rows, peak, idx = rows[ok], peak[ok], idx[ok]
-        scaled = sp.diags(1.0 / peak) @ rows if sp.issparse(rows) else rows / peak[:, None]
+        if sp.issparse(rows):
+            # Divide each stored entry by its row's peak: 1 / peak overflows below 2**-1024.
+            scaled = sp.csr_matrix(rows, copy=True)
+            scaled.data = scaled.data / np.repeat(peak, np.diff(scaled.indptr))
+        else:
+            scaled = rows / peak[:, None]
         norms[idx] = peak * np.sqrt(_row_sums_of_squares(scaled))
     return norms
 
