@@ -1093,8 +1093,8 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,) or None, default=None
-            Weight of each row's loss. Weights above 1 are clipped to 1 (with
-            a warning), because the guarantee bounds one row's influence by
+            Weight of each row's loss. Weights above 1 are clipped to 1
+            (silently), because the guarantee bounds one row's influence by
             a weight of 1; a weight in ``[0, 1]`` costs no privacy. The loss
             is still averaged over all ``n_samples`` rows, zero-weight ones
             included, so weights rescale the data term against the

@@ -259,7 +259,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
             Weight of each row's loss (of its clipped gradient for
             :class:`DPSGDClassifier`). A record is ``(x, y, w)`` and its
             weight is protected like its features. Weights above 1 are
-            clipped to 1 (with a warning), because the guarantee bounds one
+            clipped to 1 (silently), because the guarantee bounds one
             row's influence by a weight of 1; weights in ``[0, 1]`` cost no
             privacy. The loss is still averaged over all ``n_samples`` rows,
             zero-weight ones included (the sum of the weights is not public),

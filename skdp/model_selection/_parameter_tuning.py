@@ -734,7 +734,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
             Labels.
         sample_weight : array-like of shape (n_samples,) or None, default=None
             Row weights, protected like the rows. Weights above 1 are clipped
-            to 1 (with a warning). Each candidate's classifier (a pipeline's
+            to 1 (silently). Each candidate's classifier (a pipeline's
             last step) is fitted with its part's weights (it must take
             ``sample_weight``; the public all-zero rows weigh 1), and the
             holdout counts are weighted: a weight in ``[0, 1]`` keeps their

@@ -294,7 +294,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             Weight ``s_i`` of each row's loss: the objective becomes
             ``||w||^2 / 2 + (C/n) sum_i s_i loss_i``. A record is
             ``(x, y, s)`` and its weight is protected like its features.
-            Weights above 1 are clipped to 1 (with a warning), because the
+            Weights above 1 are clipped to 1 (silently), because the
             guarantee bounds one row's influence by a weight of 1; weights in
             ``[0, 1]`` cost no privacy. ``n`` still counts every row,
             zero-weight ones included (the sum of the weights is not public),
