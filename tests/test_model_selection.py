@@ -278,3 +278,17 @@ def test_delta_none_with_an_accountant_says_what_to_set(data):
     sel.set_params(estimator=DPLogisticRegressionAMP(), param_grid=dict(grid, delta=[1e-6]))
     sel.fit(X, y)
     assert [s.budget for s in acc.spends] == [PrivacyBudget(1.0, 1e-6)] * 2
+
+
+@pytest.mark.parametrize("epsilon", [1e-310, 1e308])
+def test_selection_noise_out_of_float_range_is_refused_before_the_charge(small, epsilon):
+    # The exponential mechanism refuses a Gumbel scale 2 / epsilon that is subnormal or
+    # infinite; the selector used to spend, fit every candidate, then raise (review s19).
+    X, y = small
+    acc = BudgetAccountant(epsilon=1e308, delta=1e-3)
+    sel = PrivateParameterSelector(NoisyCentroidClassifier(), {"epsilon": [1.0, 2.0]},
+                                   epsilon=epsilon, classes=[0, 1], accountant=acc,
+                                   random_state=0)
+    with pytest.raises(ValueError, match="noise scale"):
+        sel.fit(X, y)
+    assert acc.spent is None
