@@ -82,12 +82,27 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity=1.0, monotonic=Fals
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=False)
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
     rng = check_random_state(random_state)
-    factor = epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
-    # 1 / factor is the scale of the Gumbel noise on the utilities: factor = inf made the
-    # tied best utilities NaN (inf * 0), always won by the first of them; 0 made NaN of a
-    # difference that overflowed to -inf (0 * -inf), always won by that candidate.
-    check_noise_scale(1.0 / factor if factor > 0.0 else np.inf)
+    factor = exponential_mechanism_factor(epsilon, sensitivity, monotonic)
     return int(np.argmax(factor * _shifted(utilities) + rng.gumbel(size=utilities.shape)))
+
+
+def exponential_mechanism_factor(epsilon, sensitivity=1.0, monotonic=False):
+    """``epsilon / (2 Delta)`` (``epsilon / Delta`` if monotonic), checked for floats.
+
+    Its inverse is the scale of the Gumbel noise on the utilities: a factor of
+    ``inf`` made the tied best utilities NaN (``inf * 0``), always won by the
+    first of them; 0 made NaN of a difference that overflowed to ``-inf``
+    (``0 * -inf``), always won by that candidate. Callers that charge a budget
+    call this before the charge (it reads parameters only).
+
+    Raises
+    ------
+    ValueError
+        If the noise scale is 0, subnormal or infinite.
+    """
+    factor = epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
+    check_noise_scale(1.0 / factor if factor > 0.0 else np.inf)
+    return factor
 
 
 def report_noisy_max(scores, *, epsilon, sensitivity=1.0, random_state=None):

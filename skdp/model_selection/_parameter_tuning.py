@@ -17,6 +17,7 @@ from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.base import DPEstimatorMixin
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.mechanisms import exponential_mechanism
+from skdp.mechanisms._exponential import exponential_mechanism_factor
 from skdp.model_selection._steps import (candidate_steps, column_transformer_parts,
                                          contains_column_transformer, fitted_private_steps,
                                          output_bound_issue, public_front, seeded_steps,
@@ -775,6 +776,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         accountant = self._resolve_accountant(candidates, private_steps)
         _warn_verbose_parts(models, candidates)
         selection = self._resolve_budget()
+        # The selection's noise scale is checked here, from parameters only: the exponential
+        # mechanism would refuse it after the charge.
+        exponential_mechanism_factor(selection.epsilon, 1.0)
         rng = check_random_state(self.random_state)
         # A data-independent random split into k + 1 parts (seed 002, Alg. 3 step 1).
         parts = np.array_split(rng.permutation(X.shape[0]), k + 1)
