@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_random_state", "spawn_random_states"]
+__all__ = ["check_random_state", "child_random_state", "spawn_random_states"]
 
 
 def check_random_state(random_state):
@@ -61,3 +61,28 @@ def spawn_random_states(rng, n):
         Statistically independent generators; reproducible when ``rng`` is.
     """
     return rng.spawn(n)
+
+
+def child_random_state(random_state):
+    """An independent child of a Generator or RandomState, of the same type.
+
+    ``clone`` gives each clone of an estimator one (see
+    :meth:`skdp.base.DPEstimatorMixin.__sklearn_clone__`): a deep copy would
+    make every clone draw the same noise. Deterministic given the parent's
+    seed and the number of children taken before, so runs stay reproducible.
+
+    Parameters
+    ----------
+    random_state : numpy.random.Generator or numpy.random.RandomState
+
+    Returns
+    -------
+    child : numpy.random.Generator or numpy.random.RandomState
+    """
+    if isinstance(random_state, np.random.RandomState):
+        # 128 bits drawn from the parent's stream seed the child.
+        return np.random.RandomState(random_state.randint(0, 2**32, size=4, dtype=np.uint32))
+    try:
+        return random_state.spawn(1)[0]
+    except TypeError:  # a bit generator built without a SeedSequence cannot spawn
+        return np.random.default_rng(random_state.integers(0, 2**32, size=4, dtype=np.uint64))
