@@ -44,3 +44,23 @@ def test_clones_of_an_int_seed_stay_identical():
     est = _scaler(3)
     assert clone(est).random_state == 3
     assert np.array_equal(_noisy_mean(clone(est)), _noisy_mean(clone(est)))
+
+
+def test_generator_that_cannot_spawn_is_not_a_crash_after_the_charge():
+    # A Generator over a legacy-seeded bit generator has no SeedSequence to spawn from:
+    # a one-vs-rest fit charged the accountant, then raised TypeError in spawn.
+    from skdp import BudgetAccountant
+    from skdp.linear_model import OutputPerturbationClassifier
+    from skdp.utils import spawn_random_states
+
+    legacy = np.random.Generator(np.random.RandomState(0)._bit_generator)
+    children = spawn_random_states(legacy, 3)
+    draws = [child.random(4) for child in children]
+    assert len({tuple(d) for d in draws}) == 3
+    rows = np.random.default_rng(0).normal(size=(30, 2))
+    acc = BudgetAccountant(10.0)
+    legacy = np.random.Generator(np.random.RandomState(0)._bit_generator)
+    clf = OutputPerturbationClassifier(epsilon=1.0, classes=[0, 1, 2], accountant=acc,
+                                       random_state=legacy)
+    clf.fit(rows, np.arange(30) % 3)
+    assert clf.coef_.shape == (3, 2)
