@@ -60,7 +60,13 @@ def spawn_random_states(rng, n):
     children : list of numpy.random.Generator
         Statistically independent generators; reproducible when ``rng`` is.
     """
-    return rng.spawn(n)
+    try:
+        return rng.spawn(n)
+    except TypeError:
+        # A bit generator built without a SeedSequence (e.g. over a legacy RandomState's)
+        # cannot spawn: seed each child with 128 bits drawn from the parent instead.
+        return [np.random.default_rng(seed)
+                for seed in rng.integers(0, 2**32, size=(n, 4), dtype=np.uint64)]
 
 
 def child_random_state(random_state):
@@ -82,7 +88,4 @@ def child_random_state(random_state):
     if isinstance(random_state, np.random.RandomState):
         # 128 bits drawn from the parent's stream seed the child.
         return np.random.RandomState(random_state.randint(0, 2**32, size=4, dtype=np.uint32))
-    try:
-        return random_state.spawn(1)[0]
-    except TypeError:  # a bit generator built without a SeedSequence cannot spawn
-        return np.random.default_rng(random_state.integers(0, 2**32, size=4, dtype=np.uint64))
+    return spawn_random_states(random_state, 1)[0]
