@@ -64,3 +64,19 @@ def test_generator_that_cannot_spawn_is_not_a_crash_after_the_charge():
                                        random_state=legacy)
     clf.fit(rows, np.arange(30) % 3)
     assert clf.coef_.shape == (3, 2)
+
+
+def test_clones_inside_a_teacher_fit_do_not_depend_on_earlier_clones():
+    # Teachers of subsample-and-aggregate are cloned (inside spending_refused) only when
+    # their rows hold two classes: a child spawned per clone would make teacher j's noise
+    # depend on how many earlier teachers had two classes, so one record could change
+    # many teachers (seed 004, Sec. 5.1 needs one). There each clone keeps a copy, as before.
+    from skdp.accounting._accountant import spending_refused
+
+    est = _scaler(np.random.default_rng(0))
+    with spending_refused():
+        first = _noisy_mean(clone(est))
+        clone(est)
+        third = _noisy_mean(clone(est))
+    assert np.array_equal(first, third)
+    assert est.random_state.bit_generator.seed_seq.n_children_spawned == 0
