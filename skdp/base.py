@@ -12,8 +12,9 @@ import warnings
 import numpy as np
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
+from skdp.accounting._accountant import spending_is_refused
 from skdp.exceptions import PrivacyLeakWarning, WeakPrivacyWarning
-from skdp.utils._random import check_random_state
+from skdp.utils._random import check_random_state, child_random_state
 from skdp.utils._validation import check_epsilon_delta, check_n_jobs
 
 __all__ = ["DPEstimatorMixin", "refuse_unsafe_pickle", "warn_privacy_leak"]
@@ -142,6 +143,26 @@ class DPEstimatorMixin:
         check_n_jobs(getattr(self, "n_jobs", None))
         self._charge_accountant(budget)
         return budget, rng
+
+    def __sklearn_clone__(self):
+        # sklearn's clone deep-copies every parameter that is not an estimator: a
+        # Generator or RandomState `random_state` would then hold the same state in
+        # every clone (each fit of cross_validate, GridSearchCV, OneVsRestClassifier...),
+        # which would all draw the same noise. It cancels between fits on overlapping
+        # data, and the basic composition the accountant charges (seed 004, Lemma 2.1.5)
+        # needs independent noise. Each clone gets an independent child instead (it
+        # stays independent when the clone is pickled to a worker process). Not inside
+        # `spending_refused` (a teacher of subsample-and-aggregate): teachers are cloned
+        # only when their rows hold two classes, so a child per clone would make a
+        # teacher's noise depend on the earlier teachers' rows (seed 004, Sec. 5.1 needs
+        # one record to change one teacher); each gets the copy it always had.
+        new = super().__sklearn_clone__()
+        if spending_is_refused():
+            return new
+        for name, value in self.get_params(deep=False).items():
+            if isinstance(value, (np.random.Generator, np.random.RandomState)):
+                setattr(new, name, child_random_state(value))
+        return new
 
     # Fitted attributes computed from the private data without noise (solver
     # diagnostics such as ``n_iter_``). They are not covered by the privacy

@@ -40,6 +40,11 @@ def spending_refused():
         _REFUSING.depth -= 1
 
 
+def spending_is_refused():
+    """Whether this thread is inside a :func:`spending_refused` block."""
+    return getattr(_REFUSING, "depth", 0) > 0
+
+
 @dataclass(frozen=True)
 class Spend:
     """One recorded spend: the budget and a description of who spent it."""
@@ -219,7 +224,7 @@ class BudgetAccountant:
         by : object, default=""
             Who spends it (an estimator or a label); stored as its ``repr``.
         """
-        if getattr(_REFUSING, "depth", 0):
+        if spending_is_refused():
             raise RuntimeError(
                 "a BudgetAccountant cannot be charged while a teacher of a "
                 "subsample-and-aggregate ensemble fits: how often teachers charge it depends "

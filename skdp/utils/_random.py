@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_random_state", "spawn_random_states"]
+__all__ = ["check_random_state", "child_random_state", "spawn_random_states"]
 
 
 def check_random_state(random_state):
@@ -60,4 +60,32 @@ def spawn_random_states(rng, n):
     children : list of numpy.random.Generator
         Statistically independent generators; reproducible when ``rng`` is.
     """
-    return rng.spawn(n)
+    try:
+        return rng.spawn(n)
+    except TypeError:
+        # A bit generator built without a SeedSequence (e.g. over a legacy RandomState's)
+        # cannot spawn: seed each child with 128 bits drawn from the parent instead.
+        return [np.random.default_rng(seed)
+                for seed in rng.integers(0, 2**32, size=(n, 4), dtype=np.uint64)]
+
+
+def child_random_state(random_state):
+    """An independent child of a Generator or RandomState, of the same type.
+
+    ``clone`` gives each clone of an estimator one (see
+    :meth:`skdp.base.DPEstimatorMixin.__sklearn_clone__`): a deep copy would
+    make every clone draw the same noise. Deterministic given the parent's
+    seed and the number of children taken before, so runs stay reproducible.
+
+    Parameters
+    ----------
+    random_state : numpy.random.Generator or numpy.random.RandomState
+
+    Returns
+    -------
+    child : numpy.random.Generator or numpy.random.RandomState
+    """
+    if isinstance(random_state, np.random.RandomState):
+        # 128 bits drawn from the parent's stream seed the child.
+        return np.random.RandomState(random_state.randint(0, 2**32, size=4, dtype=np.uint32))
+    return spawn_random_states(random_state, 1)[0]
