@@ -26,10 +26,12 @@ data_norm : float, default=1.0
 random_state : int, numpy.random.Generator or None, default=None
     Source of all noise. ``None`` draws fresh entropy from the operating
     system and is the only safe choice for a real release. An int makes runs
-    reproducible for tests and examples, but anyone who knows the seed can
-    remove the noise. An int or a Generator is copied by ``clone``, so every
-    clone (each fit of ``GridSearchCV`` or ``cross_val_score``) draws the
-    *same* noise, which then cancels between fits on overlapping data. A
+    reproducible for tests and examples, but anyone who knows the seed (it
+    stays in the fitted model's parameters) can remove the noise, and every
+    clone of an int-seeded estimator (each fit of ``GridSearchCV`` or
+    ``cross_val_score``) draws the *same* noise, which then cancels between
+    fits on overlapping data. A Generator (or a legacy ``RandomState``) gives
+    each clone an independent child stream, reproducible from it. A
     Generator stays in the parameters, so a pickled model carries its state
     after the fit, from which the noise can be replayed.""",
     "accountant": """\
