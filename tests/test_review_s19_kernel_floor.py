@@ -1,0 +1,105 @@
+"""Session-19 review: kernel ERM learners spent the budget, then raised ``CertificationError``,
+at a regularization ``alpha`` too small for the certified Newton solver in floating point."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from skdp import BudgetAccountant
+from skdp.exceptions import CertificationError
+from skdp.kernel_methods import (
+    InteractiveKernelPredictor,
+    PrivateKernelClassifier,
+    PrivateKernelNetClassifier,
+    PrivateKernelSVC,
+)
+
+ALL = (PrivateKernelSVC, PrivateKernelClassifier, PrivateKernelNetClassifier,
+       InteractiveKernelPredictor)
+
+
+def _data(n=30):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (n, 2))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _make(Est, acc, **kw):
+    extra = {} if Est is InteractiveKernelPredictor else {"n_public": 20}
+    if Est is PrivateKernelNetClassifier:
+        extra["n_rounds"] = 5
+    return Est(classes=[0, 1], accountant=acc, random_state=0, **extra, **kw)
+
+
+def _fit(Est, **kw):
+    acc = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _make(Est, acc, **kw).fit(X, y), acc
+
+
+@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("settings", [
+    # Before the fix each of these charged the accountant, then raised CertificationError
+    # (the RBF kernel, kappa = 1, n = 30): the Newton step's Woodbury subtraction
+    # g - S M^-1 S K g / n, of relative rounding about u kappa^2 l'' / alpha, gave a
+    # direction that was no descent direction (logistic, alpha = 1e-20: slope +150), and
+    # the solver stopped at beta = 0.
+    {"alpha": 1e-20},
+    {"alpha": 1e-150},
+    {"alpha": 1e-150, "epsilon": 1e-5},
+    {"alpha": 1e-300, "loss": "huber"},
+    {"alpha": 1e-18, "kernel_bound": 4.0, "kernel": "poly", "degree": 1},
+])
+def test_tiny_alpha_is_refused_before_the_charge(Est, settings):
+    with pytest.raises(ValueError, match="condition"):
+        _fit(Est, gamma=0.5, **settings)
+
+
+@pytest.mark.parametrize("Est", ALL)
+def test_refusal_reads_no_data_and_leaves_the_accountant_untouched(Est):
+    acc = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    X, y = _data()
+    for X_, y_ in [(X, y), (np.zeros_like(X), y), (X[:2], np.array([0, 1]))]:
+        with pytest.raises(ValueError, match="condition"):
+            _make(Est, acc, gamma=0.5, alpha=1e-20).fit(X_, y_)
+    assert acc.spends == []
+
+
+@pytest.mark.parametrize("Est", ALL)
+def test_moderate_alpha_still_fits(Est):
+    # Below the refusal (logistic: kappa^2 / (4 alpha) = 2**48 < 2**52): still certified.
+    est, acc = _fit(Est, gamma=0.5, alpha=2.0**-50, loss="logistic")
+    assert acc.spent.epsilon == est.privacy_spent_.epsilon == 1.0
+
+
+def test_refusal_threshold_is_the_hand_computed_condition_number():
+    from skdp.kernel_methods._erm import check_newton_conditioning
+    from skdp.linear_model._losses import get_loss
+
+    # kappa^2 l''_max / alpha >= 2**52 is refused: logistic l'' <= 1/4, Huber l'' <= 1 / (2 h).
+    check_newton_conditioning(get_loss("logistic", 0.5), 1.0, 2.0**-54 * 1.0000001, "x")
+    with pytest.raises(ValueError, match="condition"):
+        check_newton_conditioning(get_loss("logistic", 0.5), 1.0, 2.0**-54, "x")
+    check_newton_conditioning(get_loss("huber", 0.25), 3.0, 18.0 * 2.0**-52 * 1.0000001, "x")
+    with pytest.raises(ValueError, match="condition"):
+        check_newton_conditioning(get_loss("huber", 0.25), 3.0, 18.0 * 2.0**-52, "x")
+    with pytest.raises(ValueError, match="condition"):  # kappa^2 overflows
+        check_newton_conditioning(get_loss("logistic", 0.5), 1e200, 1.0, "x")
+
+
+def test_certification_error_before_the_fix_is_what_the_refusal_prevents():
+    # The setting of the first test, fitted by the solver directly: it cannot certify.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from skdp.kernel_methods._erm import certificate_tolerance, fit_kernel_erm
+    from skdp.linear_model._losses import get_loss
+
+    X, y = _data()
+    K = rbf_kernel(X, gamma=0.5)
+    with warnings.catch_warnings(), pytest.raises(CertificationError):
+        warnings.simplefilter("ignore")
+        fit_kernel_erm(K, np.where(y == 1, 1.0, -1.0), get_loss("logistic", 0.5), 1e-20,
+                       certificate_tolerance(1.0, 30))
