@@ -10,7 +10,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.accounting import PrivacyBudget, advanced_composition
 from skdp.base import DPEstimatorMixin
-from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
+from skdp.kernel_methods._erm import (
+    certificate_tolerance,
+    check_newton_conditioning,
+    erm_sensitivity,
+    fit_kernel_erm,
+)
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
     check_release_scale,
@@ -392,6 +397,9 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         # The discrete calibration can refuse a budget: also before the charge.
         grid = self._release_grid(scale, budget, kappa, sensitivity, radius, n_functions,
                                   support.shape[0])
+        # Public (loss, kappa, alpha): an alpha the Newton solver cannot handle in floats
+        # failed after the charge; refused before it.
+        check_newton_conditioning(loss, kappa, alpha, type(self).__name__)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=self._allow_zero_delta)
         context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius,

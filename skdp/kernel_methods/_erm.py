@@ -64,8 +64,8 @@ from skdp.linear_model._certificate import (
     two_product,
 )
 
-__all__ = ["certificate_tolerance", "erm_sensitivity", "fit_kernel_erm",
-           "rkhs_gradient_norm_bound"]
+__all__ = ["certificate_tolerance", "check_newton_conditioning", "erm_sensitivity",
+           "fit_kernel_erm", "rkhs_gradient_norm_bound"]
 
 # The certified gradient norm is this fraction of the exact-minimizer sensitivity
 # term kappa / n: the released sensitivity is (2 kappa / (alpha n)) (1 + _REL_TOL).
@@ -88,6 +88,66 @@ def certificate_tolerance(kappa, n_samples):
         ``1e-3 * kappa / n``.
     """
     return _REL_TOL * kappa / n_samples
+
+
+# Largest condition number kappa^2 sup l'' / alpha of the RKHS Hessian that the Newton
+# solver accepts (check_newton_conditioning): 1 / u of binary64 round to nearest.
+_MAX_CONDITION = 2.0**52
+
+
+def check_newton_conditioning(loss, kappa, alpha, owner):
+    """Refuse, before the charge, an ``alpha`` too small for the Newton solver in floating point.
+
+    The RKHS Hessian ``H = (1/n) sum_i w_i l''_i phi_i phi_i^T + alpha I`` has
+    eigenvalues in ``[alpha, alpha + c kappa^2]``, ``c = sup l''`` (``1/4``
+    logistic, ``1 / (2 h)`` Huber; ``loss.smoothness(kappa) = c kappa^2``),
+    whatever the data and weights in ``[0, 1]``. :func:`fit_kernel_erm` forms
+    ``alpha c = g - S (alpha I + S K S / n)^{-1} S K g / n`` (Woodbury): the
+    subtraction is rounded by about ``u |g|`` (``u = 2**-53``) while its exact
+    value can be as small as ``|g| alpha / (alpha + c kappa^2)``, so the
+    computed Newton step has a relative error of about
+    ``u c kappa^2 / alpha``. At ``c kappa^2 / alpha >= 2**52`` that is about
+    one half or more: the step need not be a descent direction (measured: the
+    logistic loss, RBF kernel, ``n = 30``, ``alpha = 1e-20`` gave an ascent
+    direction at ``beta = 0``; every fit at ``alpha`` from ``1e-20`` to
+    ``1e-300`` spent its budget, then raised ``CertificationError``). Such an
+    ``alpha`` is refused from public values only (``loss``, ``kappa``,
+    ``alpha``). It is no useful setting either: each released value then has
+    sensitivity ``2 kappa^2 / (alpha n) >= 2**53 / (c n)``.
+
+    This is not a proof that no data set certifies (two copies of one point
+    with opposite labels certify at ``beta = 0`` for any ``alpha``), and fits
+    below the bound can still fail, depending on the data (slow damped-Newton
+    convergence at a small ``alpha`` or ``huber_h``): the failure is not
+    covered by the guarantee, so a failed fit must stay confidential.
+
+    Parameters
+    ----------
+    loss : LogisticLoss or HuberSVMLoss
+        Margin loss.
+    kappa : float
+        Feature-map norm bound.
+    alpha : float
+        Regularization, > 0.
+    owner : str
+        Name of the estimator, for the error message.
+
+    Raises
+    ------
+    ValueError
+        If ``loss.smoothness(kappa) / alpha`` is not below ``2**52`` (or overflows).
+    """
+    try:
+        condition = loss.smoothness(kappa) / alpha  # inf on overflow of the division
+    except OverflowError:  # kappa ** 2
+        condition = math.inf
+    if not condition < _MAX_CONDITION:
+        raise ValueError(
+            f"{owner}: alpha={alpha!r} is too small for the certified Newton solver in floating "
+            f"point: the condition number kappa^2 sup l'' / alpha = {condition:.3g} of the "
+            f"RKHS Hessian is not below 2**52 (kappa={kappa:.3g}), so its steps can be pure "
+            "rounding and the minimizer cannot be certified. Use a larger alpha (or a smaller "
+            "kernel_bound, or a larger huber_h). Nothing was spent.")
 
 
 def erm_sensitivity(kappa, alpha, n_samples, tol):

@@ -25,7 +25,12 @@ from skdp.kernel_methods._classifiers import (
     tddl_discrete_laplace,
     tddl_laplace_scale,
 )
-from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
+from skdp.kernel_methods._erm import (
+    certificate_tolerance,
+    check_newton_conditioning,
+    erm_sensitivity,
+    fit_kernel_erm,
+)
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
 from skdp.linear_model._private_glm import release_on_grid
@@ -556,6 +561,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         if mechanism == "discrete_laplace":  # the calibration can refuse: before the charge
             grid = tddl_discrete_laplace(
                 scale, sensitivity, max_updates, half.epsilon, half.delta, limit)
+        # Public (loss, kappa, alpha): an alpha the Newton solver cannot handle in floats
+        # failed after the charge; refused before it.
+        check_newton_conditioning(loss, kappa, alpha, type(self).__name__)
         budget, rng = self._start_private_fit(n, allow_zero_delta=False)
         half = budget.split(2)
         # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
