@@ -108,3 +108,53 @@ def test_certification_error_before_the_fix_is_what_the_refusal_prevents():
         warnings.simplefilter("ignore")
         fit_kernel_erm(K, np.where(y == 1, 1.0, -1.0), get_loss("logistic", 0.5), 1e-20,
                        certificate_tolerance(1.0, 30))
+
+
+@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("kernel_bound", [1e-200, 1e-280])
+def test_tiny_kernel_bound_is_refused_before_the_charge(Est, kernel_bound):
+    # Before the fix: CertificationError after the charge in all four estimators (the
+    # certificate's underflow allowance sqrt(n 2**-1074) dominates kernel values of 1e-200).
+    acc = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    X, y = _data()
+    with warnings.catch_warnings(), pytest.raises(ValueError, match="kernel bound"):
+        warnings.simplefilter("ignore")
+        _make(Est, acc, kernel="linear", kernel_bound=kernel_bound, alpha=1.0).fit(X, y)
+    assert acc.spends == []
+
+
+@pytest.mark.parametrize("kappa", [1e-10, 1e-60])
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_zero_gradient_is_certified_at_a_small_kernel_bound(kappa, loss):
+    # The certificate of g = 0 (or beta = 0) took _exact_sum's top = 0, whose power of two
+    # sigma = 2**levels gave an absolute bound of about 4e-14 at n = 30: above
+    # tol = 1e-3 kappa / n for kappa <~ 1e-9, so every fit of a small-valued kernel spent,
+    # then raised CertificationError (the solver sits at g = 0 exactly there).
+    from skdp.kernel_methods._erm import (
+        certificate_tolerance,
+        fit_kernel_erm,
+        rkhs_gradient_norm_bound,
+    )
+    from skdp.linear_model._losses import get_loss
+
+    X, y = _data()
+    Xc = X / np.linalg.norm(X, axis=1, keepdims=True) * kappa
+    K, y_pm1 = Xc @ Xc.T, np.where(y == 1, 1.0, -1.0)
+    tol = certificate_tolerance(kappa, 30)
+    beta, bound, _ = fit_kernel_erm(K, y_pm1, get_loss(loss, 0.5), 1.0, tol)
+    assert bound <= tol
+    assert rkhs_gradient_norm_bound(K, y_pm1, get_loss(loss, 0.5), 1.0, np.zeros(30)) > 0.0
+
+
+def test_kernel_bound_at_2_to_minus_500_still_fits():
+    est, acc = _fit(PrivateKernelSVC, kernel="linear", kernel_bound=2.0**-500, alpha=1.0)
+    assert acc.spent.epsilon == 1.0
+
+
+def test_tddl_ball_least_squares_underflow_returned_after_the_charge():
+    # Before the fix: kernel values near 1e-150 made lam u^2 / lam^2 underflow in
+    # ball_least_squares while sum u^2 / lam exceeded radius^2, and brentq raised
+    # "f(a) and f(b) must have different signs" after the budget was charged.
+    est, acc = _fit(PrivateKernelClassifier, kernel="linear", kernel_bound=1e-150, alpha=1.0)
+    assert acc.spent.epsilon == 1.0
+    assert np.all(np.isfinite(est.dual_coef_))
