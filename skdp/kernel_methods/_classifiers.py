@@ -239,7 +239,7 @@ def check_ball_least_squares_range(value_bound, scale, radius, K, owner):
     T = K.shape[0]
     k = max(float(np.max(np.diag(K))), np.finfo(float).tiny)
     v = value_bound + 40.0 * scale
-    quadratic = T * v * v * 1e24 / (k * k) * max(1.0, k)
+    quadratic = T * v * v * 1e24 / k / k * max(1.0, k)  # k * k may underflow to 0
     evaluation = T * k * math.sqrt(quadratic)
     if not max(quadratic, evaluation, radius * radius) < np.finfo(float).max:
         raise ValueError(
@@ -280,6 +280,11 @@ def ball_least_squares(K, target, radius):
     def excess(mu):
         return float(np.sum(lam * u**2 / (lam + mu) ** 2)) - radius**2
 
+    if not excess(0.0) > 0.0:
+        # sum u^2 / lam > radius^2, yet lam u^2 / lam^2 rounds or underflows to at most
+        # radius^2 (kernel values near 1e-150): the interpolant is in the ball up to rounding.
+        # brentq raised ValueError here, after the charge (any output is post-processing).
+        return evecs[:, keep] @ (u / lam)
     hi = 1.0
     while excess(hi) > 0:
         hi *= 10.0
