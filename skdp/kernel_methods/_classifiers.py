@@ -591,7 +591,15 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     we instantiate it exactly from the proof's ingredients. The minimizer is
     certified (RKHS gradient norm at most ``1e-3 R_phi / n``), which adds
     ``2e-3 R_phi / (lambda n)`` to the sensitivity; no uncertified point is
-    ever released. Step 2 is post-processing.
+    ever released. Step 2 is post-processing. Settings the certified solver
+    cannot handle in floating point are refused before the charge, from
+    public values only: ``R_phi^2 sup l'' / alpha >= 2**52`` (an ill-conditioned
+    Newton step) or ``R_phi^2 < 2**-500``
+    (:func:`~skdp.kernel_methods._erm.check_newton_conditioning`). Whether
+    a fit that passes them certifies within ``max_iter`` depends on the data
+    (a small ``alpha`` or ``huber_h`` slows the solver): a
+    :class:`~skdp.exceptions.CertificationError` is not covered by the
+    guarantee, so keep a failed fit confidential.
     ``mechanism="discrete_laplace"`` releases each prediction as
     ``g (round(v / g) + Z)`` with exact discrete Laplace noise ``Z`` of
     scale ``t`` grid steps on a public power-of-two grid ``g``: one rounded
@@ -770,7 +778,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     protected (``X_public`` is not). ``(epsilon, delta)``-DP by Hall,
     Rinaldo and Wasserman (2013) / seed 003, Definition 2, with the RKHS
     sensitivity ``2 kappa / (lambda n)`` of the regularized minimizer (plus the
-    certificate term; see :class:`PrivateKernelClassifier`). Corrections to
+    certificate term, the settings refused before the charge and the
+    confidentiality of a failed fit: see :class:`PrivateKernelClassifier`). Corrections to
     seed 003, Sec. 3.3: its SVM objective ``||w||^2 / 2 + C sum_i l`` (written
     with max for min and ``max(0, xy)`` for the hinge ``max(0, 1 - y f(x))``)
     has sensitivity ``2 C kappa``, not ``2C / n``; ``2C / n`` holds for

@@ -161,7 +161,11 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     ``w*``, whose sensitivity stays ``2 L R_phi / (lambda n)`` for weights in
     ``[0, 1]`` (clipped per row): the replaced row's weighted loss is still
     ``L``-Lipschitz in the margin and the regularizer's strong convexity does
-    not depend on the weights (``n`` counts every row).
+    not depend on the weights (``n`` counts every row). Settings the
+    certified solver cannot handle in floating point are refused before the
+    charge; a fit that raises :class:`~skdp.exceptions.CertificationError`
+    is not covered and must stay confidential (see
+    :class:`PrivateKernelClassifier`).
 
     %(kernel_psd)s
 
@@ -412,7 +416,12 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     vector test keeps its float Laplace noise (it releases only which
     queries are paid, not low-order bits of a noisy value).
     The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`). The
+    minimizer is certified as in :class:`PrivateKernelClassifier`: settings
+    the solver cannot handle in floating point (``R_phi^2 sup l'' / alpha >=
+    2**52`` or ``R_phi^2 < 2**-500``) are refused before the charge; a fit
+    that raises :class:`~skdp.exceptions.CertificationError` (data-dependent)
+    is not covered and must stay confidential.
 
     %(kernel_psd)s
 
