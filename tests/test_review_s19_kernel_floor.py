@@ -158,3 +158,21 @@ def test_tddl_ball_least_squares_underflow_returned_after_the_charge():
     est, acc = _fit(PrivateKernelClassifier, kernel="linear", kernel_bound=1e-150, alpha=1.0)
     assert acc.spent.epsilon == 1.0
     assert np.all(np.isfinite(est.dual_coef_))
+
+
+@pytest.mark.parametrize("Est, kw", [
+    # TDDL released Laplace noise of scale 3.95e-322 (80 subnormal steps) around values whose
+    # rounding is absolute there, with a value sensitivity of 9 ulps.
+    (PrivateKernelClassifier, {"kernel": "linear", "kernel_bound": 2.0**-500, "alpha": 1e171}),
+    # TDIL: the exponential mechanism's scale check raised after the budget was charged.
+    (PrivateKernelNetClassifier, {"kernel": "linear", "kernel_bound": 2.0**-500,
+                                  "alpha": 1e168}),
+    (PrivateKernelNetClassifier, {"gamma": 0.5, "alpha": 1e308}),
+])
+def test_subnormal_noise_scale_is_refused_before_the_charge(Est, kw):
+    acc = BudgetAccountant(epsilon=float("inf"), delta=0.5)
+    X, y = _data()
+    with warnings.catch_warnings(), pytest.raises(ValueError, match="noise scale"):
+        warnings.simplefilter("ignore")
+        _make(Est, acc, **kw).fit(X, y)
+    assert acc.spends == []
