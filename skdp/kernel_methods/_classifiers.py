@@ -133,12 +133,18 @@ def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
 
 
 def check_noise_scale(scale, sensitivity, budget):
-    """Refuse (before the charge) a sensitivity or noise scale that is not a finite float > 0."""
-    if not (math.isfinite(sensitivity) and 0.0 < scale < math.inf):
+    """Refuse (before the charge) a sensitivity that is not finite or a noise scale that is not
+    a positive normal float.
+
+    A subnormal scale (a huge ``alpha`` with a tiny ``kernel_bound``: 3.95e-322 was
+    released) gives noise of a handful of subnormal steps around values whose rounding
+    is absolute there, as :func:`skdp.mechanisms._exponential.check_noise_scale` refuses.
+    """
+    if not (math.isfinite(sensitivity) and np.finfo(float).tiny <= scale < math.inf):
         raise ValueError(
             f"The sensitivity ({sensitivity:g}) or the noise scale ({scale:g}) is not a finite "
-            f"positive float at (epsilon={budget.epsilon:g}, delta={budget.delta:g}): alpha "
-            "or epsilon is too small. Nothing was spent.")
+            f"positive normal float at (epsilon={budget.epsilon:g}, delta={budget.delta:g}): "
+            "alpha or epsilon is too small or too large. Nothing was spent.")
 
 
 def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_bound):

@@ -35,6 +35,7 @@ from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
 from skdp.linear_model._private_glm import release_on_grid
 from skdp.mechanisms import SparseVector, exponential_mechanism, sparse_vector_scales
+from skdp.mechanisms._exponential import exponential_mechanism_factor
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
@@ -271,6 +272,14 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         # Laplace draw, all 2 B n_functions of them epsilon_0-DP (Thm. 7).
         return tddl_laplace_scale(kappa * sensitivity, 2 * self.n_rounds * n_functions,
                                   budget.epsilon, budget.delta)
+
+    def _release_grid(self, scale, budget, kappa, sensitivity, radius, n_functions, n_points):
+        # Before the charge: the exponential mechanism of _release refuses a scale
+        # 2 value_sensitivity / eps0 that is 0, subnormal or infinite (it raised after it).
+        value_sensitivity = kappa * sensitivity
+        exponential_mechanism_factor(value_sensitivity / scale, value_sensitivity)
+        return super()._release_grid(scale, budget, kappa, sensitivity, radius, n_functions,
+                                     n_points)
 
     def _release(self, values, K_uu, scale, context, rng):
         kappa = context["kappa"]
