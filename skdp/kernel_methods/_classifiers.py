@@ -133,8 +133,7 @@ def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
 
 
 def check_noise_scale(scale, sensitivity, budget):
-    """Refuse (before the charge) a sensitivity that is not finite or a noise scale that is not
-    a positive normal float.
+    """Refuse (before the charge) an infinite sensitivity or a scale that is not a normal float > 0.
 
     A subnormal scale (a huge ``alpha`` with a tiny ``kernel_bound``: 3.95e-322 was
     released) gives noise of a handful of subnormal steps around values whose rounding

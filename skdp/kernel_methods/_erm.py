@@ -99,7 +99,7 @@ _MIN_KERNEL_BOUND = 2.0**-500
 
 
 def check_newton_conditioning(loss, kappa, alpha, owner):
-    """Refuse, before the charge, an ``alpha`` (or ``kappa``) the certified solver cannot handle in floats.
+    """Refuse, before the charge, an ``alpha`` or ``kappa`` the certified solver cannot handle.
 
     The RKHS Hessian ``H = (1/n) sum_i w_i l''_i phi_i phi_i^T + alpha I`` has
     eigenvalues in ``[alpha, alpha + c kappa^2]``, ``c = sup l''`` (``1/4``
