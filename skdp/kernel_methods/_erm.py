@@ -125,8 +125,9 @@ def check_newton_conditioning(loss, kappa, alpha, owner):
     dominates entries of size ``kappa^2`` near ``2**-537``; the bound then
     stayed above ``tol = 1e-3 kappa / n`` at every iterate (measured: the
     linear kernel, ``n = 300``, ``alpha = 0.01``, every ``kappa <= 1e-110``
-    raised ``CertificationError`` after the charge; ``kappa = 1e-100`` and
-    ``kappa >= 2**-250`` certified).
+    raised ``CertificationError`` after the charge, every ``kappa`` from
+    ``1e-100`` to 1 certified; the threshold mirrors :mod:`skdp.svm`'s
+    ``2**-500``, with a wide margin, rather than an exact floor).
 
     This is not a proof that no data set certifies (two copies of one point
     with opposite labels certify at ``beta = 0`` for any ``alpha``), and fits
@@ -154,8 +155,8 @@ def check_newton_conditioning(loss, kappa, alpha, owner):
     if not kappa * kappa >= _MIN_KERNEL_BOUND:
         raise ValueError(
             f"{owner}: the kernel bound kappa^2 = {kappa * kappa:.3g} is below 2**-500: the "
-            "certified solver's rounding floor (from underflow) is then above its tolerance "
-            "1e-3 kappa / n_samples and no fit could be certified. Rescale the kernel "
+            "certified solver's rounding allowance for underflow then reaches its tolerance "
+            "1e-3 kappa / n_samples and fits fail to certify. Rescale the kernel "
             "(kernel_bound) to larger values. Nothing was spent.")
     try:
         condition = loss.smoothness(kappa) / alpha  # inf on overflow of the division
