@@ -10,7 +10,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.accounting import PrivacyBudget, advanced_composition
 from skdp.base import DPEstimatorMixin
-from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
+from skdp.kernel_methods._erm import (
+    certificate_tolerance,
+    check_newton_conditioning,
+    erm_sensitivity,
+    fit_kernel_erm,
+)
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
     check_release_scale,
@@ -128,12 +133,17 @@ def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
 
 
 def check_noise_scale(scale, sensitivity, budget):
-    """Refuse (before the charge) a sensitivity or noise scale that is not a finite float > 0."""
-    if not (math.isfinite(sensitivity) and 0.0 < scale < math.inf):
+    """Refuse (before the charge) an infinite sensitivity or a scale that is not a normal float > 0.
+
+    A subnormal scale (a huge ``alpha`` with a tiny ``kernel_bound``: 3.95e-322 was
+    released) gives noise of a handful of subnormal steps around values whose rounding
+    is absolute there, as :func:`skdp.mechanisms._exponential.check_noise_scale` refuses.
+    """
+    if not (math.isfinite(sensitivity) and np.finfo(float).tiny <= scale < math.inf):
         raise ValueError(
             f"The sensitivity ({sensitivity:g}) or the noise scale ({scale:g}) is not a finite "
-            f"positive float at (epsilon={budget.epsilon:g}, delta={budget.delta:g}): alpha "
-            "or epsilon is too small. Nothing was spent.")
+            f"positive normal float at (epsilon={budget.epsilon:g}, delta={budget.delta:g}): "
+            "alpha or epsilon is too small or too large. Nothing was spent.")
 
 
 def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_bound):
@@ -234,7 +244,7 @@ def check_ball_least_squares_range(value_bound, scale, radius, K, owner):
     T = K.shape[0]
     k = max(float(np.max(np.diag(K))), np.finfo(float).tiny)
     v = value_bound + 40.0 * scale
-    quadratic = T * v * v * 1e24 / (k * k) * max(1.0, k)
+    quadratic = T * v * v * 1e24 / k / k * max(1.0, k)  # k * k may underflow to 0
     evaluation = T * k * math.sqrt(quadratic)
     if not max(quadratic, evaluation, radius * radius) < np.finfo(float).max:
         raise ValueError(
@@ -275,6 +285,11 @@ def ball_least_squares(K, target, radius):
     def excess(mu):
         return float(np.sum(lam * u**2 / (lam + mu) ** 2)) - radius**2
 
+    if not excess(0.0) > 0.0:
+        # sum u^2 / lam > radius^2, yet lam u^2 / lam^2 rounds or underflows to at most
+        # radius^2 (kernel values near 1e-150): the interpolant is in the ball up to rounding.
+        # brentq raised ValueError here, after the charge (any output is post-processing).
+        return evecs[:, keep] @ (u / lam)
     hi = 1.0
     while excess(hi) > 0:
         hi *= 10.0
@@ -392,6 +407,9 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         # The discrete calibration can refuse a budget: also before the charge.
         grid = self._release_grid(scale, budget, kappa, sensitivity, radius, n_functions,
                                   support.shape[0])
+        # Public (loss, kappa, alpha): an alpha the Newton solver cannot handle in floats
+        # failed after the charge; refused before it.
+        check_newton_conditioning(loss, kappa, alpha, type(self).__name__)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=self._allow_zero_delta)
         context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius,
@@ -578,7 +596,15 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     we instantiate it exactly from the proof's ingredients. The minimizer is
     certified (RKHS gradient norm at most ``1e-3 R_phi / n``), which adds
     ``2e-3 R_phi / (lambda n)`` to the sensitivity; no uncertified point is
-    ever released. Step 2 is post-processing.
+    ever released. Step 2 is post-processing. Settings the certified solver
+    cannot handle in floating point are refused before the charge, from
+    public values only: ``R_phi^2 sup l'' / alpha >= 2**52`` (an ill-conditioned
+    Newton step) or ``R_phi^2 < 2**-500``
+    (:func:`~skdp.kernel_methods._erm.check_newton_conditioning`). Whether
+    a fit that passes them certifies within ``max_iter`` depends on the data
+    (a small ``alpha`` or ``huber_h`` slows the solver): a
+    :class:`~skdp.exceptions.CertificationError` is not covered by the
+    guarantee, so keep a failed fit confidential.
     ``mechanism="discrete_laplace"`` releases each prediction as
     ``g (round(v / g) + Z)`` with exact discrete Laplace noise ``Z`` of
     scale ``t`` grid steps on a public power-of-two grid ``g``: one rounded
@@ -757,7 +783,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     protected (``X_public`` is not). ``(epsilon, delta)``-DP by Hall,
     Rinaldo and Wasserman (2013) / seed 003, Definition 2, with the RKHS
     sensitivity ``2 kappa / (lambda n)`` of the regularized minimizer (plus the
-    certificate term; see :class:`PrivateKernelClassifier`). Corrections to
+    certificate term, the settings refused before the charge and the
+    confidentiality of a failed fit: see :class:`PrivateKernelClassifier`). Corrections to
     seed 003, Sec. 3.3: its SVM objective ``||w||^2 / 2 + C sum_i l`` (written
     with max for min and ``max(0, xy)`` for the hinge ``max(0, 1 - y f(x))``)
     has sensitivity ``2 C kappa``, not ``2C / n``; ``2C / n`` holds for

@@ -64,8 +64,8 @@ from skdp.linear_model._certificate import (
     two_product,
 )
 
-__all__ = ["certificate_tolerance", "erm_sensitivity", "fit_kernel_erm",
-           "rkhs_gradient_norm_bound"]
+__all__ = ["certificate_tolerance", "check_newton_conditioning", "erm_sensitivity",
+           "fit_kernel_erm", "rkhs_gradient_norm_bound"]
 
 # The certified gradient norm is this fraction of the exact-minimizer sensitivity
 # term kappa / n: the released sensitivity is (2 kappa / (alpha n)) (1 + _REL_TOL).
@@ -88,6 +88,87 @@ def certificate_tolerance(kappa, n_samples):
         ``1e-3 * kappa / n``.
     """
     return _REL_TOL * kappa / n_samples
+
+
+# Largest condition number kappa^2 sup l'' / alpha of the RKHS Hessian that the Newton
+# solver accepts (check_newton_conditioning): 1 / u of binary64 round to nearest.
+_MAX_CONDITION = 2.0**52
+# Smallest kernel bound kappa^2 accepted: far above the square root of the subnormals, the
+# absolute term of the certificate's row-norm bounds (as skdp.svm's _MIN_RADIUS).
+_MIN_KERNEL_BOUND = 2.0**-500
+
+
+def check_newton_conditioning(loss, kappa, alpha, owner):
+    """Refuse, before the charge, an ``alpha`` or ``kappa`` the certified solver cannot handle.
+
+    The RKHS Hessian ``H = (1/n) sum_i w_i l''_i phi_i phi_i^T + alpha I`` has
+    eigenvalues in ``[alpha, alpha + c kappa^2]``, ``c = sup l''`` (``1/4``
+    logistic, ``1 / (2 h)`` Huber; ``loss.smoothness(kappa) = c kappa^2``),
+    whatever the data and weights in ``[0, 1]``. :func:`fit_kernel_erm` forms
+    ``alpha c = g - S (alpha I + S K S / n)^{-1} S K g / n`` (Woodbury): the
+    subtraction is rounded by about ``u |g|`` (``u = 2**-53``) while its exact
+    value can be as small as ``|g| alpha / (alpha + c kappa^2)``, so the
+    computed Newton step has a relative error of about
+    ``u c kappa^2 / alpha``. At ``c kappa^2 / alpha >= 2**52`` that is about
+    one half or more: the step need not be a descent direction (measured: the
+    logistic loss, RBF kernel, ``n = 30``, ``alpha = 1e-20`` gave an ascent
+    direction at ``beta = 0``; every fit at ``alpha`` from ``1e-20`` to
+    ``1e-300`` spent its budget, then raised ``CertificationError``). Such an
+    ``alpha`` is refused from public values only (``loss``, ``kappa``,
+    ``alpha``). It is no useful setting either: each released value then has
+    sensitivity ``2 kappa^2 / (alpha n) >= 2**53 / (c n)``.
+
+    A kernel bound ``kappa^2 < 2**-500`` is refused too: the certificate
+    (:func:`rkhs_gradient_norm_bound`) bounds each row of ``K`` by its norm
+    plus ``sqrt(n 2**-1074)`` (the error-free products of
+    :mod:`skdp.linear_model._certificate` allow for underflow), which
+    dominates entries of size ``kappa^2`` near ``2**-537``; the bound then
+    stayed above ``tol = 1e-3 kappa / n`` at every iterate (measured: the
+    linear kernel, ``n = 300``, ``alpha = 0.01``, every ``kappa <= 1e-110``
+    raised ``CertificationError`` after the charge, every ``kappa`` from
+    ``1e-100`` to 1 certified; the threshold mirrors :mod:`skdp.svm`'s
+    ``2**-500``, with a wide margin, rather than an exact floor).
+
+    This is not a proof that no data set certifies (two copies of one point
+    with opposite labels certify at ``beta = 0`` for any ``alpha``), and fits
+    below the bound can still fail, depending on the data (slow damped-Newton
+    convergence at a small ``alpha`` or ``huber_h``): the failure is not
+    covered by the guarantee, so a failed fit must stay confidential.
+
+    Parameters
+    ----------
+    loss : LogisticLoss or HuberSVMLoss
+        Margin loss.
+    kappa : float
+        Feature-map norm bound.
+    alpha : float
+        Regularization, > 0.
+    owner : str
+        Name of the estimator, for the error message.
+
+    Raises
+    ------
+    ValueError
+        If ``loss.smoothness(kappa) / alpha`` is not below ``2**52`` (or
+        overflows), or ``kappa^2 < 2**-500``.
+    """
+    if not kappa * kappa >= _MIN_KERNEL_BOUND:
+        raise ValueError(
+            f"{owner}: the kernel bound kappa^2 = {kappa * kappa:.3g} is below 2**-500: the "
+            "certified solver's rounding allowance for underflow then reaches its tolerance "
+            "1e-3 kappa / n_samples and fits fail to certify. Rescale the kernel "
+            "(kernel_bound) to larger values. Nothing was spent.")
+    try:
+        condition = loss.smoothness(kappa) / alpha  # inf on overflow of the division
+    except OverflowError:  # kappa ** 2
+        condition = math.inf
+    if not condition < _MAX_CONDITION:
+        raise ValueError(
+            f"{owner}: alpha={alpha!r} is too small for the certified Newton solver in floating "
+            f"point: the condition number kappa^2 sup l'' / alpha = {condition:.3g} of the "
+            f"RKHS Hessian is not below 2**52 (kappa={kappa:.3g}), so its steps can be pure "
+            "rounding and the minimizer cannot be certified. Use a larger alpha (or a smaller "
+            "kernel_bound, or a larger huber_h). Nothing was spent.")
 
 
 def erm_sensitivity(kappa, alpha, n_samples, tol):
@@ -148,6 +229,11 @@ def _objective(K, y, loss, alpha, beta, sample_weight=None):
 def _accurate_matvec(K, vector):
     """``K @ vector`` by error-free dot products, with a bound on each entry's error."""
     n = K.shape[0]
+    if not np.any(vector):
+        # K @ 0 = 0 exactly. (Through _exact_sum a zero vector has top = 0 and the power of
+        # two sigma = 2**levels, not a multiple of top: an error bound of about n^3 u^2 that
+        # made tol = 1e-3 kappa / n unreachable at beta = 0 or g = 0 once kappa <~ 1e-9 n.)
+        return np.zeros(n), np.zeros(n)
     out, err = np.empty(n), np.empty(n)
     for start, stop in _chunks(n, n):  # blocks of rows small enough to stay in cache
         Z, Z_err = _Block(K, start, stop).scores(vector[None, :])
@@ -215,7 +301,9 @@ def rkhs_gradient_norm_bound(K, y, loss, alpha, beta, sample_weight=None):
         e = delta / n + U * (np.abs(a) + np.abs(b) + np.abs(g)) * (1.0 + 2 * U) + 3 * ETA
         v, v_err = _accurate_matvec(K, g)
         h, r = two_product(g, v)
-        S, C, sum_err = _exact_sum(h, r, np.sum, n, float(np.max(np.abs(h), initial=0.0)))
+        # top >= max |h| and > 0: for h = 0 (g = 0) top = 0 gave the loose sigma = 2**levels.
+        top = max(float(np.max(np.abs(h), initial=0.0)), ETA)
+        S, C, sum_err = _exact_sum(h, r, np.sum, n, top)
         q, e_sum = S + C, float(np.sum(e))
         error = (U * abs(q) + sum_err + float(np.abs(g) @ v_err)
                  + 2.0 * float(e @ (np.abs(v) + v_err))

@@ -25,11 +25,17 @@ from skdp.kernel_methods._classifiers import (
     tddl_discrete_laplace,
     tddl_laplace_scale,
 )
-from skdp.kernel_methods._erm import certificate_tolerance, erm_sensitivity, fit_kernel_erm
+from skdp.kernel_methods._erm import (
+    certificate_tolerance,
+    check_newton_conditioning,
+    erm_sensitivity,
+    fit_kernel_erm,
+)
 from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
 from skdp.linear_model._losses import get_loss
 from skdp.linear_model._private_glm import release_on_grid
 from skdp.mechanisms import SparseVector, exponential_mechanism, sparse_vector_scales
+from skdp.mechanisms._exponential import exponential_mechanism_factor
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
@@ -156,7 +162,11 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     ``w*``, whose sensitivity stays ``2 L R_phi / (lambda n)`` for weights in
     ``[0, 1]`` (clipped per row): the replaced row's weighted loss is still
     ``L``-Lipschitz in the margin and the regularizer's strong convexity does
-    not depend on the weights (``n`` counts every row).
+    not depend on the weights (``n`` counts every row). Settings the
+    certified solver cannot handle in floating point are refused before the
+    charge; a fit that raises :class:`~skdp.exceptions.CertificationError`
+    is not covered and must stay confidential (see
+    :class:`PrivateKernelClassifier`).
 
     %(kernel_psd)s
 
@@ -262,6 +272,14 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         # Laplace draw, all 2 B n_functions of them epsilon_0-DP (Thm. 7).
         return tddl_laplace_scale(kappa * sensitivity, 2 * self.n_rounds * n_functions,
                                   budget.epsilon, budget.delta)
+
+    def _release_grid(self, scale, budget, kappa, sensitivity, radius, n_functions, n_points):
+        # Before the charge: the exponential mechanism of _release refuses a scale
+        # 2 value_sensitivity / eps0 that is 0, subnormal or infinite (it raised after it).
+        value_sensitivity = kappa * sensitivity
+        exponential_mechanism_factor(value_sensitivity / scale, value_sensitivity)
+        return super()._release_grid(scale, budget, kappa, sensitivity, radius, n_functions,
+                                     n_points)
 
     def _release(self, values, K_uu, scale, context, rng):
         kappa = context["kappa"]
@@ -407,7 +425,12 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     vector test keeps its float Laplace noise (it releases only which
     queries are paid, not low-order bits of a noisy value).
     The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
+    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`). The
+    minimizer is certified as in :class:`PrivateKernelClassifier`: settings
+    the solver cannot handle in floating point (``R_phi^2 sup l'' / alpha >=
+    2**52`` or ``R_phi^2 < 2**-500``) are refused before the charge; a fit
+    that raises :class:`~skdp.exceptions.CertificationError` (data-dependent)
+    is not covered and must stay confidential.
 
     %(kernel_psd)s
 
@@ -556,6 +579,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         if mechanism == "discrete_laplace":  # the calibration can refuse: before the charge
             grid = tddl_discrete_laplace(
                 scale, sensitivity, max_updates, half.epsilon, half.delta, limit)
+        # Public (loss, kappa, alpha): an alpha the Newton solver cannot handle in floats
+        # failed after the charge; refused before it.
+        check_newton_conditioning(loss, kappa, alpha, type(self).__name__)
         budget, rng = self._start_private_fit(n, allow_zero_delta=False)
         half = budget.split(2)
         # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
