@@ -57,8 +57,10 @@ __all__ = [
 
 CALIBRATIONS = ("analytic", "hall")
 
-# Smallest relative jitter added to the support kernel matrix (see gp_release).
+# Smallest relative jitter added to the support kernel matrix (see gp_release), and the
+# number of tenfold steps tried: 1e-10 to 1e-2 times max k(u, u).
 _JITTER = 1e-10
+_JITTER_STEPS = 9
 
 
 def default_delta(n_samples):
@@ -123,7 +125,7 @@ def support_factor(K_uu):
     """Cholesky factor of ``K_uu + tau I``, the noise covariance of :func:`gp_release`.
 
     ``tau`` starts at ``1e-10 max k(u, u)`` and grows tenfold until the
-    factorization succeeds. It reads the public ``K_uu`` only, so callers
+    factorization succeeds, up to ``1e-2 max k(u, u)``. It reads the public ``K_uu`` only, so callers
     compute it before the budget is charged: a kernel that is not positive
     semi-definite is refused before anything is spent.
 
@@ -143,15 +145,16 @@ def support_factor(K_uu):
         raise ValueError("the kernel matrix of the support points has non-finite entries "
                          "(overflow in the kernel or its parameters); nothing was spent.")
     scale = max(float(np.max(np.diag(K_uu))), np.finfo(float).tiny)
-    jitter = _JITTER * scale
-    while True:
+    # Powers of ten computed directly: a running product (jitter *= 10) rounds, and
+    # whether its last step compared above 1e-3 * scale decided, by the last bit of
+    # max k(u, u), if 1e-2 was tried at all.
+    for jitter in _JITTER * scale * 10.0 ** np.arange(_JITTER_STEPS):
         try:
             return linalg.cho_factor(K_uu + jitter * np.eye(m), lower=True, check_finite=False)
         except linalg.LinAlgError:
-            if jitter > 1e-3 * scale:
-                raise ValueError("the kernel matrix of the support points is not positive "
-                                 "semi-definite; check the kernel.") from None
-            jitter *= 10.0
+            pass
+    raise ValueError("the kernel matrix of the support points is not positive "
+                     "semi-definite; check the kernel.")
 
 
 def check_release_scale(value_bound, sigma, K_uu, owner):
