@@ -41,3 +41,26 @@ def test_cli_lists_and_rejects_unknown(capsys):
     assert main(["--list"]) == 0
     assert "mechanisms" in capsys.readouterr().out
     assert main(["--scenario", "nope"]) == 2
+
+
+@pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning")
+def test_amp_oracle_row_reports_the_best_fraction_of_its_grid(monkeypatch):
+    # The information row "eps3_fraction tuned on the test set" must be the grid's best mean,
+    # scored with the verdict's own seeds, and name the fraction it found.
+    import numpy as np
+    from sklearn.datasets import make_classification
+
+    from skdp.benchmarks._harness import Dataset, evaluate_private
+    from skdp.benchmarks.scenarios import amp
+    from skdp.linear_model import DPLogisticRegressionAMP
+
+    X, y = make_classification(600, 5, random_state=0)
+    data = Dataset("toy", X[:400], y[:400], X[400:], y[400:])
+    grid = (0.55, 0.75, 0.95)
+    monkeypatch.setattr(amp, "ORACLE_FRACTIONS", grid)
+    row = amp._oracle_fraction_row(data, 7, None)
+    means = [evaluate_private("amp", data, "m", DPLogisticRegressionAMP(
+        loss="huber", eps3_fraction=f), [0.1], 10, seed=7)[0]["mean"] for f in grid]
+    assert row["mean"] == max(means)
+    assert f": {grid[int(np.argmax(means))]};" in row["note"]
+    assert row["epsilon"] == 0.1 and row["n_draws"] == 10

@@ -2,8 +2,9 @@
 
 * Synthetic-L (seed 004, Table 4.1): H-F AMP with the logistic and Huber losses
   against scikit-learn's ``LogisticRegression``; in full mode also the Huber
-  loss at epsilon = 0.1 over 100 draws (its expected accuracy, as information
-  next to the issue's 10-draw verdict).
+  loss at epsilon = 0.1 over 100 draws (its expected accuracy) and with
+  ``eps3_fraction`` tuned on the test set (the ceiling of the default's one
+  free knob), both as information next to the issue's 10-draw verdict.
 * load_digits (pixels / 16, rows scaled to unit norm: per-row, privacy-free):
   softmax AMP against one-vs-rest AMP.
 * Speed: a dense 100,000 x 100 binary problem, H-F AMP (gradient norm certified
@@ -66,6 +67,35 @@ def _digits(random_state):
     return Dataset("digits", X_train, y_train, X_test, y_test)
 
 
+# eps3 / eps1 values for the oracle row: the rule's own fraction for this problem (0.745)
+# lies inside the grid.
+ORACLE_FRACTIONS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+
+
+def _oracle_fraction_row(data, seed, baseline_seconds):
+    """Huber at eps = 0.1 with eps3_fraction picked by mean *test* accuracy (information only).
+
+    The thesis' tuned "AMP" column (Fig. 4.10: 89.3 on Synthetic-L) picks its
+    hyperparameters this way. With the rest of the default fixed, ``eps3_fraction``
+    (equivalently ``Lambda``) is the one free knob of H-F AMP, so the best grid value
+    bounds what any data-independent rule for it can reach on this problem. Not
+    private (it reads the test labels) and not a default: a ceiling, printed as
+    information next to the 10-draw verdict. Same 10 seeds as that verdict.
+    """
+    best = None
+    for fraction in ORACLE_FRACTIONS:
+        row = evaluate_private(NAME, data, "H-F AMP Huber", DPLogisticRegressionAMP(
+            loss="huber", eps3_fraction=fraction), [0.1], 10, seed=seed,
+            baseline_seconds=baseline_seconds)[0]
+        if best is None or row["mean"] > best[1]["mean"]:
+            best = fraction, row
+    fraction, row = best
+    row["method"] = "Huber, eps3_fraction tuned on the test set (oracle)"
+    row["note"] = (f"best of eps3_fraction in {ORACLE_FRACTIONS}: {fraction}; not private, "
+                   f"information only (the ceiling of the default's one free knob)")
+    return row
+
+
 def _accuracy_rows(quick, seed):
     rows = []
     X_train, X_test, y_train, y_test = make_synthetic_l()
@@ -93,6 +123,7 @@ def _accuracy_rows(quick, seed):
             row["note"] = (f"standard error {row['std'] / np.sqrt(99):.2%}; information only, the "
                            f"10-draw row is the verdict")
         rows += precise
+        rows.append(_oracle_fraction_row(data, seed, base_sec))
 
     digits = _digits(0)
     base_row, base_sec = evaluate_baseline(NAME, digits, "LogisticRegression",
