@@ -978,3 +978,19 @@ def test_default_gamma_floor_covers_the_softmax_certificate_slack():
     cal = amp_calibration(1.0, 1e-6, n_samples=10**8, n_features=21, lipschitz=math.sqrt(2),
                           smoothness=0.5, row_rank=9, loss="multinomial")
     assert cal.gamma == floor
+
+
+def test_unit_rows_with_intercept_fit_at_sqrt2_score_on_the_training_scale():
+    # README / docs: after a Normalizer, [x, 1] has norm sqrt(2). At data_norm=1 it is shrunk by
+    # 1/sqrt(2) when fitting but not when predicting (logits sqrt(2) too large); at
+    # data_norm=sqrt(2) nothing is clipped and, the default rule scaling with data_norm^2, the
+    # model is the same up to that factor: same predictions, calibrated probabilities.
+    X, y = make_classification(3000, 8, random_state=1)
+    X = Normalizer().fit_transform(X)
+    shrunk = DPLogisticRegressionAMP(1.0, classes=[0, 1], random_state=3).fit(X, y)
+    whole = DPLogisticRegressionAMP(1.0, data_norm=np.sqrt(2), classes=[0, 1],
+                                    random_state=3).fit(X, y)
+    scores = shrunk.decision_function(X)
+    np.testing.assert_allclose(scores, np.sqrt(2) * whole.decision_function(X),
+                               atol=1e-4 * np.max(np.abs(scores)))
+    np.testing.assert_array_equal(shrunk.predict(X), whole.predict(X))
