@@ -1,9 +1,14 @@
 import csv
 
+import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 
 from skdp.benchmarks import format_table, make_row, register_scenario
 from skdp.benchmarks.__main__ import main
+from skdp.benchmarks._harness import Dataset, evaluate_private
+from skdp.benchmarks.scenarios import amp
+from skdp.linear_model import DPLogisticRegressionAMP
 
 
 @register_scenario("_test_scenario", "a tiny scenario used by the test-suite", in_quick=False)
@@ -47,13 +52,6 @@ def test_cli_lists_and_rejects_unknown(capsys):
 def test_amp_oracle_row_reports_the_best_fraction_of_its_grid(monkeypatch):
     # The information row "eps3_fraction tuned on the test set" must be the grid's best mean,
     # scored with the verdict's own seeds, and name the fraction it found.
-    import numpy as np
-    from sklearn.datasets import make_classification
-
-    from skdp.benchmarks._harness import Dataset, evaluate_private
-    from skdp.benchmarks.scenarios import amp
-    from skdp.linear_model import DPLogisticRegressionAMP
-
     X, y = make_classification(600, 5, random_state=0)
     data = Dataset("toy", X[:400], y[:400], X[400:], y[400:])
     grid = (0.55, 0.75, 0.95)

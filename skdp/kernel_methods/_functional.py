@@ -125,9 +125,10 @@ def support_factor(K_uu):
     """Cholesky factor of ``K_uu + tau I``, the noise covariance of :func:`gp_release`.
 
     ``tau`` starts at ``1e-10 max k(u, u)`` and grows tenfold until the
-    factorization succeeds, up to ``1e-2 max k(u, u)``. It reads the public ``K_uu`` only, so callers
-    compute it before the budget is charged: a kernel that is not positive
-    semi-definite is refused before anything is spent.
+    factorization succeeds, up to ``1e-2 max k(u, u)``. It reads the public
+    ``K_uu`` only, so callers compute it before the budget is charged: a
+    kernel that is not positive semi-definite is refused before anything is
+    spent.
 
     Parameters
     ----------
