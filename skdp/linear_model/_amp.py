@@ -721,10 +721,13 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         is appended *before* clipping, so it counts in the norm: a row ``x``
         is used as ``[x, 1] * min(1, data_norm / ||[x, 1]||)``. Scaling a row
         by a positive factor does not change the sign of a linear score, so
-        predictions on unclipped rows stay consistent. The default
+        predictions on unclipped rows stay consistent, but ``predict_proba``
+        on rows longer than the fitted ones is overconfident. The default
         regularization grows as ``data_norm^2``, so scaling the (clipped)
         rows and ``data_norm`` together leaves the model's scores unchanged
-        up to the output noise.
+        up to the output noise: after a ``Normalizer``, pass
+        ``data_norm=np.sqrt(2)`` (the norm of ``[x, 1]``) so that nothing is
+        clipped and the probabilities are on the fitted scale.
     fit_intercept : bool, default=True
         Whether to learn an intercept (through the appended feature).
     multi_class : {"auto", "ovr", "multinomial"}, default="auto"
