@@ -67,8 +67,8 @@ def _digits(random_state):
     return Dataset("digits", X_train, y_train, X_test, y_test)
 
 
-# eps3 / eps1 values for the oracle row: the rule's own fraction for this problem (0.745)
-# lies inside the grid.
+# eps3 / eps1 values for the oracle row; the rule's own fraction for this problem (0.745)
+# lies within their range.
 ORACLE_FRACTIONS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
