@@ -320,7 +320,7 @@ def load_real_dataset(name):
         For tables: ``data`` (features in [0, 1]), ``target``, ``feature_names``,
         ``target_names``, ``task``, ``bounds`` (public per-feature bounds), ``data_norm``
         (public bound on a row's L2 norm), ``y_bounds`` (regression), ``source`` and
-        ``DESCR``. For ``"movielens"``: ``users``, ``items`` (integer codes),
+        ``DESCR``. For ``"movielens"``: ``user_ids``, ``item_ids`` (codes from 0),
         ``ratings``, ``n_users``, ``n_items`` and ``rating_bounds``.
 
     Notes
