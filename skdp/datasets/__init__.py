@@ -8,7 +8,6 @@ from skdp.datasets._spheres import make_concentric_spheres
 from skdp.datasets._synthetic import make_synthetic_h, make_synthetic_l
 
 __all__ = [
-    "REAL_DATASETS",
     "load_ratings",
     "load_real_dataset",
     "make_concentric_spheres",
