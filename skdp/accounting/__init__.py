@@ -2,6 +2,7 @@
 
 from skdp.accounting._accountant import BudgetAccountant, Spend
 from skdp.accounting._budget import PrivacyBudget
+from skdp.accounting._ledger import BudgetLedger, LedgerUnavailableError, SQLiteLedger
 from skdp.accounting._composition import (
     advanced_composition,
     basic_composition,
@@ -18,7 +19,10 @@ from skdp.accounting._subsampled import (
 
 __all__ = [
     "BudgetAccountant",
+    "BudgetLedger",
+    "LedgerUnavailableError",
     "PrivacyBudget",
+    "SQLiteLedger",
     "Spend",
     "advanced_composition",
     "basic_composition",

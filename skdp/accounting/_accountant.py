@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from skdp.accounting._budget import PrivacyBudget
+from skdp.accounting._ledger import BudgetLedger, SQLiteLedger
 from skdp.exceptions import BudgetExceededError
 from skdp.utils._validation import check_real
 
@@ -69,6 +70,14 @@ class BudgetAccountant:
         Total epsilon, > 0 (``float('inf')`` to only record spends).
     delta : float, default=0.0
         Total delta in ``[0, 1)``.
+    ledger : str, os.PathLike, BudgetLedger or None, default=None
+        Where the spends are kept. ``None`` keeps them in this object (one
+        process). A file path keeps them in an SQLite ledger
+        (:class:`~skdp.accounting.SQLiteLedger`) that every copy of the
+        accountant, in any process of the machine, spends from atomically:
+        use it for ``GridSearchCV(n_jobs=2)``, joblib's process backends or a
+        Dask cluster, and to keep a budget across restarts (opening the file
+        again resumes its spends; its total cannot change).
 
     Attributes
     ----------
@@ -77,7 +86,7 @@ class BudgetAccountant:
 
     Notes
     -----
-    The accountant is one live object. A copy made by pickling (``n_jobs > 1``
+    Without a ledger, the accountant is one live object. A copy made by pickling (``n_jobs > 1``
     with a process-based joblib backend, ``joblib.dump``/``load``, caching)
     or held by a forked child process would keep a total of its own that the
     original never sees, so a copy reports what it holds but refuses to
@@ -95,11 +104,19 @@ class BudgetAccountant:
     PrivacyBudget(epsilon=0.6, delta=9e-06)
     """
 
-    def __init__(self, epsilon, delta=0.0):
+    def __init__(self, epsilon, delta=0.0, ledger=None):
         self.epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=False, allow_inf=True)
         self.delta = check_real(delta, "delta", low=0.0, high=1.0, high_inclusive=False)
         self._infinite = math.isinf(self.epsilon)
-        self.spends = []
+        if ledger is not None and not isinstance(ledger, BudgetLedger):
+            if not isinstance(ledger, (str, os.PathLike)):
+                raise TypeError(f"ledger must be None, a file path or a BudgetLedger, got "
+                                f"{ledger!r}.")
+            ledger = SQLiteLedger(ledger)
+        self.ledger = ledger
+        if ledger is not None:
+            ledger.open(self.epsilon, self.delta)
+        self._spends = []
         self._exact = (0, Fraction(0), Fraction(0))  # (spends counted, sum eps, sum delta)
         self._lock = threading.Lock()
         self._is_copy = False
@@ -122,12 +139,16 @@ class BudgetAccountant:
         return state
 
     def __setstate__(self, state):
+        if "spends" in state:  # pickles of older versions
+            state["_spends"] = state.pop("spends")
         self.__dict__.update(state)
         self.__dict__.setdefault("_exact", (0, Fraction(0), Fraction(0)))
-        self.__dict__.setdefault("_pid", None)  # pickles of older versions
+        self.__dict__.setdefault("_pid", None)
+        self.__dict__.setdefault("ledger", None)
         self._lock = threading.Lock()
-        # Every unpickled accountant is a copy: the original may still spend.
-        self._is_copy = True
+        # An unpickled in-memory accountant is a copy: the original may still spend.
+        # With a ledger every copy spends from the one shared record.
+        self._is_copy = self.ledger is None
 
     def resume(self):
         """Make this unpickled copy the live accountant, and return it.
@@ -146,6 +167,13 @@ class BudgetAccountant:
 
     # --- queries ------------------------------------------------------------
     @property
+    def spends(self):
+        """Every spend so far, oldest first (read from the ledger when there is one)."""
+        if self.ledger is None:
+            return self._spends
+        return [Spend(PrivacyBudget(eps, delta), by) for eps, delta, by in self.ledger.records()]
+
+    @property
     def spent(self):
         """Total spent so far (basic composition), or ``None`` before any spend."""
         with self._lock:
@@ -163,26 +191,31 @@ class BudgetAccountant:
         return PrivacyBudget(eps, max(delta, 0.0))
 
     def _total(self):
-        if not self.spends:
+        spends = self.spends
+        if not spends:
             return None
-        eps = sum(s.budget.epsilon for s in self.spends)
-        delta = sum(s.budget.delta for s in self.spends)
+        eps = sum(s.budget.epsilon for s in spends)
+        delta = sum(s.budget.delta for s in spends)
         return PrivacyBudget(eps, delta)
 
     def _exact_totals(self):
         # Exact sums of the spends, extended by the spends recorded since the last call.
         counted, eps, delta = self._exact
-        if counted > len(self.spends):  # the list was edited: start over
+        if counted > len(self._spends):  # the list was edited: start over
             counted, eps, delta = 0, Fraction(0), Fraction(0)
-        for s in self.spends[counted:]:
+        for s in self._spends[counted:]:
             eps += Fraction(s.budget.epsilon)
             delta += Fraction(s.budget.delta)
-        self._exact = (len(self.spends), eps, delta)
+        self._exact = (len(self._spends), eps, delta)
         return eps, delta
 
     def _fits(self, budget):
         eps, delta = self._exact_totals()
-        slack = 1 + (len(self.spends) + 1) * _ROUND_OFF
+        return self._fits_totals(eps, delta, len(self._spends), budget)
+
+    def _fits_totals(self, eps, delta, n_spends, budget):
+        """Whether ``budget`` fits on top of spends summing exactly to ``(eps, delta)``."""
+        slack = 1 + (n_spends + 1) * _ROUND_OFF
         eps_ok = self._infinite or eps + Fraction(budget.epsilon) <= Fraction(self.epsilon) * slack
         return eps_ok and delta + Fraction(budget.delta) <= Fraction(self.delta) * slack
 
@@ -200,19 +233,29 @@ class BudgetAccountant:
     def _check_locked(self, budget):
         if not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}.")
-        if not self._fits(budget):
-            total = self._total()
-            total_eps = total.epsilon if total else 0.0
-            total_delta = total.delta if total else 0.0
-            raise BudgetExceededError(
-                f"spending (epsilon={budget.epsilon:g}, delta={budget.delta:g}) would exceed "
-                f"the accountant's total (epsilon={self.epsilon:g}, delta={self.delta:g}); "
-                f"already spent (epsilon={total_eps:g}, delta={total_delta:g}) in "
-                f"{len(self.spends)} spend(s). Nothing was spent."
-                + (" This accountant allows no delta; estimators that need delta > 0 "
-                   "need BudgetAccountant(epsilon, delta=...)."
-                   if budget.delta > 0 and self.delta == 0 else "")
-            )
+        if self.ledger is not None:
+            spends = self.spends
+            fits = self._fits_totals(sum((Fraction(s.budget.epsilon) for s in spends), Fraction(0)),
+                                     sum((Fraction(s.budget.delta) for s in spends), Fraction(0)),
+                                     len(spends), budget)
+        else:
+            fits = self._fits(budget)
+        if not fits:
+            self._refuse(budget)
+
+    def _refuse(self, budget):
+        total = self._total()
+        total_eps = total.epsilon if total else 0.0
+        total_delta = total.delta if total else 0.0
+        raise BudgetExceededError(
+            f"spending (epsilon={budget.epsilon:g}, delta={budget.delta:g}) would exceed "
+            f"the accountant's total (epsilon={self.epsilon:g}, delta={self.delta:g}); "
+            f"already spent (epsilon={total_eps:g}, delta={total_delta:g}) in "
+            f"{len(self.spends)} spend(s). Nothing was spent."
+            + (" This accountant allows no delta; estimators that need delta > 0 "
+               "need BudgetAccountant(epsilon, delta=...)."
+               if budget.delta > 0 and self.delta == 0 else "")
+        )
 
     def spend(self, budget, by=""):
         """Record a spend after checking that it fits (atomically).
@@ -230,6 +273,15 @@ class BudgetAccountant:
                 "subsample-and-aggregate ensemble fits: how often teachers charge it depends "
                 "on their private rows. Give the teachers no accountant; the ensemble's own "
                 "`accountant` records the whole fit.")
+        if not isinstance(budget, PrivacyBudget):
+            raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}.")
+        label = by if isinstance(by, str) else repr(by)
+        if self.ledger is not None:
+            # One transaction checks and records, so racing processes cannot both win.
+            if not self.ledger.spend(budget.epsilon, budget.delta, label,
+                                     lambda eps, delta, n: self._fits_totals(eps, delta, n, budget)):
+                self._refuse(budget)
+            return
         if self._is_copy or os.getpid() != self._pid:
             raise RuntimeError(
                 "this BudgetAccountant is a copy made by pickling (a process-based joblib "
@@ -237,11 +289,13 @@ class BudgetAccountant:
                 "from it would not reach the original. Use n_jobs=1 or "
                 "joblib.parallel_backend('threading') when fits share an accountant. To "
                 "continue a saved budget on purpose, call resume() on the loaded accountant "
-                "once no other copy can spend."
+                "once no other copy can spend. BudgetAccountant(..., ledger='budget.db') is "
+                "shared by every process."
             )
         with self._lock:
             self._check_locked(budget)
-            self.spends.append(Spend(budget, by if isinstance(by, str) else repr(by)))
+            self._spends.append(Spend(budget, label))
 
     def __repr__(self):
-        return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r})"
+        ledger = "" if self.ledger is None else f", ledger={self.ledger!r}"
+        return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}{ledger})"
