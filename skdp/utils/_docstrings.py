@@ -23,9 +23,11 @@ data_norm : float, default=1.0
     scaled down to it, a per-row operation that costs no privacy. It must be
     chosen without looking at the private data.""",
     "random_state": """\
-random_state : int, numpy.random.Generator or None, default=None
+random_state : int, numpy.random.Generator, "secure" or None, default=None
     Source of all noise. ``None`` draws fresh entropy from the operating
-    system and is the only safe choice for a real release. An int makes runs
+    system and is the safe choice for a real release; ``"secure"`` also uses a
+    cryptographically secure generator (ChaCha20, optional ``randomgen``
+    package), whose state cannot be reconstructed from its output. An int makes runs
     reproducible for tests and examples, but anyone who knows the seed (it
     stays in the fitted model's parameters) can remove the noise, and every
     clone of an int-seeded estimator (each fit of ``GridSearchCV`` or
@@ -42,8 +44,9 @@ accountant : BudgetAccountant or None, default=None
     the same accountant, so every fit of a search is counted. A search or
     ``cross_val_score`` with ``n_jobs > 1`` on joblib's default (process)
     backend gives its workers pickled copies, which refuse to spend (every
-    fit fails with a ``RuntimeError`` saying so): use ``n_jobs=1`` or
-    ``joblib.parallel_backend("threading")`` when fits share an accountant.""",
+    fit fails with a ``RuntimeError`` saying so), unless the accountant keeps
+    its spends in a ledger file (``BudgetAccountant(..., ledger="budget.db")``),
+    which every process spends from.""",
     "n_jobs": """\
 n_jobs : int or None, default=None
     Number of parallel jobs (joblib). ``None`` means 1 unless inside a
