@@ -370,6 +370,27 @@ def check_feature_bounds(bounds, n_features, owner="bounds"):
                          f"feature, got {bounds!r}.") from None
     if array.shape == (2,):
         array = np.broadcast_to(array, (n_features, 2))
+    elif array.shape == (2, 2):
+        # Ambiguous when both readings are valid bounds and they differ.
+        both_valid = np.all(array[:, 0] < array[:, 1]) and np.all(array[0] < array[1])
+        if (both_valid and not np.array_equal(array, array.T)
+                and not (isinstance(bounds, list) and all(isinstance(p, tuple) for p in bounds))):
+            # Two features: [(low_1, high_1), (low_2, high_2)] and another library's
+            # (lows, highs) have the same shape and would be read differently.
+            raise ValueError(
+                f"{owner}: with two features, bounds={bounds!r} is ambiguous: skdp reads one "
+                f"(low, high) pair per feature, while (lows, highs) is another common layout. "
+                f"Pass a list of tuples, [(low_1, high_1), (low_2, high_2)], e.g. "
+                f"list(zip(lows, highs)).")
+        if n_features != 2:
+            raise ValueError(f"{owner}: bounds must be a pair (low, high) or one (low, high) "
+                             f"pair per feature, of shape (2,) or ({n_features}, 2); got shape "
+                             f"(2, 2).")
+    elif array.shape == (2, n_features):
+        raise ValueError(
+            f"{owner}: bounds must be a pair (low, high) or one (low, high) pair per feature, "
+            f"of shape (2,) or ({n_features}, 2); got shape (2, {n_features}), the (lows, highs) "
+            f"layout of another library: pass list(zip(lows, highs)).")
     elif array.shape != (n_features, 2):
         raise ValueError(f"{owner}: bounds must be a pair (low, high) or one (low, high) pair "
                          f"per feature, of shape (2,) or ({n_features}, 2); got shape "

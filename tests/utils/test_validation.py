@@ -1,0 +1,35 @@
+"""Validation helpers shared by every estimator."""
+
+import numpy as np
+import pytest
+
+from skdp.preprocessing import PublicBoundsScaler
+from skdp.utils._validation import check_feature_bounds
+
+
+@pytest.mark.parametrize("bounds", [np.array([[0.0, 1.0], [2.0, 3.0]]), ((0.0, 1.0), (2.0, 3.0)),
+                                    [[0.0, 1.0], [2.0, 3.0]]])
+def test_two_feature_bounds_in_an_ambiguous_layout_are_refused(bounds):
+    # Read per feature: [0, 1] and [2, 3]; read as (lows, highs): [0, 2] and [1, 3].
+    with pytest.raises(ValueError, match="ambiguous.*list of tuples"):
+        check_feature_bounds(bounds, 2)
+    with pytest.raises(ValueError, match="ambiguous"):
+        PublicBoundsScaler(bounds=bounds).fit(np.zeros((3, 2)))
+
+
+def test_two_feature_bounds_as_a_list_of_pairs_are_read_per_feature():
+    lower, upper = check_feature_bounds([(0.0, 1.0), (2.0, 3.0)], 2)
+    np.testing.assert_array_equal(lower, [0.0, 2.0])
+    np.testing.assert_array_equal(upper, [1.0, 3.0])
+
+
+@pytest.mark.parametrize("bounds", [np.array([[-3.0, 3.0], [-3.0, 3.0]]),   # one reading only
+                                    np.array([[0.0, 2.0], [2.0, 5.0]])])   # both readings agree
+def test_unambiguous_two_by_two_arrays_are_accepted(bounds):
+    lower, upper = check_feature_bounds(bounds, 2)
+    np.testing.assert_array_equal(np.column_stack([lower, upper]), bounds)
+
+
+def test_the_lows_highs_layout_is_explained():
+    with pytest.raises(ValueError, match=r"\(lows, highs\).*zip"):
+        check_feature_bounds((np.zeros(3), np.ones(3)), 3)
