@@ -335,9 +335,9 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         y : None
             Ignored.
         sample_weight : array-like of shape (n_samples,) or None, default=None
-            Weight ``w_i`` in ``[0, 1]`` of each point's kernel (weights
-            outside, NaN or of the wrong length are refused before any
-            budget is spent). A record is ``(x, w)``, protected as a whole.
+            Weight ``w_i`` in ``[0, 1]`` of each point's kernel (weights above
+            1 are clipped to 1 silently; negative, NaN or wrong-length weights
+            are refused before any budget is spent). A record is ``(x, w)``, protected as a whole.
             The estimate is ``(1/n) sum_i w_i K_h(., x_i)`` with the public
             ``n``: it integrates to ``sum_i w_i / n``, and ``score_samples``
             renormalizes it over ``box_`` (post-processing), so the scored
@@ -356,7 +356,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
         # Weights in [0, 1] (None when all are 1: unit weights run the unweighted code).
-        sample_weight = check_bounded_sample_weight(sample_weight, n, above="raise")
+        sample_weight = check_bounded_sample_weight(sample_weight, n)
         h = self._bandwidth(n, d)
         check_option(self.calibration, "calibration", CALIBRATIONS)
         check_real(self.uniform_weight, "uniform_weight", low=0.0, high=1.0)
@@ -555,8 +555,8 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
             Ignored.
         sample_weight : array-like of shape (n_samples,) or None, default=None
             Weight ``w_i`` in ``[0, 1]`` each point adds to its bin (weights
-            outside, NaN or of the wrong length are refused before any budget
-            is spent); with ``noise="discrete_gaussian"`` only 0 or 1, so
+            above 1 are clipped to 1 silently; negative, NaN or wrong-length
+            weights are refused before any budget is spent); with ``noise="discrete_gaussian"`` only 0 or 1, so
             that the counts stay integers (fractional weights are refused).
             A record is ``(x, w)``, protected as a whole. The frequencies are
             the weighted counts over the public ``n``; ``score_samples``
@@ -575,7 +575,7 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         check_option(self.calibration, "calibration", CALIBRATIONS)
         noise = check_option(self.noise, "noise", ("gaussian", "discrete_gaussian"))
         # Weights in [0, 1] (None when all are 1: unit weights run the unweighted code).
-        sample_weight = check_bounded_sample_weight(sample_weight, n, above="raise")
+        sample_weight = check_bounded_sample_weight(sample_weight, n)
         if (noise == "discrete_gaussian" and sample_weight is not None
                 and np.any((sample_weight != 0.0) & (sample_weight != 1.0))):
             raise ValueError("PrivateHistogram(noise='discrete_gaussian') takes sample_weight "

@@ -556,9 +556,10 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         y : None
             Ignored.
         sample_weight : array-like of shape (n_samples,) or None, default=None
-            Weight ``w_i`` of each row, in ``[0, 1]`` (weights outside, NaN
-            or of the wrong length are refused before any budget is spent;
-            divide larger weights by a constant fixed in advance). A record
+            Weight ``w_i`` of each row, in ``[0, 1]``: weights above 1 are
+            clipped to 1 silently (a refusal would reveal them; divide larger
+            weights by a constant fixed in advance), negative, NaN or
+            wrong-length weights are refused before any budget is spent. A record
             is ``(x, w)`` and its weight is protected like its features. The
             released sums are ``sum_i w_i z_i`` and ``sum_i w_i z_i^2``, and
             they are divided by the public ``n_samples``, not by the private
@@ -584,7 +585,7 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         X, lower, upper = self._validate_for_fit(X)
         n, d = X.shape
         # Weights in [0, 1] (None when all are 1: unit weights run the unweighted code).
-        sample_weight = check_bounded_sample_weight(sample_weight, n, above="raise")
+        sample_weight = check_bounded_sample_weight(sample_weight, n)
         with np.errstate(over="ignore", under="ignore"):
             squared_half_width = ((upper - lower) / 2.0) ** 2
         bad = np.flatnonzero(~(np.isfinite(squared_half_width)
