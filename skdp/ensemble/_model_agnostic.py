@@ -1,4 +1,4 @@
-"""ModelAgnosticPrivateClassifier: private learner by knowledge transfer (Thakkar 2019, Alg. 11)."""
+"""ModelAgnosticPrivateClassifier: knowledge transfer to a student (Thakkar 2019, Alg. 11)."""
 
 import warnings
 from dataclasses import dataclass
@@ -150,6 +150,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     dropped) and is the only model kept. Predictions come from the student:
     unlimited queries at no further privacy cost.
 
+    It needs much data per teacher: at ``epsilon = 1`` and tables of 5,000
+    to 20,000 rows, no generic teacher agrees often enough, and ``fit``
+    keeps a constant fallback model (``fallback_``, with a warning) that
+    scores the majority class at best. See Notes.
+
     Parameters
     ----------
     estimator : classifier
@@ -298,29 +303,32 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     If the answered votes hold fewer than two classes, no student can be
     trained and ``fit`` keeps a constant model instead (``fallback_``, with
     a :class:`~skdp.exceptions.FallbackModelWarning`): the released class if
-    there is one, else ``fallback_label``. Taking the majority of the
+    there is one, else ``fallback_label``, else a model that gives every
+    class the same probability (``fallback_="uniform"``; its ``predict``
+    is ``classes_[0]``, a public choice). Taking the majority of the
     private labels instead, or a label of the private label set, would be
     a release that no noise protects (one added record with a new label
     can change the private label set), and paying for it privately would
-    exceed the declared ``epsilon`` exactly when the fit went badly. If no
-    label was released and ``fallback_label`` is ``None``, ``fit`` raises:
-    the budget is then spent and nothing is released. Tiny data, small
-    ``epsilon`` or few teachers make this likely: a vote is answered only
-    when its distance to instability, at most ``(n_teachers - 1) / 2``,
-    clears the threshold ``threshold_``.
+    exceed the declared ``epsilon`` exactly when the fit went badly. Tiny
+    data, small ``epsilon`` or weak teachers make this likely: a vote is
+    answered only when its distance to instability, at most
+    ``(n_teachers - 1) / 2``, clears the threshold ``threshold_``.
 
-    The method needs much data. ``n_teachers="auto"`` is the least number of
-    teachers whose unanimous vote can clear the threshold: about 1,100 to
-    1,300 at ``epsilon = 1`` and the defaults, and more for smaller
-    ``epsilon`` or a larger ``max_unstable`` (11,000 at ``max_unstable=100``).
-    Each teacher learns from its own share of the rows, and only stable
-    votes are answered. Measured with :class:`~sklearn.linear_model.LogisticRegression`
-    teachers on ``make_classification(n, 20, n_informative=10)`` at
-    ``epsilon = 1`` without ``X_public``: no label is released at
-    ``n = 3,000`` or ``20,000`` (constant fallback), 8 labels at
-    ``n = 100,000`` (accuracy 0.72 against 0.82 for the non-private model,
-    also at ``n = 300,000``). Expect useful students from a few hundred
-    thousand rows with accurate teachers, or at larger ``epsilon``.
+    **Where it cannot work, by design.** Subsample and aggregate answers a
+    point only when nearly all teachers agree on it, each teacher seeing
+    ``1 / n_teachers`` of the rows. At ``epsilon = 1``, ``delta = 1e-6``
+    and 1,000 public points the defaults use 169 teachers and answer a
+    vote only when about 155 of them agree (distance to instability about
+    69), and labelling stops at the first unstable vote
+    (``max_unstable_ = 1``; each further abstention allowed would cost
+    about 110 teachers more). With 5,000 to 20,000 rows (30 to 120 rows per
+    teacher) teachers agree on the majority class at most, so ``fit``
+    keeps a constant model and scores the majority class, not better;
+    students that beat it need many more rows per teacher (hundreds of
+    thousands of rows at ``epsilon = 1``) or a larger ``epsilon``. At very
+    large ``epsilon`` the defaults use 3 teachers, answer every public point
+    on which they agree and skip the others, and the student comes close
+    to the non-private model (see the user guide for measurements).
 
     Without ``X_public``, each row is a query with probability about
     ``public_fraction``, decided by a keyed hash of that row alone (so one
@@ -349,9 +357,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     to instability, while an error would reveal that teacher's rows. A
     misconfigured ``estimator`` therefore shows up as unanswered public
     points, not as an error; the teachers' warnings are silenced for the
-    same reason. After the charge ``fit`` raises only when no
-    label is released without a ``fallback_label`` (with a message that
-    states no count from the data).
+    same reason. After the charge ``fit`` does not raise: whatever is
+    released, it keeps a model (a student, or a constant fallback).
 
     References
     ----------

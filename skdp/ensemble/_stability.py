@@ -1,4 +1,4 @@
-"""Stable-vote release: distance to instability plus the sparse vector (Thakkar 2019, Sec. 5.3-5.4).
+"""Stable-vote release: distance to instability and the sparse vector (Thakkar 2019, Sec. 5.3-5.4).
 
 The numerics behind :class:`~skdp.ensemble.PrivateQueryAnswerer`: the distance
 to instability of a vote (with global sensitivity exactly 1), the threshold
@@ -167,7 +167,7 @@ def release_calibration(epsilon, delta, max_unstable, max_queries, calibration):
     max_queries = check_positive_int(max_queries, "max_queries")
     calibration = check_option(calibration, "calibration", CALIBRATIONS)
     if calibration == "thesis":
-        # Thakkar (2019), Alg. 8 line 1 (= Alg. 10 lines 1-2): lambda = sqrt(32 T log(2/delta)) / eps,
+        # Thakkar (2019), Alg. 8 line 1 (= Alg. 10 lines 1-2): lambda = sqrt(32 T log(2/delta))/eps,
         # i.e. Alg. 6 run at delta/2, and w = 2 lambda log(2 m~ / delta).
         sv_delta = delta / 2.0
         thr_scale, query_scale, _ = sparse_vector_scales(epsilon, sv_delta, max_unstable,

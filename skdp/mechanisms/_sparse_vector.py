@@ -248,7 +248,7 @@ class SparseVector(_LockedState):
 
     @property
     def noise_scale(self):
-        """Thakkar (2019)'s ``lambda`` (Alg. 6, line 1): the threshold scale, as ``threshold_scale``."""
+        """Thakkar's (2019) ``lambda`` (Alg. 6, line 1): the threshold scale."""
         return self.threshold_scale
 
     @property
