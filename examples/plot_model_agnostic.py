@@ -13,6 +13,7 @@ Run: ``python examples/plot_model_agnostic.py [output.png]``
 """
 
 import sys
+import warnings
 
 import matplotlib
 
@@ -23,6 +24,7 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 from skdp.datasets import make_margin_classification  # noqa: E402
 from skdp.ensemble import ModelAgnosticPrivateClassifier, unanimous_vote_teachers  # noqa: E402
+from skdp.exceptions import FallbackModelWarning  # noqa: E402
 
 X, y = make_margin_classification(100_000, random_state=0)
 X_public, _ = make_margin_classification(500, random_state=1)
@@ -43,14 +45,12 @@ for cal, epsilons in runs.items():
         clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=250,
                                              max_unstable=5, epsilon=eps, calibration=cal,
                                              classes=[0, 1], random_state=0)
-        try:
+        with warnings.catch_warnings():  # too few labels: a constant fallback model, warned
+            warnings.simplefilter("ignore", FallbackModelWarning)
             clf.fit(X, y, X_public=X_public)
-        except RuntimeError:  # nothing answered: no label released, no model (fallback_label=None)
-            answered[cal].append(0.0)
-            accuracy[cal].append(np.nan)
-            continue
         answered[cal].append(clf.n_answered_ / clf.n_public_)
-        accuracy[cal].append(clf.score(X_test, y_test))
+        # No student without two released classes: the constant fallback_ is not plotted.
+        accuracy[cal].append(clf.score(X_test, y_test) if clf.fallback_ is None else np.nan)
     print(cal, "answered", np.round(answered[cal], 3), "accuracy", np.round(accuracy[cal], 3))
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))

@@ -514,19 +514,23 @@ def test_declared_classes_work_in_stacking_and_soft_voting():
         assert meta.fit(X, y).score(X, y) > 0.95
 
 
-def test_no_released_label_raises_unless_fallback_label_is_given():
+def test_no_released_label_keeps_a_uniform_or_the_public_constant_model():
     rng = np.random.default_rng(8)
     X, y = _blobs(2000, rng)
     acc = BudgetAccountant(epsilon=1.0, delta=1e-4)
     # 20 teachers: a distance of at most 9, far below the threshold at epsilon = 0.1.
     clf = ModelAgnosticPrivateClassifier(LogisticRegression(), n_teachers=20, epsilon=0.1,
-                                         accountant=acc, random_state=0)
-    with pytest.raises(RuntimeError, match="no label was released.*fallback_label"):
+                                         accountant=acc, classes=[0, 1], random_state=0)
+    # It raised "no public point was answered" after the budget was charged.
+    with pytest.warns(FallbackModelWarning, match="0 of 20 .*'uniform'.* predicts 0"):
         clf.fit(X, y, X_public=X[:20])
-    assert not hasattr(clf, "student_") and not hasattr(clf, "classes_")  # nothing half-fitted
-    assert acc.spent.epsilon == pytest.approx(0.1)  # the budget of that fit is spent
+    assert clf.fallback_ == "uniform" and clf.classes_.tolist() == [0, 1]
+    assert np.array_equal(clf.predict_proba(X[:3]), np.full((3, 2), 0.5))
+    assert clf.predict(X[:3]).tolist() == [0, 0, 0]
+    assert acc.spent.epsilon == pytest.approx(0.1)  # the budget of that fit, charged once
     with pytest.warns(FallbackModelWarning, match="0 of 20 .*'constant'.* predicts 'no'"):
-        clf.set_params(fallback_label="no").fit(X, np.array(["no", "yes"])[y], X_public=X[:20])
+        clf.set_params(fallback_label="no", classes=None).fit(
+            X, np.array(["no", "yes"])[y], X_public=X[:20])
     assert clf.fallback_ == "constant" and clf.classes_.tolist() == ["no"]
     assert clf.n_answered_ == 0 and clf.threshold_ > 9
     assert clf.predict(X[:5]).tolist() == ["no"] * 5
@@ -549,7 +553,7 @@ def test_label_private_setting_without_query_rows_uses_the_fallback():
     DecisionTreeClassifier(max_depth=3), n_teachers=3, epsilon=1e4, fallback_label=0,
     random_state=0)], expected_failed_checks=lambda est: ALL_ZERO_WEIGHTS)
 def test_every_sklearn_check_passes_with_a_fallback_label(estimator, check):
-    # tests/common_instances/ensemble.py lists the checks that fail without fallback_label.
+    # With fallback_label, the fallback when nothing is released is that constant instead.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FallbackModelWarning)
         check(estimator)

@@ -243,6 +243,7 @@ def test_sparse_vector_allowance_holds_under_concurrent_queries():
                            random_state=0)
     _concurrently(lambda: sv.query(-1e9))
     assert sv.n_below_ == 1
+    sv.allow_pickle = True  # refused otherwise (tests/mechanisms/test_sparse_vector.py)
     with pytest.raises(SparseVectorExhaustedError):  # a copy keeps the state, with its own lock
         pickle.loads(pickle.dumps(sv)).query(1e9)
 

@@ -368,7 +368,8 @@ def test_interactive_predictor():
     sens = 2 / (1.0 * 2000) * (1 + 1e-3)
     assert service.sensitivity_ == pytest.approx(sens, rel=1e-12)
     assert service.noise_scale_ == pytest.approx(tddl_laplace_scale(sens, 20, 5.0, 5e-7))
-    probe = SparseVector(epsilon=5.0, delta=5e-7, threshold=0.0, cutoff=20, sensitivity=sens)
+    probe = SparseVector(epsilon=5.0, delta=5e-7, threshold=0.0, cutoff=20, sensitivity=sens,
+                         calibration="thesis")
     assert service.threshold_ == pytest.approx(4 * probe.noise_scale)
     Q = rng.normal(size=(400, 2))
     answers = service.predict(Q)

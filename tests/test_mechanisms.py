@@ -215,7 +215,8 @@ def test_report_noisy_max_picks_a_clear_winner():
 
 
 def test_sparse_vector_scale_and_cutoff():
-    sv = SparseVector(epsilon=2.0, delta=1e-6, threshold=0.0, cutoff=4, random_state=0)
+    sv = SparseVector(epsilon=2.0, delta=1e-6, threshold=0.0, cutoff=4, calibration="thesis",
+                      random_state=0)
     # Seed 004 Alg. 6: lambda = sqrt(32 * 4 * ln(1e6)) / 2 = sqrt(1768.385) / 2 = 21.0261
     assert sv.noise_scale == pytest.approx(21.0261, abs=1e-4)
     assert sv.query(1e9) is True  # far above: free
@@ -232,7 +233,7 @@ def test_sparse_vector_validates():
     with pytest.raises(ValueError, match="cutoff"):
         SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=0)
     with pytest.raises(ValueError, match="delta"):
-        SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=1)
+        SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=1, calibration="thesis")
 
 
 def test_sparse_vector_checks_its_sensitivity_on_every_query():
@@ -257,7 +258,8 @@ def test_sparse_vector_lyu_scales_and_single_threshold():
     noisy = sv._noisy_threshold
     assert sv.query(-1e9) is False
     assert sv._noisy_threshold == noisy  # Lyu et al. draw the threshold once
-    thesis = SparseVector(epsilon=2.0, delta=1e-6, threshold=0.0, cutoff=4, random_state=0)
+    thesis = SparseVector(epsilon=2.0, delta=1e-6, threshold=0.0, cutoff=4, calibration="thesis",
+                      random_state=0)
     noisy = thesis._noisy_threshold
     assert thesis.query(-1e9) is False
     assert thesis._noisy_threshold != noisy  # seed 004, Alg. 6 line 4: re-drawn
@@ -279,18 +281,19 @@ def test_sparse_vector_thesis_calibration_is_false_far_beyond_its_proof():
     p_d_prime = _thesis_bottom_sf(-0.47, lam) ** T  # 0.8906
     assert p_d_prime - math.exp(eps + log_p_d) > delta + 0.7  # not (1e4, 0.1)-DP
     with pytest.raises(ValueError, match="calibration='lyu'"):
-        SparseVector(epsilon=eps, delta=delta, threshold=0.0, cutoff=T)
+        SparseVector(epsilon=eps, delta=delta, threshold=0.0, cutoff=T, calibration="thesis")
 
 
 def test_sparse_vector_thesis_guard_threshold_hand_computed():
     # T = 200 > 8 ln(1e6) = 110.52: advanced composition (seed 004, Lemma 2.1.6) proves the
     # claim up to sqrt(8 T L) ln((1 + s) / (1 - s)), L = ln(1e6), s = sqrt(2 L / T):
     # 148.6769 * ln(1.371692 / 0.628308) = 148.6769 * 0.780774 = 116.0825.
-    SparseVector(epsilon=116.0, delta=1e-6, threshold=0.0, cutoff=200)
+    SparseVector(epsilon=116.0, delta=1e-6, threshold=0.0, cutoff=200, calibration="thesis")
     with pytest.raises(ValueError, match="not proved"):
-        SparseVector(epsilon=116.2, delta=1e-6, threshold=0.0, cutoff=200)
+        SparseVector(epsilon=116.2, delta=1e-6, threshold=0.0, cutoff=200,
+                     calibration="thesis")
     # T = 110 <= 8 ln(1e6): basic composition (Lemma 2.1.5) covers every epsilon.
-    sv = SparseVector(epsilon=1e6, delta=1e-6, threshold=0.0, cutoff=110)
+    sv = SparseVector(epsilon=1e6, delta=1e-6, threshold=0.0, cutoff=110, calibration="thesis")
     assert sv.noise_scale == pytest.approx(math.sqrt(32 * 110 * math.log(1e6)) / 1e6)
     # The pure-DP calibration has no such limit.
     SparseVector(epsilon=1e4, delta=0.0, threshold=0.0, cutoff=1000, calibration="lyu")

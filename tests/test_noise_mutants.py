@@ -62,6 +62,7 @@ def test_sparse_vector_thesis_query_scale_hand_computed():
     assert (thr, query, redraw) == (pytest.approx(lam, rel=1e-12),
                                     pytest.approx(2 * lam, rel=1e-12), True)
     sv = SparseVector(epsilon=2.0, delta=1e-6, threshold=0.0, cutoff=3, sensitivity=0.5,
+                      calibration="thesis",
                       random_state=0)
     assert sv.query_scale == pytest.approx(2 * lam, rel=1e-12)
 

@@ -69,7 +69,7 @@ def test_sparse_vector_thesis_guard_has_no_slack():
 
     def accepted(epsilon):
         try:
-            sparse_vector_scales(epsilon, delta, cutoff)
+            sparse_vector_scales(epsilon, delta, cutoff, calibration="thesis")
         except ValueError:
             return False
         return True
@@ -79,7 +79,7 @@ def test_sparse_vector_thesis_guard_has_no_slack():
     while math.nextafter(lo, hi) < hi:
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if accepted(mid) else (lo, mid)
-    lam = sparse_vector_scales(lo, delta, cutoff)[0]
+    lam = sparse_vector_scales(lo, delta, cutoff, calibration="thesis")[0]
     # Each of the T AboveThreshold runs is 2 / lambda-DP (threshold Lap(lambda), queries Lap(2 lambda)).
     bound = advanced_composition([PrivacyBudget(2.0 / lam)] * cutoff, delta).epsilon
     assert bound <= lo * (1 + 1e-14)

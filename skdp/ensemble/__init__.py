@@ -1,6 +1,6 @@
 """Model-agnostic private learning: subsample and aggregate, sparse vector, knowledge transfer.
 
-Seed 004, Ch. 5: :class:`PrivateQueryAnswerer` answers classification queries
+Thakkar (2019), Ch. 5: :class:`PrivateQueryAnswerer` answers classification queries
 with the majority vote of teachers trained on disjoint parts of the private
 data when the vote is stable (Alg. 10); :class:`ModelAgnosticPrivateClassifier`
 trains a releasable student on the answers (Alg. 11).

@@ -1,4 +1,4 @@
-"""PrivateQueryAnswerer: private online classification (seed 004, Alg. 10, K classes)."""
+"""PrivateQueryAnswerer: private online classification (Thakkar 2019, Alg. 10, K classes)."""
 
 import numbers
 
@@ -78,6 +78,37 @@ def resolve_n_teachers(n_teachers, *, epsilon, delta, max_unstable, max_queries,
     return check_positive_int(n_teachers, "n_teachers", high=int(np.iinfo(np.intp).max))
 
 
+def resolve_max_unstable(max_unstable, *, epsilon, delta, max_queries, calibration):
+    """Validate ``max_unstable`` (an int or ``"auto"``) from public quantities only.
+
+    ``"auto"``: the largest ``T <= max_queries`` at which a unanimous vote needs
+    no more teachers than at ``T = 1`` (:func:`unanimous_vote_teachers`). Each
+    allowed abstention adds sparse-vector noise (Lyu, Su and Li 2017, Alg. 7:
+    query noise ``Lap(2 T / eps2)``), and more noise needs more teachers, each
+    with fewer rows; ``"auto"`` allows abstentions only while they cost no
+    teacher. At ``epsilon = 1`` that is ``T = 1``; at large ``epsilon`` it is
+    every query (``T = max_queries``), so that an unstable vote is only
+    skipped, not the end of the release.
+    """
+    if isinstance(max_unstable, str) and max_unstable == "auto":
+        def teachers(cutoff):
+            try:
+                return unanimous_vote_teachers(epsilon, delta, cutoff, max_queries, calibration)
+            except ValueError:  # "thesis" is refused beyond its proof: not a candidate
+                return None
+
+        base = unanimous_vote_teachers(epsilon, delta, 1, max_queries, calibration)
+        lo, hi = 1, max_queries  # teachers(T) does not decrease with T: bisect
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            count = teachers(mid)
+            lo, hi = (mid, hi) if count is not None and count <= base else (lo, mid - 1)
+        return lo
+    if isinstance(max_unstable, str) or not isinstance(max_unstable, numbers.Integral):
+        raise TypeError(f"max_unstable must be an int or 'auto', got {max_unstable!r}.")
+    return check_positive_int(max_unstable, "max_unstable")
+
+
 def draw_seeds(estimator, n, rng):
     """``n`` seeds for clones of ``estimator`` if any ``random_state`` of it is ``None``.
 
@@ -94,7 +125,7 @@ def draw_seeds(estimator, n, rng):
 
 def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, sample_weight=None,
                    n_jobs=None, verbose=0):
-    """Train the teachers and open their vote release (seed 004, Alg. 10, set-up).
+    """Train the teachers and open their vote release (Thakkar 2019, Alg. 10, set-up).
 
     Draws from ``rng`` in a fixed order: the teachers' secret key, their
     seeds (:func:`draw_seeds`), then the release's sparse-vector noise.
@@ -169,7 +200,7 @@ def released_labels(classes, top, answered):
 
 @fill_doc
 class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
-    """Private online classification with any classifier (seed 004, Alg. 10).
+    """Private online classification with any classifier (Thakkar 2019, Alg. 10).
 
     ``fit`` splits the private data among ``n_teachers`` copies of
     ``estimator`` (each record goes to one teacher, chosen by a keyed hash of
@@ -216,10 +247,14 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         more, and every teacher needs enough data to be accurate. It is not
         checked against the number of rows, which is private under
         add/remove neighbours (see Notes): take it from a public estimate.
-    max_unstable : int, default=10
+    max_unstable : int or "auto", default="auto"
         ``T``: abstentions allowed before every further query is refused, >= 1.
-        Seed 004, Thm. 10 sets it to about three times the number of queries
-        a single teacher would misclassify.
+        Thakkar (2019), Thm. 10 sets it to about three times the number of queries
+        a single teacher would misclassify. ``"auto"``: the largest ``T`` (at
+        most ``max_queries``) at which a unanimous vote needs no more teachers
+        than at ``T = 1``: 1 at ``epsilon = 1``, ``max_queries`` at very large
+        ``epsilon``. Each allowed abstention adds noise that more teachers,
+        each with fewer rows, must outvote.
     max_queries : int, default=1000
         ``m~``: the declared number of queries, >= 1. It enters the threshold
         (a distance must beat ``log(m~ / delta)``-sized noise tails); query
@@ -235,10 +270,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         ``"lyu"``: Lyu, Su and Li (2017), Alg. 7, pure ``epsilon``-DP,
         threshold noise drawn once, per-query noise ``Lap(2T / eps2)``, with
         the whole ``delta`` used for the threshold ``w`` that keeps unstable
-        votes hidden. ``"thesis"``: seed 004, Alg. 10 exactly: ``lambda =
+        votes hidden. ``"thesis"``: Thakkar (2019), Alg. 10 exactly: ``lambda =
         sqrt(32 T ln(2/delta)) / epsilon``, ``w = 2 lambda ln(2 m~/delta)``,
         per-query noise ``Lap(2 lambda)``, threshold noise ``Lap(lambda)``
-        re-drawn after each abstention; refused where seed 004's Thm. 3 is not
+        re-drawn after each abstention; refused where Thakkar's (2019) Thm. 3 is not
         proved (``max_unstable > 8 ln(2/delta)`` and ``epsilon`` above about
         ``8 ln(2/delta)``, see :class:`~skdp.mechanisms.SparseVector`). At
         ``epsilon = 1``, ``delta = 1e-6``,
@@ -251,9 +286,12 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     %(random_state)s
     %(accountant)s
     %(verbose)s
-        Above 0, joblib reports the progress of the teachers' fits, with
-        elapsed times: the times depend on the teachers' private rows, so
-        the output is for the data holder (not covered by the guarantee).
+        Verbose output prints non-private diagnostics: above 0, joblib
+        reports the progress of the teachers' fits with elapsed times, which
+        depend on the teachers' private rows. It is not covered by the
+        guarantee; keep it with the data holder. The teachers' own
+        ``verbose`` (a solver's, a pipeline's) prints facts about their rows
+        too, and is warned about (:class:`~skdp.PrivacyLeakWarning`).
     allow_pickle : bool, default=False
         Whether a fitted answerer may be pickled (``pickle``, ``joblib.dump``,
         ``copy.deepcopy``): a pickle holds the teachers, which are not
@@ -271,6 +309,8 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         or whose ``fit`` raised: it abstains).
     n_teachers_ : int
         Number of teachers used.
+    max_unstable_ : int
+        Abstentions allowed (``max_unstable`` resolved).
     threshold_ : float
         The threshold ``w`` on the distance to instability.
     n_queries_ : int
@@ -278,7 +318,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     n_answered_ : int
         Queries answered with the majority label.
     n_abstained_ : int
-        Abstentions so far (at most ``max_unstable``).
+        Abstentions so far (at most ``max_unstable_``).
     n_refused_ : int
         Queries refused because the abstentions or ``max_queries`` ran out.
     privacy_spent_ : PrivacyBudget
@@ -291,18 +331,18 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
 
     Privacy
     -------
-    Neighbouring relation: add/remove one record (seed 004, Sec. 5.1).
+    Neighbouring relation: add/remove one record (Thakkar 2019, Sec. 5.1).
     Protected: each private training record, features and label (and its
     ``sample_weight``, which only its own teacher sees, so it needs no
     bound). The whole
     stream of answers (labels, abstentions and refusals) to up to
     ``max_queries`` adaptively chosen queries is ``(epsilon, delta)``-DP
-    (seed 004, Thm. 7 and 9). One record changes the training set of exactly
+    (Thakkar 2019, Thm. 7 and 9). One record changes the training set of exactly
     one teacher, so it changes at most one vote per query; the distance to
     instability of the vote (:func:`distance_to_instability`) then has global
     sensitivity 1, and a positive distance means the majority is the same on
     every neighbouring dataset. Abstain/answer decisions are a sparse vector
-    over the distances (``"thesis"``: ``(epsilon, delta / 2)``-DP by seed 004,
+    over the distances (``"thesis"``: ``(epsilon, delta / 2)``-DP by Thakkar (2019),
     Thm. 3; ``"lyu"``: ``epsilon``-DP by Lyu, Su and Li 2017); an answer whose
     value could differ between neighbours has distance 0 on both and passes
     the threshold ``w`` with probability at most ``delta / (2 m~)``
@@ -310,7 +350,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     The label set is public when ``classes`` is given; with ``classes=None``
     it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
 
-    Corrections to seed 004: the distance to instability is
+    Corrections to Thakkar (2019): the distance to instability is
     ``max(0, floor((g - 1) / 2))`` for the top-two vote gap ``g``, not the
     thesis' ``max(0, g - 1)``, whose sensitivity is 2 under add/remove;
     records are assigned to teachers by a keyed hash of the record (not by
@@ -347,7 +387,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     References
     ----------
     R. Bassily, A. Thakurta and O. Thakkar. Model-agnostic private learning.
-    NeurIPS 2018 (seed 004, Ch. 5).
+    NeurIPS 2018; O. Thakkar, PhD thesis, Boston University, 2019, Ch. 5.
     M. Lyu, D. Su and N. Li. Understanding the sparse vector technique for
     differential privacy. Proc. VLDB Endowment 10(6), 2017.
 
@@ -367,11 +407,11 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     ([1, 0], 0)
     """
 
-    # Seed 004, Sec. 5.1: DP for add/remove neighbours; meta-estimators that need
+    # Thakkar (2019), Sec. 5.1: DP for add/remove neighbours; meta-estimators that need
     # replace-one candidates (PrivateParameterSelector) refuse it.
     _neighbouring_relation = "add/remove"
 
-    def __init__(self, estimator, *, n_teachers="auto", max_unstable=10, max_queries=1000,
+    def __init__(self, estimator, *, n_teachers="auto", max_unstable="auto", max_queries=1000,
                  epsilon=1.0, delta=1e-6, calibration="lyu", classes=None, n_jobs=None,
                  random_state=None, accountant=None, verbose=0, allow_pickle=False):
         self.estimator = estimator
@@ -425,10 +465,11 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         check_teacher_estimator(self.estimator)
         sample_weight = check_teacher_weights(self.estimator, sample_weight, X.shape[0])
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
-        max_unstable = check_positive_int(self.max_unstable, "max_unstable")
         max_queries = check_positive_int(self.max_queries, "max_queries")
         check_positive_int(self.verbose, "verbose", low=0)  # joblib would check it after the charge
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
+        max_unstable = resolve_max_unstable(self.max_unstable, epsilon=epsilon, delta=delta,
+                                            max_queries=max_queries, calibration=calibration)
         n_teachers = resolve_n_teachers(
             self.n_teachers, epsilon=epsilon, delta=delta, max_unstable=max_unstable,
             max_queries=max_queries, calibration=calibration)
@@ -444,6 +485,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
             sample_weight=sample_weight, n_jobs=self.n_jobs, verbose=self.verbose)
         self.classes_ = classes
         self.n_teachers_ = n_teachers
+        self.max_unstable_ = max_unstable
         self.threshold_ = self._release.threshold
         self.n_queries_ = self.n_answered_ = self.n_abstained_ = self.n_refused_ = 0
         self.privacy_spent_ = budget

@@ -1,4 +1,4 @@
-"""ModelAgnosticPrivateClassifier: private learner by knowledge transfer (seed 004, Alg. 11)."""
+"""ModelAgnosticPrivateClassifier: knowledge transfer to a student (Thakkar 2019, Alg. 11)."""
 
 import warnings
 from dataclasses import dataclass
@@ -15,6 +15,7 @@ from skdp.ensemble._answerer import (
     check_classifier_like,
     draw_seeds,
     released_labels,
+    resolve_max_unstable,
     resolve_n_teachers,
     train_teachers,
 )
@@ -34,7 +35,7 @@ class LabelPrivateBudget(PrivacyBudget):
     """An ``(epsilon, delta)`` budget that protects labels only for some rows.
 
     Spent by :class:`ModelAgnosticPrivateClassifier` when no public data is
-    given (the label-private setting of seed 004, Sec. 5.5-5.6): the rows used
+    given (the label-private setting of Thakkar (2019), Sec. 5.5-5.6): the rows used
     as unlabeled queries keep their labels secret but their features shape
     the released model unprotected.
 
@@ -105,29 +106,27 @@ def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, relea
     return released_labels(classes, top, status == ANSWERED), status, release.threshold
 
 
-def _fit_fallback(X_released, labels_released, fallback_label, n_features):
+def _fit_fallback(X_released, labels_released, fallback_label, classes, n_features):
     """Constant classifier when fewer than two classes were released, from public inputs only.
 
     Returns ``(strategy, model)``: ``"most_frequent"`` predicts the one class
     among the released labels (post-processing of the answerer's output);
     ``"constant"`` predicts the public ``fallback_label`` when no label was
-    released. Raises when no label was released and ``fallback_label`` is None.
+    released; ``"uniform"``, when no label was released and no
+    ``fallback_label`` was given, gives every class of ``classes`` the same
+    probability (its ``predict`` is ``classes[0]``, the smallest label).
+    None of them reads a private label; they never raise.
     """
     if labels_released.size:
         return "most_frequent", DummyClassifier(strategy="most_frequent").fit(
             X_released, labels_released)
-    if fallback_label is None:
-        raise RuntimeError(
-            "no public point was answered (every vote was unstable or refused): no label was "
-            "released, so no student can be trained, not even a constant one, without a "
-            "further release about the private data. Pass fallback_label=<a label known "
-            "publicly> to keep a constant model instead, or use more teachers (with enough "
-            "data each), a larger epsilon or max_unstable, or more public points. The "
-            "privacy budget of this fit is spent."
-        )
-    # A data-independent placeholder row: the constant model ignores its input.
-    return "constant", DummyClassifier(strategy="constant", constant=fallback_label).fit(
-        np.zeros((1, n_features)), np.array([fallback_label]))
+    # Data-independent placeholder rows: the constant models ignore their input.
+    if fallback_label is not None:
+        return "constant", DummyClassifier(strategy="constant", constant=fallback_label).fit(
+            np.zeros((1, n_features)), np.array([fallback_label]))
+    # One row per class: the prior is uniform, argmax (predict) takes the first class.
+    return "uniform", DummyClassifier(strategy="prior").fit(
+        np.zeros((len(classes), n_features)), classes)
 
 
 def _student_has(attr):
@@ -141,7 +140,7 @@ def _student_has(attr):
 
 @fill_doc
 class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """Differentially private classifier from any classifier (seed 004, Alg. 11).
+    """Differentially private classifier from any classifier (Thakkar 2019, Alg. 11).
 
     Subsample and aggregate, sparse vector and knowledge transfer: the private
     data is split among ``n_teachers`` copies of ``estimator`` (a
@@ -150,6 +149,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     a ``student`` is trained on the answered points (abstentions are
     dropped) and is the only model kept. Predictions come from the student:
     unlimited queries at no further privacy cost.
+
+    It needs much data per teacher: at ``epsilon = 1`` and tables of 5,000
+    to 20,000 rows, no generic teacher agrees often enough, and ``fit``
+    keeps a constant fallback model (``fallback_``, with a warning) that
+    scores the majority class at best. See Notes.
 
     Parameters
     ----------
@@ -166,8 +170,14 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Number of teachers, see :class:`PrivateQueryAnswerer` (not checked
         against the number of rows, which is private; see Notes). Without
         ``X_public``, ``"auto"`` counts the rows picked as queries.
-    max_unstable : int, default=10
-        Abstentions allowed before the remaining public points are refused (>= 1).
+    max_unstable : int or "auto", default="auto"
+        Abstentions allowed before the remaining public points are refused
+        (>= 1). ``"auto"``: the largest number (at most the number of public
+        points) at which a unanimous vote needs no more teachers than with
+        one abstention; that is 1 at ``epsilon = 1`` and every public point
+        at very large ``epsilon`` (an unstable vote is then skipped, not the
+        end of the labelling). Each allowed abstention adds sparse-vector
+        noise, which more teachers, each with fewer rows, must outvote.
     %(epsilon)s
     delta : float, default=1e-6
         In ``(0, 1)``; see :class:`PrivateQueryAnswerer`.
@@ -181,8 +191,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     fallback_label : scalar or None, default=None
         A label known publicly (for example the negative class), predicted
         by a constant fallback model when the answerer releases no label at
-        all. ``None``: ``fit`` raises in that case. Ignored whenever at least
-        one label is released. Must be among ``classes`` when that is given.
+        all. ``None``: the fallback then gives every class the same
+        probability (see ``fallback_``). Ignored whenever at least one label
+        is released. Must be among ``classes`` when that is given.
     %(classes)s
         The teachers vote over these labels; the student learns the ones
         released; ``classes_`` is ``classes`` all the same.
@@ -191,22 +202,30 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     %(random_state)s
     %(accountant)s
     %(verbose)s
-        Above 0, joblib reports the progress of the teachers' fits, with
-        elapsed times: the times depend on the teachers' private rows, so
-        the output is for the data holder (not covered by the guarantee).
+        Verbose output prints non-private diagnostics: above 0, joblib
+        reports the progress of the teachers' fits with elapsed times, which
+        depend on the teachers' private rows. It is not covered by the
+        guarantee; keep it with the data holder. The teachers' own
+        ``verbose`` (a solver's, a pipeline's) prints facts about their rows
+        too, and is warned about (:class:`~skdp.PrivacyLeakWarning`).
 
     Attributes
     ----------
     student_ : estimator
         The fitted student; the only model derived from the private data.
         A :class:`~sklearn.dummy.DummyClassifier` when ``fallback_`` is set.
-    fallback_ : {None, "most_frequent", "constant"}
+    fallback_ : {None, "most_frequent", "constant", "uniform"}
         ``None`` when ``student_`` was trained on the answered points.
-        Otherwise fewer than two classes were released, no student could be
-        trained, and ``student_`` is a constant model (a
-        :class:`~skdp.exceptions.FallbackModelWarning` is emitted):
-        ``"most_frequent"`` predicts the one released class,
-        ``"constant"`` predicts ``fallback_label`` (no label was released).
+        Otherwise fewer than two classes were released (or the student's
+        ``fit`` raised on the answered points), and ``student_`` is a
+        constant model (a :class:`~skdp.exceptions.FallbackModelWarning` is
+        emitted): ``"most_frequent"`` predicts the most frequent released
+        class; with no label released, ``"constant"`` predicts
+        ``fallback_label``, and ``"uniform"`` (no ``fallback_label``) gives
+        every class of ``classes_`` probability ``1 / n_classes`` and
+        predicts ``classes_[0]``.
+    max_unstable_ : int
+        Number of abstentions allowed (``max_unstable`` resolved).
     classes_ : ndarray of shape (n_classes,)
         With ``classes`` given: ``classes``, sorted (public), even when the
         student learned only some of them; ``predict_proba``,
@@ -235,16 +254,16 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
 
     Privacy
     -------
-    Neighbouring relation: add/remove one private record (seed 004, Sec. 5.1).
+    Neighbouring relation: add/remove one private record (Thakkar 2019, Sec. 5.1).
     Protected: each private training record, features and label (and its
     ``sample_weight``, which only its own teacher sees, so it needs no
     bound). The
     labels of the public points are ``(epsilon, delta)``-DP
-    (:class:`PrivateQueryAnswerer`, seed 004 Thm. 9 with the corrected
+    (:class:`PrivateQueryAnswerer`, Thakkar (2019) Thm. 9 with the corrected
     distance to instability), and the student is a post-processing of them
-    and of the public points (seed 004, Alg. 11), so ``student_`` and every
+    and of the public points (Thakkar 2019, Alg. 11), so ``student_`` and every
     prediction are ``(epsilon, delta)``-DP. The public points themselves are
-    not protected. Without ``X_public`` (seed 004, Sec. 5.5: "splitting the
+    not protected. Without ``X_public`` (Thakkar 2019, Sec. 5.5: "splitting the
     training set into two parts and throwing away the labels of one of
     them") a keyed hash of each row picks about ``public_fraction`` of the
     rows as queries: the guarantee then covers all labels and the features
@@ -284,29 +303,32 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     If the answered votes hold fewer than two classes, no student can be
     trained and ``fit`` keeps a constant model instead (``fallback_``, with
     a :class:`~skdp.exceptions.FallbackModelWarning`): the released class if
-    there is one, else ``fallback_label``. Taking the majority of the
+    there is one, else ``fallback_label``, else a model that gives every
+    class the same probability (``fallback_="uniform"``; its ``predict``
+    is ``classes_[0]``, a public choice). Taking the majority of the
     private labels instead, or a label of the private label set, would be
     a release that no noise protects (one added record with a new label
     can change the private label set), and paying for it privately would
-    exceed the declared ``epsilon`` exactly when the fit went badly. If no
-    label was released and ``fallback_label`` is ``None``, ``fit`` raises:
-    the budget is then spent and nothing is released. Tiny data, small
-    ``epsilon`` or few teachers make this likely: a vote is answered only
-    when its distance to instability, at most ``(n_teachers - 1) / 2``,
-    clears the threshold ``threshold_``.
+    exceed the declared ``epsilon`` exactly when the fit went badly. Tiny
+    data, small ``epsilon`` or weak teachers make this likely: a vote is
+    answered only when its distance to instability, at most
+    ``(n_teachers - 1) / 2``, clears the threshold ``threshold_``.
 
-    The method needs much data. ``n_teachers="auto"`` is the least number of
-    teachers whose unanimous vote can clear the threshold: about 1,100 to
-    1,300 at ``epsilon = 1`` and the defaults, and more for smaller
-    ``epsilon`` or a larger ``max_unstable`` (11,000 at ``max_unstable=100``).
-    Each teacher learns from its own share of the rows, and only stable
-    votes are answered. Measured with :class:`~sklearn.linear_model.LogisticRegression`
-    teachers on ``make_classification(n, 20, n_informative=10)`` at
-    ``epsilon = 1`` without ``X_public``: no label is released at
-    ``n = 3,000`` or ``20,000`` (constant fallback), 8 labels at
-    ``n = 100,000`` (accuracy 0.72 against 0.82 for the non-private model,
-    also at ``n = 300,000``). Expect useful students from a few hundred
-    thousand rows with accurate teachers, or at larger ``epsilon``.
+    **Where it cannot work, by design.** Subsample and aggregate answers a
+    point only when nearly all teachers agree on it, each teacher seeing
+    ``1 / n_teachers`` of the rows. At ``epsilon = 1``, ``delta = 1e-6``
+    and 1,000 public points the defaults use 169 teachers and answer a
+    vote only when about 155 of them agree (distance to instability about
+    69), and labelling stops at the first unstable vote
+    (``max_unstable_ = 1``; each further abstention allowed would cost
+    about 110 teachers more). With 5,000 to 20,000 rows (30 to 120 rows per
+    teacher) teachers agree on the majority class at most, so ``fit``
+    keeps a constant model and scores the majority class, not better;
+    students that beat it need many more rows per teacher (hundreds of
+    thousands of rows at ``epsilon = 1``) or a larger ``epsilon``. At very
+    large ``epsilon`` the defaults use 3 teachers, answer every public point
+    on which they agree and skip the others, and the student comes close
+    to the non-private model (see the user guide for measurements).
 
     Without ``X_public``, each row is a query with probability about
     ``public_fraction``, decided by a keyed hash of that row alone (so one
@@ -335,14 +357,13 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     to instability, while an error would reveal that teacher's rows. A
     misconfigured ``estimator`` therefore shows up as unanswered public
     points, not as an error; the teachers' warnings are silenced for the
-    same reason. After the charge ``fit`` raises only when no
-    label is released without a ``fallback_label`` (with a message that
-    states no count from the data).
+    same reason. After the charge ``fit`` does not raise: whatever is
+    released, it keeps a model (a student, or a constant fallback).
 
     References
     ----------
     R. Bassily, A. Thakurta and O. Thakkar. Model-agnostic private learning.
-    NeurIPS 2018 (seed 004, Ch. 5).
+    NeurIPS 2018; O. Thakkar, PhD thesis, Boston University, 2019, Ch. 5.
 
     Examples
     --------
@@ -359,11 +380,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     [1, 0]
     """
 
-    # Seed 004, Sec. 5.1: DP for add/remove neighbours (labels only without ``X_public``);
+    # Thakkar (2019), Sec. 5.1: DP for add/remove neighbours (labels only without ``X_public``);
     # meta-estimators that need replace-one candidates (PrivateParameterSelector) refuse it.
     _neighbouring_relation = "add/remove"
 
-    def __init__(self, estimator, *, student=None, n_teachers="auto", max_unstable=10,
+    def __init__(self, estimator, *, student=None, n_teachers="auto", max_unstable="auto",
                  epsilon=1.0, delta=1e-6, calibration="lyu", public_fraction=0.2,
                  fallback_label=None, classes=None, n_jobs=None, random_state=None,
                  accountant=None, verbose=0):
@@ -410,18 +431,15 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         self : ModelAgnosticPrivateClassifier
             The fitted classifier.
 
-        Raises
-        ------
-        RuntimeError
-            If no public point was answered and ``fallback_label`` is None
-            (the budget of the fit is spent; nothing is fitted). Invalid
-            parameters and data are refused before the budget is charged.
+        Invalid parameters and data are refused before the budget is
+        charged; after the charge ``fit`` does not raise.
 
         Warns
         -----
         FallbackModelWarning
-            If fewer than two classes were answered: ``student_`` is then a
-            constant model, see ``fallback_``.
+            If fewer than two classes were answered (or the student could
+            not be fitted on them): ``student_`` is then a constant model,
+            see ``fallback_``.
         """
         X, y = validate_data(self, X, y)
         classes, _ = resolve_classes(self.classes, y, type(self).__name__)
@@ -431,7 +449,6 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         check_classifier_like(student, "student")
         sample_weight = check_teacher_weights(self.estimator, sample_weight, X.shape[0])
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
-        max_unstable = check_positive_int(self.max_unstable, "max_unstable")
         check_positive_int(self.verbose, "verbose", low=0)  # joblib would check it after the charge
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
         if self.fallback_label is not None and np.ndim(self.fallback_label) != 0:
@@ -441,8 +458,6 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
                 and not np.isin(self.fallback_label, classes)):
             raise ValueError(f"fallback_label={self.fallback_label!r} is not in "
                              f"classes={self.classes!r}.")
-        release_params = dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
-                              calibration=calibration)
         if X_public is not None:
             X_public = validate_data(self, X_public, reset=False)
         else:
@@ -450,9 +465,13 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
                                   low_inclusive=False, high_inclusive=False)
         # Validated here, before the charge; without X_public the number of queries (and so
         # "auto") is known only after the split below, which cannot make it fail.
-        n_teachers = resolve_n_teachers(
-            self.n_teachers, max_queries=1 if X_public is None else X_public.shape[0],
-            **release_params)
+        n_queries = 1 if X_public is None else max(X_public.shape[0], 1)
+        max_unstable = resolve_max_unstable(self.max_unstable, epsilon=epsilon, delta=delta,
+                                            max_queries=n_queries, calibration=calibration)
+        release_params = dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
+                              calibration=calibration)
+        n_teachers = resolve_n_teachers(self.n_teachers, max_queries=n_queries,
+                                        **release_params)
 
         # No row count: under add/remove neighbours it is private, and the base class would
         # warn "delta >= 1 / n_samples = <1/n>" from it (a fit at n = 1/delta warned, one
@@ -468,8 +487,14 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             budget = LabelPrivateBudget(budget.epsilon, budget.delta,
                                         n_query_rows=int(is_query.sum()))
             # From the query rows only (as the threshold), never from the private row count.
-            n_teachers = resolve_n_teachers(self.n_teachers,
-                                            max_queries=max(X_public.shape[0], 1),
+            # An int max_unstable was validated above; "auto" only bisects over calibrations
+            # that release_calibration accepts, so neither can fail here.
+            n_queries = max(X_public.shape[0], 1)
+            max_unstable = resolve_max_unstable(self.max_unstable, epsilon=epsilon,
+                                                delta=delta, max_queries=n_queries,
+                                                calibration=calibration)
+            release_params["max_unstable"] = max_unstable
+            n_teachers = resolve_n_teachers(self.n_teachers, max_queries=n_queries,
                                             **release_params)
         # The budget was charged above: nothing from here on may fail because of the split.
         labels, status, threshold = _teacher_votes(
@@ -479,21 +504,31 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         answered = status == ANSWERED
         # Everything below is post-processing of the released labels and the public points.
         X_released, labels_released = X_public[answered], labels[answered]
+        fallback, reason = None, None
         if np.unique(labels_released).size >= 2:
             student = clone(student)
             seed = draw_seeds(student, 1, rng)
             if seed is not None:
                 seed_random_states(student, int(seed[0]))
-            fallback, student = None, student.fit(X_released, labels_released)
+            try:
+                student = student.fit(X_released, labels_released)
+            except Exception as exc:  # e.g. more neighbours than answered points
+                # Post-processing, so raising would leak nothing, but the budget is spent:
+                # keep a usable constant model rather than nothing.
+                reason = f"the student's fit raised {type(exc).__name__}: {exc}"
         else:
+            reason = "fewer than two classes among them: no student can be trained"
+        if reason is not None:
             fallback, student = _fit_fallback(X_released, labels_released,
-                                              self.fallback_label, X.shape[1])
+                                              self.fallback_label, classes, X.shape[1])
+            what = ("gives every class the same probability and predicts "
+                    if fallback == "uniform" else "predicts ")
             warnings.warn(
-                f"{int(answered.sum())} of {len(answered)} public points were answered, with "
-                "fewer than two classes: no student can be trained. Kept a constant model "
-                f"(fallback_={fallback!r}) that predicts {student.classes_.tolist()[0]!r} "
-                "everywhere, at no extra privacy cost. Use more teachers (with enough data "
-                "each), a larger epsilon or max_unstable, or more public points.",
+                f"{int(answered.sum())} of {len(answered)} public points were answered, "
+                f"{reason}. Kept a constant model (fallback_={fallback!r}) that {what}"
+                f"{student.classes_.tolist()[0]!r} everywhere, at no extra privacy cost. "
+                "Subsample-and-aggregate needs teachers that agree: use more rows per "
+                "teacher (more data, fewer teachers), a larger epsilon, or a fallback_label.",
                 FallbackModelWarning, stacklevel=2)
         self.student_ = student
         self.fallback_ = fallback
@@ -501,6 +536,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         # learned a subset of them (its missing classes get probability 0 in predict_proba).
         self.classes_ = student.classes_ if self.classes is None else classes
         self.n_teachers_ = n_teachers
+        self.max_unstable_ = max_unstable
         self.threshold_ = threshold
         self.n_public_ = X_public.shape[0]
         self.n_answered_ = int(answered.sum())

@@ -1,4 +1,4 @@
-"""Stable-vote release: distance to instability plus the sparse vector (seed 004, Sec. 5.3-5.4).
+"""Stable-vote release: distance to instability and the sparse vector (Thakkar 2019, Sec. 5.3-5.4).
 
 The numerics behind :class:`~skdp.ensemble.PrivateQueryAnswerer`: the distance
 to instability of a vote (with global sensitivity exactly 1), the threshold
@@ -44,7 +44,7 @@ def distance_to_instability(counts):
 
     Notes
     -----
-    Seed 004, Alg. 9 line 6 and Alg. 10 line 7 use ``max(0, g - 1)``. Under
+    Thakkar (2019), Alg. 9 line 6 and Alg. 10 line 7 use ``max(0, g - 1)``. Under
     add/remove neighbours (Sec. 5.1) one record changes the training set of
     one teacher, whose vote can move from the top class to the runner-up: the
     top count drops by 1 and the second rises by 1, so ``g`` moves by 2 and
@@ -167,7 +167,7 @@ def release_calibration(epsilon, delta, max_unstable, max_queries, calibration):
     max_queries = check_positive_int(max_queries, "max_queries")
     calibration = check_option(calibration, "calibration", CALIBRATIONS)
     if calibration == "thesis":
-        # Seed 004, Alg. 8 line 1 (= Alg. 10 lines 1-2): lambda = sqrt(32 T log(2/delta)) / eps,
+        # Thakkar (2019), Alg. 8 line 1 (= Alg. 10 lines 1-2): lambda = sqrt(32 T log(2/delta))/eps,
         # i.e. Alg. 6 run at delta/2, and w = 2 lambda log(2 m~ / delta).
         sv_delta = delta / 2.0
         thr_scale, query_scale, _ = sparse_vector_scales(epsilon, sv_delta, max_unstable,
@@ -228,7 +228,7 @@ def unanimous_vote_teachers(epsilon, delta, max_unstable, max_queries, calibrati
 
 
 class StableVoteRelease(_LockedState):
-    """Online release of majority votes (seed 004, Alg. 8 with Alg. 9's distance).
+    """Online release of majority votes (Thakkar 2019, Alg. 8 with Alg. 9's distance).
 
     Each vote is released exactly when the noisy distance to instability
     clears the noisy threshold; otherwise the query is an abstention, charged
@@ -251,7 +251,10 @@ class StableVoteRelease(_LockedState):
         self.max_queries = max_queries
         self.sparse_vector = self._sparse_vector_class(
             epsilon=epsilon, delta=sv_delta, threshold=self.threshold, cutoff=max_unstable,
-            calibration=calibration, random_state=random_state)
+            calibration=calibration, random_state=random_state,
+            # The owner (PrivateQueryAnswerer) refuses pickles and copies unless its own
+            # allow_pickle opts in; the release is never handed out on its own.
+            allow_pickle=True)
         self.n_queries = 0
         self._init_lock()
 

@@ -15,6 +15,7 @@ from threadpoolctl import ThreadpoolController
 
 from skdp.accounting import BudgetAccountant
 from skdp.accounting._accountant import spending_refused
+from skdp.exceptions import PrivacyLeakWarning
 from skdp.utils._validation import check_sample_weight
 
 __all__ = ["assign_teachers", "check_teacher_estimator", "check_teacher_weights",
@@ -196,7 +197,7 @@ def seed_random_states(estimator, seed):
     per epoch, a seed per class it saw, none for a one-class teacher): one
     record would then shift the global stream for every later teacher and
     change many votes, while the distance to instability allows for one
-    (seed 004, Sec. 5.1: one record changes one teacher). Seeding every
+    (Thakkar 2019, Sec. 5.1: one record changes one teacher). Seeding every
     ``random_state`` from the fit's generator keeps each teacher a function of
     its own rows and its seed. Randomness that no ``random_state`` parameter
     controls (an estimator that calls ``np.random`` directly, a
@@ -217,7 +218,7 @@ def seed_random_states(estimator, seed):
 def check_teacher_estimator(estimator, name="estimator"):
     """Refuse (before any budget is charged) teachers that carry a budget accountant.
 
-    The ensemble's guarantee comes from its vote (seed 004, Sec. 5.1), not from
+    The ensemble's guarantee comes from its vote (Thakkar 2019, Sec. 5.1), not from
     the teachers' own budgets, and an accountant shared by the teachers would be
     an unnoised output of the private data: a teacher whose rows hold one class
     is replaced by a constant vote and a teacher whose fit fails abstains, so the
@@ -227,6 +228,7 @@ def check_teacher_estimator(estimator, name="estimator"):
     ``GridSearchCV`` ``param_grid``), which ``get_params(deep=True)`` does not
     enter but ``clone`` keeps the accountant in.
     """
+    _warn_verbose_teachers(estimator, name)
     key = _find_accountant(estimator, "", set())
     if key is not None:
         raise ValueError(
@@ -235,6 +237,35 @@ def check_teacher_estimator(estimator, name="estimator"):
             f"how often their accountant would be charged depends on their rows, so "
             f"it would leak. Give the teachers accountant=None (the ensemble's "
             f"`accountant` records the whole fit). Nothing was spent.")
+
+
+def _warn_verbose_teachers(estimator, name):
+    """Warn (before the charge) that teachers set to print will print private facts.
+
+    A teacher is fitted on its own private rows: a verbose solver prints its
+    progress on them, a verbose Pipeline, FeatureUnion or ColumnTransformer
+    each step's fitting time. None of it is noised, and a Python or C
+    library's own output cannot be captured safely (it goes to the process's
+    standard output), so the output is flagged as
+    :class:`~skdp.model_selection.PrivateParameterSelector` does for its
+    candidates.
+    """
+    if not hasattr(estimator, "get_params") or isinstance(estimator, type):
+        return
+    from skdp.model_selection._steps import verbose_parts  # lazy: a heavier import
+
+    try:
+        parts = verbose_parts(estimator)
+    except Exception:  # an estimator whose parameters cannot be walked: nothing to flag
+        return
+    if parts:
+        paths = sorted(path or "the estimator itself" for path in parts)
+        warnings.warn(
+            f"verbose is set on part(s) {paths} of {name}: each of the teachers prints "
+            f"its solver's progress or its steps' timings on its own private rows. That "
+            f"output is not covered by the differential privacy guarantee (the answers and "
+            f"the released model are): do not share it. Set verbose=False (or 0) on those "
+            f"parts.", PrivacyLeakWarning, stacklevel=4)
 
 
 def _find_accountant(value, path, seen):
@@ -265,7 +296,7 @@ def check_teacher_weights(estimator, sample_weight, n_samples):
 
     Subsample-and-aggregate needs no bound on a weight: a record, weight
     included, changes one teacher's training set whatever that teacher does
-    with it (seed 004, Sec. 5.1), so the weights are only checked to be
+    with it (Thakkar 2019, Sec. 5.1), so the weights are only checked to be
     finite and non-negative, and ``estimator`` to accept them.
 
     Returns

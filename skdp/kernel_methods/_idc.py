@@ -562,7 +562,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         half = self._resolve_budget(n, allow_zero_delta=False).split(2)
         try:  # the sparse vector's calibration may refuse these settings: before the charge
             threshold_scale = sparse_vector_scales(half.epsilon, half.delta, max_updates,
-                                                   sensitivity)[0]
+                                                   sensitivity, calibration="thesis")[0]
         except ValueError:
             raise ValueError(
                 f"{type(self).__name__}: the sparse vector test, run with half the budget "
@@ -601,7 +601,11 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         # "Below threshold" (the paid answer) means -|w*(z) - w_t(z)| <= -sigma.
         self._sparse_vector = SparseVector(epsilon=half.epsilon, delta=half.delta,
                                            threshold=-self.threshold_, cutoff=max_updates,
-                                           sensitivity=sensitivity, random_state=rng)
+                                           sensitivity=sensitivity, calibration="thesis",
+                                           random_state=rng,
+                                           # This session refuses pickles and copies itself
+                                           # unless its allow_pickle opts in.
+                                           allow_pickle=True)
         self._rng = rng
         # The answers' kernel is fixed with the calibration: a parameter changed after fit
         # must not change the function the noise was calibrated for.

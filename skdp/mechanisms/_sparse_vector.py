@@ -4,6 +4,7 @@ import functools
 import math
 
 from skdp.accounting import PrivacyBudget, advanced_composition
+from skdp.base import refuse_unsafe_pickle
 from skdp.exceptions import SparseVectorExhaustedError
 from skdp.mechanisms._base import _LockedState
 from skdp.mechanisms._exponential import check_noise_scale
@@ -21,13 +22,13 @@ CALIBRATIONS = ("thesis", "lyu")
 
 
 def _thesis_calibration_is_proved(epsilon, delta, cutoff):
-    """Whether seed 004's Thm. 3 holds for Alg. 6's ``lambda`` at these parameters.
+    """Whether Thakkar's (2019) Thm. 3 holds for Alg. 6's ``lambda`` at these parameters.
 
     Between two "bottom" answers, Alg. 6 is AboveThreshold with threshold noise
     ``Lap(lambda)`` and query noise ``Lap(2 lambda)``, which is
     ``eps0 = 2 / lambda = epsilon / sqrt(8 T ln(1/delta))``-DP (Dwork and Roth
     2014, Sec. 3.6, AboveThreshold with ``lambda = 2 / eps0``), and there are at
-    most ``T`` such runs. Basic composition (seed 004, Lemma 2.1.5) gives
+    most ``T`` such runs. Basic composition (Thakkar 2019, Lemma 2.1.5) gives
     ``T eps0 = epsilon sqrt(T / (8 ln(1/delta)))``: enough for every epsilon when
     ``T <= 8 ln(1/delta)``. Otherwise advanced composition (Lemma 2.1.6, at
     ``delta' = delta``) gives ``epsilon / 2 + T eps0 tanh(eps0 / 2)``, which is
@@ -46,7 +47,7 @@ def _thesis_calibration_is_proved(epsilon, delta, cutoff):
 
 
 @functools.lru_cache(maxsize=256)  # pure; called on every query
-def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="thesis"):
+def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="lyu"):
     """Laplace scales of the sparse vector technique under a calibration.
 
     Parameters
@@ -59,7 +60,7 @@ def sparse_vector_scales(epsilon, delta, cutoff, sensitivity=1.0, calibration="t
         ``T`` (Lyu et al.'s ``c``): the number of below-threshold answers allowed.
     sensitivity : float, default=1.0
         Global sensitivity ``Delta`` of every query.
-    calibration : {"thesis", "lyu"}, default="thesis"
+    calibration : {"lyu", "thesis"}, default="lyu"
         See :class:`SparseVector`.
 
     Returns
@@ -103,11 +104,11 @@ def _scales(epsilon, delta, cutoff, sensitivity, calibration):
             raise ValueError(
                 f"calibration='thesis' is not proved (epsilon, delta)-DP at epsilon={epsilon}, "
                 f"delta={delta} with cutoff={cutoff} > 8 ln(1/delta): the composition bound "
-                "over its cutoff segments exceeds epsilon (seed 004, Thm. 3 rests on advanced "
+                "over its cutoff segments exceeds epsilon (Thakkar 2019, Thm. 3 rests on advanced "
                 "composition). Use calibration='lyu' (pure epsilon-DP for every epsilon), a "
                 "smaller epsilon or a smaller cutoff."
             )
-        # Seed 004, Alg. 6, line 1: lambda = sqrt(32 T log(1/delta)) / epsilon; threshold
+        # Thakkar (2019), Alg. 6, line 1: lambda = sqrt(32 T log(1/delta)) / epsilon; threshold
         # noise Lap(lambda), query noise Lap(2 lambda) (line 3), threshold re-drawn (line 4).
         lam = sensitivity * math.sqrt(-32.0 * cutoff * math.log(delta)) / epsilon
         return lam, 2.0 * lam, True
@@ -141,23 +142,33 @@ class SparseVector(_LockedState):
         ``T``, the number of below-threshold answers allowed, >= 1.
     sensitivity : float, default=1.0
         Global sensitivity of every query, > 0.
-    calibration : {"thesis", "lyu"}, default="thesis"
-        ``"thesis"``: seed 004, Alg. 6 with ``lambda = sqrt(32 T ln(1/delta)) / epsilon``
+    calibration : {"lyu", "thesis"}, default="lyu"
+        ``"lyu"``: Lyu, Su and Li (2017), Alg. 7, pure ``epsilon``-DP. The
+        threshold noise ``Lap(sensitivity / eps1)`` is drawn once, each query
+        gets ``Lap(2 T sensitivity / eps2)``, with ``eps1 + eps2 = epsilon``
+        split ``1 : (2T)^(2/3)``; ``delta`` is unused.
+        ``"thesis"``: Thakkar (2019), Alg. 6 with ``lambda = sqrt(32 T ln(1/delta)) / epsilon``
         (times ``sensitivity``), threshold noise ``Lap(lambda)`` re-drawn after
         each below-threshold answer, query noise ``Lap(2 lambda)``;
         ``(epsilon, delta)``-DP. Refused (``ValueError``) where that is not
         proved: ``cutoff > 8 ln(1/delta)`` and ``epsilon`` above about
         ``8 ln(1/delta)`` (110 at ``delta = 1e-6``), see Notes.
-        ``"lyu"``: Lyu, Su and Li (2017), Alg. 7, pure ``epsilon``-DP. The
-        threshold noise ``Lap(sensitivity / eps1)`` is drawn once, each query
-        gets ``Lap(2 T sensitivity / eps2)``, with ``eps1 + eps2 = epsilon``
-        split ``1 : (2T)^(2/3)``. Its noise grows like ``T`` instead of
-        ``sqrt(T ln(1/delta))``, but without the thesis' constant 32: at
-        ``delta = 1e-6`` its query noise is the smaller one up to ``T``
-        of about 400, and 13 times smaller at ``T = 1`` (see
-        :func:`sparse_vector_scales`).
+        The ``"lyu"`` noise grows like ``T`` instead of
+        ``sqrt(T ln(1/delta))``, but without the constant 32: at
+        ``delta = 1e-6`` its query noise is the smaller one up to ``T`` of
+        about 400 (5.9 times smaller at ``T = 10``, 13 times at ``T = 1``;
+        see :func:`sparse_vector_scales`).
     random_state : int, numpy.random.Generator or None, default=None
         Noise source; ``None`` (OS entropy) for real releases.
+    allow_pickle : bool, default=False
+        Whether the object may be pickled or copied (``pickle``,
+        ``joblib.dump``, ``copy.copy``, ``copy.deepcopy``). A copy holds the
+        secret noisy threshold and the generator's state, and gets its own
+        allowance of ``cutoff`` below-threshold answers: two copies would
+        answer ``2 cutoff`` of them with correlated noise, beyond the
+        guarantee. Refused unless this is the bool ``True``, which may be set
+        on the object at any time (to persist a session in storage as private
+        as the data, resumed from one copy only).
 
     Attributes
     ----------
@@ -169,7 +180,7 @@ class SparseVector(_LockedState):
     Notes
     -----
     **Privacy.** ``"thesis"``: ``(epsilon, delta)``-DP for the whole (adaptive)
-    sequence of answers (seed 004, Thm. 3; Dwork, Rothblum and Vadhan 2010;
+    sequence of answers (Thakkar 2019, Thm. 3; Dwork, Rothblum and Vadhan 2010;
     Hardt and Rothblum 2010). The thesis' loop condition ``c <= T`` would allow
     a ``(T+1)``-th below-threshold answer; this class stops after ``T``, which
     is never less private. Thm. 3 rests on advanced composition over the
@@ -200,7 +211,7 @@ class SparseVector(_LockedState):
     """
 
     def __init__(self, *, epsilon, delta, threshold, cutoff, sensitivity=1.0,
-                 calibration="thesis", random_state=None):
+                 calibration="lyu", random_state=None, allow_pickle=False):
         self.calibration = check_option(calibration, "calibration", CALIBRATIONS)
         self.epsilon, self.delta = check_epsilon_delta(
             epsilon, delta, allow_zero_delta=self.calibration == "lyu")
@@ -208,10 +219,18 @@ class SparseVector(_LockedState):
         self.cutoff = check_positive_int(cutoff, "cutoff")
         self.sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=False)
         self._rng = check_random_state(random_state)
+        self.allow_pickle = allow_pickle
         self.n_queries_ = 0
         self.n_below_ = 0
         self._noisy_threshold = self._draw_threshold()
         self._init_lock()
+
+    def __getstate__(self):
+        # Also reached by copy.copy, copy.deepcopy and joblib.dump: a copy would fork the
+        # session (same noisy threshold and noise stream, a fresh allowance).
+        refuse_unsafe_pickle(self, "the secret noisy threshold and the noise generator's "
+                                   "state")
+        return super().__getstate__()
 
     def _scales(self):
         return sparse_vector_scales(self.epsilon, self.delta, self.cutoff, self.sensitivity,
@@ -229,7 +248,7 @@ class SparseVector(_LockedState):
 
     @property
     def noise_scale(self):
-        """Seed 004's ``lambda`` (Alg. 6, line 1): the threshold scale, as ``threshold_scale``."""
+        """Thakkar's (2019) ``lambda`` (Alg. 6, line 1): the threshold scale."""
         return self.threshold_scale
 
     @property
@@ -273,7 +292,7 @@ class SparseVector(_LockedState):
             return True
         self.n_below_ += 1
         if redraw:
-            # Seed 004, Alg. 6, line 4: re-draw the threshold noise after each "bottom"
+            # Thakkar (2019), Alg. 6, line 4: re-draw the threshold noise after each "bottom"
             # (Lyu et al.'s Alg. 7 keeps its single threshold draw).
             self._noisy_threshold = self._draw_threshold()
         return False

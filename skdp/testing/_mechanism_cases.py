@@ -87,7 +87,7 @@ def _sparse_vector(noise_factor):
     # One query at the threshold (value 0) vs one below it by the sensitivity.
     def run(d, rng):
         sv = SparseVector(epsilon=1.0 / noise_factor, delta=1e-6, threshold=0.0, cutoff=1,
-                          random_state=rng)
+                          calibration="thesis", random_state=rng)
         return float(sv.query(d))
     return run
 

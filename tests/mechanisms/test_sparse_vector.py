@@ -1,0 +1,65 @@
+"""SparseVector as a session: no forks by pickling or copying; its default calibration."""
+
+import copy
+import math
+import pickle
+
+import joblib
+import pytest
+
+from skdp.mechanisms import SparseVector, sparse_vector_scales
+
+
+def _session(**kw):
+    return SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=2, random_state=0, **kw)
+
+
+@pytest.mark.parametrize("fork", [copy.deepcopy, copy.copy, pickle.dumps],
+                         ids=["deepcopy", "copy", "pickle"])
+def test_sparse_vector_refuses_to_fork_its_session(fork):
+    # A copy would carry the same secret noisy threshold and generator state with a fresh
+    # allowance: the original and two copies gave 6 "below" answers at cutoff=2, each
+    # copy's noise replaying the original's.
+    sv = _session()
+    assert sv.query(-1e9) is False
+    with pytest.raises(pickle.PicklingError, match="allow_pickle=True"):
+        fork(sv)
+
+
+def test_sparse_vector_refuses_joblib_dump(tmp_path):
+    with pytest.raises(pickle.PicklingError):
+        joblib.dump(_session(), tmp_path / "sv.joblib")
+
+
+def test_sparse_vector_pickles_after_opt_in_and_keeps_its_state():
+    sv = _session(allow_pickle=True)
+    assert sv.query(-1e9) is False
+    restored = pickle.loads(pickle.dumps(sv))
+    assert restored.n_below_ == 1 and restored._noisy_threshold == sv._noisy_threshold
+    assert restored.query(-1e9) is False and restored.exhausted
+    # The flag may also be set on the object later, as on the other sessions.
+    late = _session()
+    late.allow_pickle = True
+    copy.deepcopy(late)
+    late.allow_pickle = "yes"  # only the bool True opts in
+    with pytest.raises(pickle.PicklingError):
+        copy.deepcopy(late)
+
+
+def test_sparse_vector_default_calibration_is_lyu():
+    # At T = 10, delta = 1e-6, epsilon = 1: Alg. 6 of Thakkar (2019) has query noise
+    # 2 sqrt(32 * 10 * ln 1e6) = 132.98; Lyu, Su and Li (2017), Alg. 7 with
+    # eps2 = 20^(2/3) / (1 + 20^(2/3)) = 0.88050 has 2 * 10 / eps2 = 22.714: 5.85 times less.
+    sv = SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=10)
+    assert sv.calibration == "lyu"
+    eps2 = 20 ** (2 / 3) / (1 + 20 ** (2 / 3))
+    assert sv.query_scale == pytest.approx(20 / eps2, rel=1e-12)
+    assert sv.query_scale == pytest.approx(22.714, abs=1e-3)
+    thesis = SparseVector(epsilon=1.0, delta=1e-6, threshold=0.0, cutoff=10,
+                          calibration="thesis")
+    assert thesis.query_scale == pytest.approx(2 * math.sqrt(320 * math.log(1e6)), rel=1e-12)
+    assert thesis.query_scale / sv.query_scale == pytest.approx(5.855, abs=1e-3)
+    # Pure DP: delta may be 0 with the default.
+    SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=10)
+    assert sparse_vector_scales(1.0, 0.0, 10) == sparse_vector_scales(1.0, 0.0, 10,
+                                                                      calibration="lyu")
