@@ -17,6 +17,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
+from sklearn.tree import DecisionTreeClassifier
 
 from skdp.benchmarks._harness import make_row, progress
 from skdp.benchmarks._real import real_splits, score_pair
@@ -92,10 +93,13 @@ def _cases():
                  max_train=10_000),
         RealCase("PrivateKernelNetClassifier", clf(PrivateKernelNetClassifier), SVC,
                  kind="kernel", max_train=10_000),
+        # Tree teachers: subsample-and-aggregate needs teachers that are accurate on a
+        # small share of the rows; linear teachers on a few rows vote the majority class.
         RealCase("ModelAgnosticPrivateClassifier",
                  lambda eps, split: ModelAgnosticPrivateClassifier(
-                     LogisticRegression(), epsilon=eps, classes=split.classes),
-                 LogisticRegression, kind="ensemble", max_train=50_000),
+                     DecisionTreeClassifier(random_state=0), epsilon=eps, classes=split.classes),
+                 lambda: DecisionTreeClassifier(random_state=0), normalize=False,
+                 kind="ensemble", max_train=50_000),
         RealCase("DPStandardScaler", scaled_lr,
                  lambda: make_pipeline(StandardScaler(), LogisticRegression()),
                  normalize=False, kind="preprocessing"),
