@@ -7,6 +7,12 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin
+from skdp.matrix_completion._biases import (
+    ITEM_SENSITIVITY_FACTOR,
+    item_biases,
+    item_statistics,
+    recentre,
+)
 from skdp.matrix_completion._calibration import (
     discrete_noise,
     noise_sigma,
@@ -23,9 +29,9 @@ from skdp.matrix_completion._solvers import (
     private_eigh,
     private_oja,
     private_top_eigen,
+    grid_release,
     pursuit_local,
     step_sizes,
-    svd_coef,
 )
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_option, check_positive_int, check_real
@@ -424,9 +430,10 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     """
 
     def __init__(self, epsilon=1.0, delta=None, *, nuclear_norm=None, max_iter=10,
-                 row_norm_bound=1.0, method="frank_wolfe", eigensolver="auto", rank=None,
-                 center="user", oja_iter=5, step_schedule="standard", learning_rate=1.0,
-                 noise="gaussian", random_state=None, accountant=None, verbose=0):
+                 row_norm_bound=None, method="frank_wolfe", eigensolver="auto", rank=None,
+                 center="user_item", item_share=0.25, rating_bounds=None, ridge=0.1, oja_iter=5,
+                 step_schedule="standard", learning_rate=1.0, noise="gaussian",
+                 random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.nuclear_norm = nuclear_norm
@@ -436,6 +443,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self.eigensolver = eigensolver
         self.rank = rank
         self.center = center
+        self.item_share = item_share
+        self.rating_bounds = rating_bounds
+        self.ridge = ridge
         self.oja_iter = oja_iter
         self.step_schedule = step_schedule
         self.learning_rate = learning_rate
@@ -455,45 +465,43 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                              dtype=np.float64, ensure_all_finite="allow-nan")
 
     def _check_params(self, n_users, n_items):
-        """Validate every parameter (before any budget is spent); return the resolved ones."""
+        """Validate every parameter (before any budget is spent); return the resolved ones.
+
+        ``bound`` and ``nuclear_norm`` are ``None`` when left to their rules,
+        which :func:`_default_bound` and :func:`_default_nuclear_norm` apply once
+        the budget is resolved.
+        """
         method = check_option(self.method, "method", METHODS)
         eigensolver = check_option(self.eigensolver, "eigensolver", EIGENSOLVERS)
         params = {
             "method": method,
             "noise": check_option(self.noise, "noise", NOISES),
-            "center": check_option(self.center, "center", ("user", None)),
+            "center": check_option(self.center, "center", ("user_item", "user", None)),
             "step_schedule": check_option(self.step_schedule, "step_schedule",
                                           ("standard", "constant")),
-            "bound": check_real(self.row_norm_bound, "row_norm_bound", low=0.0,
-                                low_inclusive=False),
+            "bound": (None if self.row_norm_bound is None else
+                      check_real(self.row_norm_bound, "row_norm_bound", low=0.0,
+                                 low_inclusive=False)),
             "n_iter": check_positive_int(self.max_iter, "max_iter"),
             "oja_iter": check_positive_int(self.oja_iter, "oja_iter"),
-            "rank": 1 if self.rank is None else check_positive_int(self.rank, "rank"),
+            "rank": (min(_DEFAULT_RANK, n_items) if self.rank is None
+                     else check_positive_int(self.rank, "rank")),
             "eigensolver": (("exact" if n_items <= _AUTO_EXACT_MAX_ITEMS else "oja")
                             if eigensolver == "auto" else eigensolver),
+            "half_range": _half_range(self.rating_bounds),
+            "ridge": check_real(self.ridge, "ridge", low=0.0),
         }
+        if params["center"] == "user_item":
+            params["item_share"] = check_real(self.item_share, "item_share", low=0.0, high=1.0,
+                                              low_inclusive=False, high_inclusive=False)
         if params["rank"] > n_items:
             raise ValueError(f"rank={params['rank']} exceeds the number of items "
                              f"(n_features = {n_items}).")
         check_positive_int(self.verbose, "verbose", low=0)
         params["nuclear_norm"] = None
-        if method in ("frank_wolfe", "pgd"):
-            rank_one = math.sqrt(n_users) * params["bound"]
-            if self.nuclear_norm is None and method == "frank_wolfe":
-                # Public: the number of users (fixed under replace-one-user neighbours)
-                # and the public row_norm_bound only.
-                params["nuclear_norm"] = check_real(
-                    rank_one, "nuclear_norm=None's sqrt(n_users) * row_norm_bound")
-            elif self.nuclear_norm is None:
-                raise ValueError(
-                    f"method={method!r} needs nuclear_norm (the constraint k), chosen without "
-                    f"looking at the ratings: for example sqrt(n_users) * row_norm_bound = "
-                    f"{rank_one:g}, the nuclear norm of a rank-one matrix whose every row has "
-                    f"norm row_norm_bound. method='svd' and method='pursuit' need none. "
-                    f"Nothing was spent.")
-            else:
-                params["nuclear_norm"] = check_real(self.nuclear_norm, "nuclear_norm", low=0.0,
-                                                    low_inclusive=False)
+        if method in ("frank_wolfe", "pgd") and self.nuclear_norm is not None:
+            params["nuclear_norm"] = check_real(self.nuclear_norm, "nuclear_norm", low=0.0,
+                                                low_inclusive=False)
         if method == "pgd":
             if eigensolver == "oja":
                 raise ValueError("method='pgd' projects on the whole noisy spectrum, which "
@@ -506,6 +514,24 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         elif method == "svd":
             params["n_iter"] = 1
         return params
+
+    def _resolve_defaults(self, p, n_users, n_items, epsilon, delta):
+        """Apply the public default rules (user guide, "Matrix completion")."""
+        if p["bound"] is None:
+            p["bound"] = check_real(
+                _default_bound(p["method"], p["half_range"], n_users, n_items, epsilon, delta),
+                "row_norm_bound=None's rule", low=0.0, low_inclusive=False)
+        if p["method"] in ("frank_wolfe", "pgd") and p["nuclear_norm"] is None:
+            # Public: the number of users (fixed under replace-one-user neighbours)
+            # and the public row_norm_bound only.
+            p["nuclear_norm"] = check_real(
+                _NUCLEAR_FACTOR * math.sqrt(n_users) * p["bound"],
+                "nuclear_norm=None's sqrt(n_users) * row_norm_bound", low=0.0,
+                low_inclusive=False)
+        if p["center"] == "user_item":
+            p["item_clip"] = _default_item_clip(n_users, n_items, epsilon, delta,
+                                                p["item_share"])
+        return p
 
     def fit(self, X, y=None):
         """Run the global component on the training users' ratings.
@@ -526,17 +552,27 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         X = self._validate_input(X, reset=True)
         n_users, n_items = X.shape
         p = self._check_params(n_users, n_items)
+        budget_args = dict(default_delta=lambda m: 1.0 / m**2, allow_zero_delta=False)
+        # The noise before the charge: a calibration that fails must spend nothing.
+        epsilon, delta = self._resolve_budget(n_users, **budget_args)
+        p = self._resolve_defaults(p, n_users, n_items, epsilon, delta)
         # No floating-point warning from the numerics of fit: whether one is
         # raised (an overflow in one user's ratings, centring or update) would
         # depend on the data.
         with np.errstate(all="ignore"):
-            ratings = ratings_from_input(X, center=p["center"])
+            ratings = ratings_from_input(X, center=None if p["center"] is None else "user")
         sensitivity = total_sensitivity(p["bound"], method=p["method"],
                                         eigensolver=p["eigensolver"], n_iter=p["n_iter"],
                                         oja_iter=p["oja_iter"], rank=p["rank"])
-        budget_args = dict(default_delta=lambda m: 1.0 / m**2, allow_zero_delta=False)
-        # The noise before the charge: a calibration that fails must spend nothing.
-        epsilon, delta = self._resolve_budget(n_users, **budget_args)
+        item_sensitivity = None
+        if p["center"] == "user_item":
+            # GDP composition (Dong, Roth and Su 2022, Cor. 3.3): a release of
+            # sensitivity s_b scaled by c = s_item / s_b, with the same sigma as the
+            # completion releases, takes the share item_share of mu^2 when
+            # s_item^2 = item_share / (1 - item_share) * s_completion^2.
+            share = p["item_share"]
+            item_sensitivity = sensitivity * math.sqrt(share / (1.0 - share))
+            sensitivity = math.hypot(sensitivity, item_sensitivity)
         grid = None
         if p["noise"] == "gaussian":
             sigma = noise_sigma(epsilon, delta, sensitivity)
@@ -545,9 +581,30 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                                         eigensolver=p["eigensolver"], n_iter=p["n_iter"],
                                         oja_iter=p["oja_iter"], rank=p["rank"], n_items=n_items)
             rho_max = 2.0 * p["bound"] if p["method"] == "frank_wolfe" else p["bound"]
-            grid = discrete_noise(epsilon, delta, releases, n_users * rho_max**2)
+            value_bound = n_users * rho_max**2
+            if item_sensitivity is not None:
+                releases = releases + [(item_sensitivity, 2 * n_items)]
+                # |c X_j|, |c Z_j| <= c n_users D with c = s_item / (sqrt(6) D).
+                value_bound = max(value_bound,
+                                  n_users * item_sensitivity / ITEM_SENSITIVITY_FACTOR)
+            grid = discrete_noise(epsilon, delta, releases, value_bound)
             sigma = grid.sigma
         budget, rng = self._start_private_fit(n_users, **budget_args)
+        biases = None
+        if p["center"] == "user_item":
+            # The only access to all users' data besides the completion releases.
+            with np.errstate(all="ignore"):
+                stats = item_statistics(ratings, scale=p["half_range"], clip=p["item_clip"])
+            c = item_sensitivity / (ITEM_SENSITIVITY_FACTOR * p["item_clip"])
+            if grid is None:
+                released = c * stats + sigma * rng.standard_normal(stats.shape)
+            else:
+                released = grid_release(c * stats, grid, rng)
+            noise_scale = sigma / c  # noise std of each released X_j, Z_j
+            biases = item_biases(released / c, scale=p["half_range"],
+                                 prior=_default_item_prior(noise_scale))
+            with np.errstate(all="ignore"):
+                ratings = recentre(ratings, biases)
 
         def release(A, k=1, eigenvalue=False):
             # The only access to all users' data: one noisy eigen-decomposition.
@@ -591,12 +648,14 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                                        etas=p["etas"], gram=True, coefficients=False,
                                        gram_step=None if grid is None else grid.row_step)[1]
             elif p["method"] == "pursuit":
-                pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
+                pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"],
+                              ridge=p["ridge"])
             else:
                 A = ratings.matrix(clipped_values(ratings, ratings.values, p["bound"]))
                 components = list(release(A, k=p["rank"])[0].T)
 
         self._local_params = p
+        self.item_biases_ = biases
         self.components_ = np.array(components)
         self.singular_values_ = np.array(scales) if p["method"] == "frank_wolfe" else None
         self.projections_ = projections if p["method"] == "pgd" else None
@@ -627,7 +686,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
         p = self._local_params  # as fitted, even if parameters were changed since
-        ratings = ratings_from_input(X, center=p["center"])
+        ratings = ratings_from_input(X, center=None if p["center"] is None else "user")
+        if self.item_biases_ is not None:
+            ratings = recentre(ratings, self.item_biases_)
         out = np.empty(X.shape)
         for start in range(0, ratings.n_users, _TRANSFORM_BLOCK):
             stop = min(start + _TRANSFORM_BLOCK, ratings.n_users)
@@ -641,11 +702,13 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                 coef = pgd_local(block, lambda t, gram: self.projections_[t], bound=p["bound"],
                                  etas=p["etas"])[0]
             elif p["method"] == "pursuit":
-                coef = least_squares_coef(block, self.components_)
+                coef = least_squares_coef(block, self.components_, p["ridge"])
             else:
-                coef = svd_coef(block, self.components_)
+                coef = least_squares_coef(block, self.components_, p["ridge"])
             np.matmul(coef, self.components_, out=out[start:stop])
             out[start:stop] += block.means[:, None]
+            if self.item_biases_ is not None:
+                out[start:stop] += self.item_biases_
         return out
 
 
@@ -661,3 +724,43 @@ def _pgd_steps(learning_rate, n_iter):
         raise ValueError(f"learning_rate must be a number or have one step per iteration "
                          f"(max_iter = {n_iter}), got shape {np.shape(learning_rate)}.")
     return np.array(etas)
+
+
+# ----------------------------------------------------------------- default rules
+# Derived in the user guide ("Matrix completion"); public inputs only.
+
+_ROW_NORM_FACTOR = 3.0
+_PGD_ROW_FACTOR = 0.4
+_NUCLEAR_FACTOR = 1.0
+_DEFAULT_RANK = 3
+_ITEM_CLIP = 16.0
+_ITEM_PRIOR = 3.0
+_ITEM_PRIOR_NOISE = 25.0
+
+
+def _half_range(rating_bounds):
+    """Half the width of the public rating range (1 for the default ``[-1, 1]``)."""
+    if rating_bounds is None:
+        return 1.0
+    if np.ndim(rating_bounds) != 1 or len(rating_bounds) != 2:
+        raise ValueError(f"rating_bounds must be a pair (low, high), got {rating_bounds!r}.")
+    low = check_real(rating_bounds[0], "rating_bounds[0]")
+    high = check_real(rating_bounds[1], "rating_bounds[1]")
+    if not high > low:
+        raise ValueError(f"rating_bounds must have low < high, got {rating_bounds!r}.")
+    return check_real((high - low) / 2.0, "half of rating_bounds' range", low=0.0,
+                      low_inclusive=False)
+
+
+def _default_bound(method, half_range, n_users, n_items, epsilon, delta):
+    if method == "pgd":
+        return _PGD_ROW_FACTOR * half_range * math.sqrt(n_items)
+    return _ROW_NORM_FACTOR * half_range
+
+
+def _default_item_clip(n_users, n_items, epsilon, delta, share):
+    return _ITEM_CLIP
+
+
+def _default_item_prior(noise_scale):
+    return _ITEM_PRIOR + _ITEM_PRIOR_NOISE * noise_scale**2
