@@ -595,14 +595,10 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
             # The only access to all users' data besides the completion releases.
             with np.errstate(all="ignore"):
                 stats = item_statistics(ratings, scale=p["half_range"], clip=p["item_clip"])
-            c = item_sensitivity / (ITEM_SENSITIVITY_FACTOR * p["item_clip"])
-            if grid is None:
-                released = c * stats + sigma * rng.standard_normal(stats.shape)
-            else:
-                released = grid_release(c * stats, grid, rng)
-            noise_scale = sigma / c  # noise std of each released X_j, Z_j
-            biases = item_biases(released / c, scale=p["half_range"],
-                                 prior=_default_item_prior(noise_scale))
+            released, noise_scale = _release_item_statistics(
+                stats, item_sensitivity, p["item_clip"], sigma, grid, rng)
+            biases = item_biases(released, scale=p["half_range"],
+                                 prior=_default_item_prior(released, noise_scale))
             with np.errstate(all="ignore"):
                 ratings = recentre(ratings, biases)
 
@@ -758,9 +754,30 @@ def _default_bound(method, half_range, n_users, n_items, epsilon, delta):
     return _ROW_NORM_FACTOR * half_range
 
 
+def _release_item_statistics(stats, item_sensitivity, clip, sigma, grid, rng):
+    """Release the item sums ``(X, Z)`` (sensitivity ``sqrt(6) clip``) with noise.
+
+    They are scaled by ``c = item_sensitivity / (sqrt(6) clip)`` so that the
+    release has sensitivity ``item_sensitivity`` under the completion's own
+    ``sigma`` (or ``grid``); returns the released sums divided by ``c`` and
+    their noise standard deviation ``sigma / c``.
+    """
+    c = item_sensitivity / (ITEM_SENSITIVITY_FACTOR * clip)
+    if grid is None:
+        released = c * stats + sigma * rng.standard_normal(stats.shape)
+    else:
+        released = grid_release(c * stats, grid, rng)
+    return released / c, sigma / c
+
+
 def _default_item_clip(n_users, n_items, epsilon, delta, share):
-    return _ITEM_CLIP
+    """``D = clip(2 mu_item, 2, 16)``, ``mu_item = sqrt(share) mu`` the item release's GDP."""
+    mu = 1.0 / noise_sigma(epsilon, delta, 1.0)
+    return min(_ITEM_CLIP, max(2.0, 2.0 * math.sqrt(share) * mu))
 
 
-def _default_item_prior(noise_scale):
-    return _ITEM_PRIOR + _ITEM_PRIOR_NOISE * noise_scale**2
+def _default_item_prior(released, noise_scale):
+    """``lambda_j = 3 + sigma_Z^2 / (tau^2 max(Z_j - 2 sigma_Z, 1))``, ``1 / tau^2 = 25``."""
+    counts = released[len(released) // 2:]
+    lower = np.maximum(counts - 2.0 * noise_scale, 1.0)  # a lower confidence bound on n_j
+    return _ITEM_PRIOR + _ITEM_PRIOR_NOISE * noise_scale**2 / lower
