@@ -49,7 +49,7 @@ _TRANSFORM_BLOCK = 20_000  # users completed at a time by transform
 class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, BaseEstimator):
     """Complete a users x items ratings matrix with user-level joint differential privacy.
 
-    The algorithms of seed 004, Ch. 6 (Jain, Thakkar and Thakurta 2018) split
+    The algorithms of Thakkar (2019), Ch. 6 (Jain, Thakkar and Thakurta 2018) split
     every iteration into a **global component**, the only step that sees all
     users, which releases a noisy top eigenvector of the users' aggregated
     statistic ``sum_i A_i^T A_i``, and a **local component** that completes
@@ -69,7 +69,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
       clipped residual to the next iteration (a private greedy rank-one
       pursuit; an skdp addition, not in the thesis).
     * ``"svd"``: private SVD completion (Alg. 15): one noisy top-``rank``
-      subspace of the clipped ratings; each user projects her own row on it.
+      subspace of the clipped ratings; each user fits her own row on it by
+      ridge least squares (Alg. 15 rescales her projection by
+      ``n_items / |Omega_i|``, which amplifies noise; see Notes).
     * ``"pgd"``: private projected gradient descent (Alg. 16), the thesis'
       private baseline: each user takes a gradient step on her observed
       entries and clips her whole row; the global component releases the
@@ -82,35 +84,27 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     %(epsilon)s
     delta : float or None, default=None
         In ``(0, 1)``. ``None`` uses ``1 / n_users**2`` (stored in ``delta_``);
-        seed 004 asks for ``delta < 1 / n_users``.
+        Thakkar (2019) asks for ``delta < 1 / n_users``.
     nuclear_norm : float or None, default=None
         The constraint ``k`` on the nuclear norm of the (centred) completed
         matrix, > 0, used by ``method="frank_wolfe"`` and ``"pgd"`` (unused
-        otherwise). It scales every update, so it must be chosen without
-        looking at the private data (seed 004 uses the true nuclear norm on
-        synthetic data and a cross-validated value otherwise). ``None``
-        means, for ``"frank_wolfe"``, the public rule
+        otherwise). ``None`` means the public rule
         ``sqrt(n_users) * row_norm_bound``: the nuclear norm of a rank-one
         matrix whose every row has norm ``row_norm_bound`` (the number of
         users is public under replace-one-user neighbours, so this costs no
-        privacy); the value used is stored in ``nuclear_norm_``. On
-        ``make_low_rank_ratings`` (rank one, 20,000 and 50,000 users) it
-        completes about as well as the true nuclear norm. ``"pgd"``, whose
-        ``row_norm_bound`` bounds whole rows, needs an explicit value (its
-        error message suggests one).
+        privacy); the value used is stored in ``nuclear_norm_``.
     max_iter : int, default=10
         Iterations ``T`` (``"frank_wolfe"`` and ``"pgd"``). Each costs
         privacy: the noise grows like ``sqrt(T)``.
-    row_norm_bound : float, default=1.0
+    row_norm_bound : float or None, default=None
         ``Delta``: each user's (centred) observed ratings, and for
         Frank-Wolfe each iterate on her observed entries, are scaled down to
         this L2 norm before they enter the global statistic. For ``"pgd"``
         it bounds each user's **whole** iterate row (all items, observed or
-        not), so it should scale with ``sqrt(n_items)``: a completed row
-        whose entries have typical size ``r`` has norm about
-        ``r sqrt(n_items)`` (the benchmark uses ``0.4 sqrt(n_items)`` for
-        ratings in ``[-1, 1]``). A per-user operation that costs no privacy. The noise grows like ``Delta^2``. Must be chosen
-        without looking at the data.
+        not). A per-user operation that costs no privacy; the noise grows
+        like ``Delta^2``. ``None``: ``3 s`` (``"pgd"``: ``0.4 s sqrt(n_items)``)
+        with ``s`` half the width of ``rating_bounds`` (see the user guide,
+        "Matrix completion").
     method : {"frank_wolfe", "pursuit", "svd", "pgd"}, default="frank_wolfe"
         See above.
     eigensolver : {"auto", "exact", "oja"}, default="auto"
@@ -124,14 +118,32 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     rank : int or None, default=None
         Number of directions for ``"svd"`` (subspace dimension) and
         ``"pursuit"`` (one per iteration, each costing privacy like a
-        Frank-Wolfe iteration); ``None`` means 1. Ignored by
+        Frank-Wolfe iteration); ``None`` means ``min(3, n_items)``. Ignored by
         ``"frank_wolfe"``, whose rank is at most ``max_iter``, and by
         ``"pgd"``, whose rank is set by the nuclear-norm projection. Pursuit
         keeps a ``rank x rank`` Gram matrix per user (``8 n_users rank^2``
         bytes).
-    center : {"user", None}, default="user"
+    center : {"user_item", "user", None}, default="user_item"
         ``"user"`` subtracts each user's mean observed rating before completion
-        and adds it back afterwards (free: it is local, seed 004 Sec. 6.4).
+        and adds it back afterwards (free: it is local, Thakkar 2019,
+        Sec. 6.4). ``"user_item"`` also subtracts item biases ``b_j``
+        (``item_biases_``), a global statistic released once with Gaussian
+        noise that takes the share ``item_share`` of the budget (see
+        Privacy); each user then re-centres on ``r_ij - b_j`` (local).
+    item_share : float, default=0.25
+        In ``(0, 1)``, ``center="user_item"`` only: the share of the
+        privacy budget, in the Gaussian-DP sense (``mu^2``, Dong, Roth and
+        Su 2022), spent on the item biases; the completion releases get the
+        rest.
+    rating_bounds : tuple of (float, float) or None, default=None
+        Public range ``(low, high)`` of the ratings (e.g. ``(0.5, 5.0)``):
+        it scales the default ``row_norm_bound`` and the item-bias release.
+        Ratings are not clipped to it. ``None`` means ``(-1, 1)``
+        (:func:`~skdp.datasets.make_low_rank_ratings`).
+    ridge : float, default=0.1
+        ``"pursuit"`` and ``"svd"``: the ridge added to each user's least
+        squares on the released directions (her completed row is her ridge
+        fit). No effect on privacy; 0 suits noiseless data.
     oja_iter : int, default=5
         Noisy Oja steps per eigen-decomposition (``eigensolver="oja"``).
     step_schedule : {"standard", "constant"}, default="standard"
@@ -168,6 +180,10 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     Attributes
     ----------
+    item_biases_ : ndarray of shape (n_items,) or None
+        The released item biases (``center="user_item"``), added back to
+        every completed row; ``None`` otherwise. Public: ``(epsilon,
+        delta)``-DP.
     components_ : ndarray of shape (n_components, n_items)
         The released unit directions: one per Frank-Wolfe or pursuit
         iteration, the ``rank`` orthonormal ones of ``"svd"``, or, for
@@ -214,17 +230,22 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     Privacy
     -------
-    User-level **joint** differential privacy (seed 004, Def. 18; Kearns et
+    User-level **joint** differential privacy (Thakkar (2019), Def. 18; Kearns et
     al. 2014) under replacement of one user's entire row: which items she
     rated and all her ratings. The released ``components_`` (and
     ``singular_values_``) are ``(epsilon, delta)``-DP with respect to every
     training user; each completed row is then computed from these and the
-    user's own row only (post-processing, seed 004 Lemma 2.1.4), so the
+    user's own row only (post-processing, Thakkar (2019) Lemma 2.1.4), so the
     completions of all other users together are ``(epsilon, delta)``-DP with
     respect to her data (Thm. 20, Thm. 28; pursuit and projected gradient
     descent rest on the same argument, as the thesis' Sec. 6.4 says of
     Alg. 16). This holds for any input, because ``row_norm_bound`` clipping
-    is applied to every row.
+    is applied to every row. With ``center="user_item"`` the item biases
+    ``item_biases_`` are one more Gaussian release (per-user weighted
+    item sums, sensitivity ``sqrt(6) D``, Notes), composed with the others
+    by Gaussian DP (Dong, Roth and Su 2022): all releases together are
+    ``(epsilon, delta)``-DP, the item biases taking ``item_share`` of
+    ``mu^2``.
 
     Joint DP protects a user from what is released **to others**: deliver
     row ``i`` of :meth:`transform`'s output to user ``i`` only. The completed
@@ -251,7 +272,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     value depends on the data beyond what the ideal mechanism reveals (the
     attack of Mironov 2012 on floating-point noise does not apply). The
     guarantee is zCDP (the discrete Gaussian's Renyi bound, CKS, summed over
-    coordinates and over the adaptive releases, seed 004 Lemma 2.1.12),
+    coordinates and over the adaptive releases, Thakkar (2019) Lemma 2.1.12),
     converted to ``(epsilon, delta)`` by CKS Cor. 13; rounding
     moves each entry by at most one grid step more than its value between
     neighbours, which the calibration includes. With the exact eigensolver
@@ -271,7 +292,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     See Also
     --------
-    skdp.datasets.make_low_rank_ratings : The synthetic ratings of seed 004, Sec. 6.4.
+    skdp.datasets.make_low_rank_ratings : The synthetic ratings of Thakkar (2019), Sec. 6.4.
 
     Notes
     -----
@@ -356,9 +377,26 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     released eigenvalue itself is used.
 
     **Local step of SVD.** Alg. 15 scales ``P_Omega(Y*_i) V V^T`` by
-    ``m / |Omega|``, where its proof uses ``1 / p = m n / |Omega|``. Here
-    each user uses her own observed fraction, ``n / |Omega_i|``, which is
-    local; the global ``|Omega|`` would itself need a private release.
+    ``m / |Omega|``, where its proof uses ``1 / p = m n / |Omega|``. That
+    rescaling multiplies the error on the released subspace by ``1 / p``
+    and made the completion worse as epsilon grew on real ratings; here
+    each user fits her row on ``V`` by ridge least squares instead (the
+    local step of pursuit), a post-processing.
+
+    **Item biases** (``center="user_item"``). Each user ``i`` contributes
+    ``x_i = w_i e_i / s`` (``e_i`` her user-centred ratings, ``s`` the half
+    range of ``rating_bounds``) and ``z_i = w_i 1_{Omega_i}``, with
+    ``w_i = min(1, D / ||e_i / s||, D / sqrt(|Omega_i|))``; the sums
+    ``(X, Z)`` have L2 sensitivity ``sqrt(6) D`` (``||x_i - x_i'|| <= 2 D``,
+    and ``||z_i - z_i'||^2 <= 2 D^2`` for non-negative vectors). They are
+    released once with the completion's ``sigma`` after scaling by
+    ``c = s_item / (sqrt(6) D)``, where ``s_item^2 = item_share / (1 -
+    item_share) s_c^2`` and ``s_c`` is the completion's composed
+    sensitivity: the composition is a Gaussian mechanism of sensitivity
+    ``sqrt(s_c^2 + s_item^2) = s_c / sqrt(1 - item_share)``
+    (``sensitivity_``). ``b_j = s X_j / (max(Z_j, 0) + lambda_j)``, with
+    ``D`` and ``lambda_j`` public rules (user guide) of the budget and the
+    released counts.
 
     **Projected gradient descent** (Alg. 16). Iteration ``t`` of user ``i``:
     ``y_i <- Pi_rho(y_i - eta_t P_Omega(y_i - y*_i))`` (the printed
@@ -383,7 +421,8 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ``O(n_users n (n + r))``.
 
     **Users with no ratings** contribute nothing and are completed with
-    zeros (there is no private estimate of a global mean rating). A user
+    zeros, or with the item biases when ``center="user_item"`` (there is
+    no private estimate of a global mean rating). A user
     whose row overflows float64 in her centring or local updates (ratings
     near ``1e308``) contributes nothing either, and her own completed row is
     not finite: a per-user rule, so the guarantee holds for every finite
@@ -393,7 +432,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     References
     ----------
     P. Jain, O. Thakkar and A. Thakurta, "Differentially private matrix
-    completion revisited", ICML 2018 (seed 004, Ch. 6).
+    completion revisited", ICML 2018 (Thakkar 2019, Ch. 6).
 
     J. Dong, A. Roth and W. Su, "Gaussian differential privacy", JRSS B, 2022.
 
