@@ -63,7 +63,8 @@ def test_matrix_completer_fits_with_defaults():
     data = make_low_rank_ratings(2000, 20, n_ratings=5, random_state=0)
     model = DPMatrixCompleter(random_state=0).fit(data.train)
     assert model.nuclear_norm is None
-    assert model.nuclear_norm_ == pytest.approx(math.sqrt(2000) * 1.0)
+    # row_norm_bound=None: 3 times the half range of the ratings ([-1, 1] by default).
+    assert model.nuclear_norm_ == pytest.approx(math.sqrt(2000) * 3.0)
     assert model.transform(data.train[:3]).shape == (3, 20)
     explicit = DPMatrixCompleter(nuclear_norm=7.0, row_norm_bound=2.0, random_state=0)
     assert explicit.fit(data.train).nuclear_norm_ == 7.0
@@ -73,10 +74,11 @@ def test_matrix_completer_fits_with_defaults():
         is None
 
 
-def test_matrix_completer_pgd_still_needs_nuclear_norm():
+def test_matrix_completer_pgd_has_a_default_nuclear_norm():
     data = make_low_rank_ratings(200, 20, n_ratings=5, random_state=0)
-    with pytest.raises(ValueError, match="method='pgd' needs nuclear_norm"):
-        DPMatrixCompleter(method="pgd").fit(data.train)
+    model = DPMatrixCompleter(method="pgd", max_iter=2, random_state=0).fit(data.train)
+    # sqrt(n_users) * row_norm_bound, row_norm_bound = 0.4 sqrt(n_items) (half range 1).
+    assert model.nuclear_norm_ == pytest.approx(math.sqrt(200) * 0.4 * math.sqrt(20))
 
 
 # 3. Mechanisms that need delta > 0 say so, with the default delta of 0.

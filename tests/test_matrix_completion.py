@@ -257,22 +257,28 @@ def test_pursuit_and_svd_without_noise_match_closed_forms():
     observed = rng.random(Y.shape) < 0.7
     X = np.where(observed, Y, np.nan)
     common = dict(epsilon=1e16, delta=0.5, row_norm_bound=4.0, center=None, rank=2,
-                  random_state=0)
+                  ridge=0.0, random_state=0)
     svd = DPMatrixCompleter(method="svd", **common).fit(X)
     P = np.where(observed, Y, 0.0)
     V = np.linalg.svd(P)[2][:2]
     assert np.allclose(np.abs(svd.components_ @ V.T), np.eye(2), atol=1e-6)
-    expected = (P @ V.T @ V) * (10 / observed.sum(axis=1))[:, None]
+    # Each user's ridge least squares on the released subspace (ridge 1% of
+    # |Omega_i| / n plus ridge=0), the local step shared with pursuit.
+    V = svd.components_
+
+    def ridge(V, i, o):
+        return np.linalg.solve(V[:, o] @ V[:, o].T + 0.01 * o.sum() / 10 * np.eye(len(V)),
+                               V[:, o] @ Y[i, o])
+
+    expected = np.array([ridge(V, i, o) for i, o in enumerate(observed)]) @ V
     assert np.allclose(svd.transform(X), expected, atol=1e-6)
     # Pursuit: top eigenvector of the residuals' Gram matrix, then each user's
-    # ridge least squares (ridge 1% of |Omega_i| / n) on the directions so far.
+    # ridge least squares on the directions so far.
     directions, coef = np.zeros((0, 10)), np.zeros((60, 0))
     for _ in range(2):
         residual = np.where(observed, coef @ directions - Y, 0.0)
         directions = np.vstack([directions, np.linalg.eigh(residual.T @ residual)[1][:, -1]])
-        coef = np.array([np.linalg.solve(
-            directions[:, o] @ directions[:, o].T + 0.01 * o.sum() / 10 * np.eye(len(directions)),
-            directions[:, o] @ Y[i, o]) for i, o in enumerate(observed)])
+        coef = np.array([ridge(directions, i, o) for i, o in enumerate(observed)])
     pursuit = DPMatrixCompleter(method="pursuit", **common).fit(X)
     assert np.allclose(pursuit.transform(X), coef @ directions, atol=1e-6)
     unobserved = ~observed
@@ -301,7 +307,8 @@ def test_locality_of_completed_rows(ratings, method):
 @pytest.mark.parametrize("eigensolver", ["exact", "oja"])
 def test_accuracy_against_per_user_mean_and_non_private(ratings, eigensolver):
     baseline = _user_mean_rmse(ratings)
-    common = dict(delta=1e-6, row_norm_bound=1.0, eigensolver=eigensolver, random_state=0)
+    common = dict(delta=1e-6, row_norm_bound=1.0, eigensolver=eigensolver, ridge=0.0,
+                  center="user", random_state=0)
     fw = DPMatrixCompleter(epsilon=5.0, nuclear_norm=ratings.nuclear_norm, max_iter=5, **common)
     assert _rmse(fw.fit(ratings.train).transform(ratings.train), ratings.test) < 0.9 * baseline
     pursuit = DPMatrixCompleter(epsilon=5.0, method="pursuit", rank=2, **common)
@@ -323,8 +330,12 @@ def test_unseen_users_are_completed(ratings):
 def test_users_without_ratings():
     X = np.array([[1.0, np.nan, 0.5], [np.nan, np.nan, np.nan], [0.2, 0.4, np.nan]])
     for method in ("frank_wolfe", "pursuit", "svd", "pgd"):
+        # With center="user_item" a user without ratings gets the released item biases.
+        biased = DPMatrixCompleter(epsilon=1.0, delta=1e-3, nuclear_norm=2.0, method=method,
+                                   random_state=0).fit(X)
+        assert np.array_equal(biased.transform(X)[1], biased.item_biases_)
         model = DPMatrixCompleter(epsilon=1.0, delta=1e-3, nuclear_norm=2.0, method=method,
-                                  random_state=0)
+                                  center="user", random_state=0)
         completed = model.fit(X).transform(X)
         assert np.all(np.isfinite(completed))
         assert np.array_equal(completed[1], np.zeros(3))
@@ -399,7 +410,11 @@ def test_budget_bookkeeping(ratings):
     ({"eigensolver": "lanczos"}, None, "eigensolver"),
     ({"center": "item"}, None, "center"),
     ({"method": "svd", "rank": 31}, None, "rank"),
-    ({"method": "pgd", "nuclear_norm": None}, None, "nuclear_norm"),
+    ({"item_share": 1.0}, None, "item_share"),
+    ({"item_share": 0.0}, None, "item_share"),
+    ({"rating_bounds": (1.0, 1.0)}, None, "rating_bounds"),
+    ({"rating_bounds": (1.0,)}, None, "rating_bounds"),
+    ({"ridge": -1.0}, None, "ridge"),
     ({"method": "pgd", "eigensolver": "oja"}, None, "eigensolver"),
     ({"method": "pgd", "learning_rate": 0.0}, None, "learning_rate"),
     ({"method": "pgd", "learning_rate": 2.0}, None, "learning_rate"),
@@ -444,7 +459,8 @@ def test_pgd_calibration_matches_hand_computation():
     # The estimator uses exactly this sigma.
     X = np.where(np.eye(6, 4) > 0, 1.0, np.nan)
     model = DPMatrixCompleter(epsilon=epsilon, delta=delta, method="pgd", nuclear_norm=2.0,
-                              max_iter=T, row_norm_bound=rho, random_state=0).fit(X)
+                              max_iter=T, row_norm_bound=rho, center="user",
+                              random_state=0).fit(X)
     assert model.sensitivity_ == pytest.approx(s)
     assert model.sigma_ == pytest.approx(sigma)
     assert model.eigensolver_ == "exact" and len(model.projections_) == T
@@ -579,12 +595,9 @@ def test_pgd_accuracy_against_per_user_mean_and_non_private(ratings):
     assert private_rmse < min(1.2 * reference, 0.7 * _user_mean_rmse(ratings))
 
 
-def test_missing_nuclear_norm_suggests_a_public_value_before_spending():
-    from skdp import BudgetAccountant
+def test_pgd_default_nuclear_norm_is_the_rank_one_public_value():
     X = np.random.default_rng(0).uniform(-1, 1, size=(16, 5))
-    accountant = BudgetAccountant(epsilon=5.0, delta=1e-2)
-    # pgd only: frank_wolfe uses that public value by default (tests/test_defaults_s18.py).
-    model = DPMatrixCompleter(method="pgd", row_norm_bound=0.5, accountant=accountant)
-    with pytest.raises(ValueError, match=r"sqrt\(n_users\) \* row_norm_bound = 2\b"):
-        model.fit(X)
-    assert accountant.spent is None
+    # pgd, like frank_wolfe: sqrt(n_users) * row_norm_bound (no data involved).
+    model = DPMatrixCompleter(method="pgd", row_norm_bound=0.5, max_iter=2,
+                              random_state=0).fit(X)
+    assert model.nuclear_norm_ == pytest.approx(2.0)

@@ -269,6 +269,7 @@ def test_fitted_releases_are_exact_grid_multiples(method, eigensolver, ratings, 
         monkeypatch.setattr(_solvers, name, lambda *a, f=original: seen.append(f(*a)) or seen[-1])
     model = DPMatrixCompleter(epsilon=1.0, delta=1e-6, method=method, eigensolver=eigensolver,
                               nuclear_norm=60.0, max_iter=3, rank=2, oja_iter=2,
+                              row_norm_bound=1.0, center="user",
                               noise="discrete_gaussian", random_state=0).fit(ratings.train[:500])
     expected = {"frank_wolfe": 3 * (3 if eigensolver == "oja" else 1), "pursuit": 2 * 2,
                 "svd": 1, "pgd": 3}[method]
@@ -316,7 +317,7 @@ def test_accuracy_close_to_the_continuous_noise():
     for noise in ("gaussian", "discrete_gaussian"):
         rmse[noise] = np.mean([_rmse(DPMatrixCompleter(
             epsilon=1.0, delta=1e-6, method="pursuit", rank=2, noise=noise,
-            random_state=seed).fit(train).transform(train), data.test) for seed in range(3)])
+            row_norm_bound=1.0, center="user", ridge=0.0, random_state=seed).fit(train).transform(train), data.test) for seed in range(3)])
     assert rmse["discrete_gaussian"] < 0.5 * baseline
     assert rmse["discrete_gaussian"] == pytest.approx(rmse["gaussian"], rel=0.25)
 

@@ -7,6 +7,12 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin
+from skdp.matrix_completion._biases import (
+    ITEM_SENSITIVITY_FACTOR,
+    item_biases,
+    item_statistics,
+    recentre,
+)
 from skdp.matrix_completion._calibration import (
     discrete_noise,
     noise_sigma,
@@ -23,9 +29,9 @@ from skdp.matrix_completion._solvers import (
     private_eigh,
     private_oja,
     private_top_eigen,
+    grid_release,
     pursuit_local,
     step_sizes,
-    svd_coef,
 )
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_option, check_positive_int, check_real
@@ -43,7 +49,7 @@ _TRANSFORM_BLOCK = 20_000  # users completed at a time by transform
 class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, BaseEstimator):
     """Complete a users x items ratings matrix with user-level joint differential privacy.
 
-    The algorithms of seed 004, Ch. 6 (Jain, Thakkar and Thakurta 2018) split
+    The algorithms of Thakkar (2019), Ch. 6 (Jain, Thakkar and Thakurta 2018) split
     every iteration into a **global component**, the only step that sees all
     users, which releases a noisy top eigenvector of the users' aggregated
     statistic ``sum_i A_i^T A_i``, and a **local component** that completes
@@ -63,7 +69,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
       clipped residual to the next iteration (a private greedy rank-one
       pursuit; an skdp addition, not in the thesis).
     * ``"svd"``: private SVD completion (Alg. 15): one noisy top-``rank``
-      subspace of the clipped ratings; each user projects her own row on it.
+      subspace of the clipped ratings; each user fits her own row on it by
+      ridge least squares (Alg. 15 rescales her projection by
+      ``n_items / |Omega_i|``, which amplifies noise; see Notes).
     * ``"pgd"``: private projected gradient descent (Alg. 16), the thesis'
       private baseline: each user takes a gradient step on her observed
       entries and clips her whole row; the global component releases the
@@ -76,35 +84,27 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     %(epsilon)s
     delta : float or None, default=None
         In ``(0, 1)``. ``None`` uses ``1 / n_users**2`` (stored in ``delta_``);
-        seed 004 asks for ``delta < 1 / n_users``.
+        Thakkar (2019) asks for ``delta < 1 / n_users``.
     nuclear_norm : float or None, default=None
         The constraint ``k`` on the nuclear norm of the (centred) completed
         matrix, > 0, used by ``method="frank_wolfe"`` and ``"pgd"`` (unused
-        otherwise). It scales every update, so it must be chosen without
-        looking at the private data (seed 004 uses the true nuclear norm on
-        synthetic data and a cross-validated value otherwise). ``None``
-        means, for ``"frank_wolfe"``, the public rule
+        otherwise). ``None`` means the public rule
         ``sqrt(n_users) * row_norm_bound``: the nuclear norm of a rank-one
         matrix whose every row has norm ``row_norm_bound`` (the number of
         users is public under replace-one-user neighbours, so this costs no
-        privacy); the value used is stored in ``nuclear_norm_``. On
-        ``make_low_rank_ratings`` (rank one, 20,000 and 50,000 users) it
-        completes about as well as the true nuclear norm. ``"pgd"``, whose
-        ``row_norm_bound`` bounds whole rows, needs an explicit value (its
-        error message suggests one).
+        privacy); the value used is stored in ``nuclear_norm_``.
     max_iter : int, default=10
         Iterations ``T`` (``"frank_wolfe"`` and ``"pgd"``). Each costs
         privacy: the noise grows like ``sqrt(T)``.
-    row_norm_bound : float, default=1.0
+    row_norm_bound : float or None, default=None
         ``Delta``: each user's (centred) observed ratings, and for
         Frank-Wolfe each iterate on her observed entries, are scaled down to
         this L2 norm before they enter the global statistic. For ``"pgd"``
         it bounds each user's **whole** iterate row (all items, observed or
-        not), so it should scale with ``sqrt(n_items)``: a completed row
-        whose entries have typical size ``r`` has norm about
-        ``r sqrt(n_items)`` (the benchmark uses ``0.4 sqrt(n_items)`` for
-        ratings in ``[-1, 1]``). A per-user operation that costs no privacy. The noise grows like ``Delta^2``. Must be chosen
-        without looking at the data.
+        not). A per-user operation that costs no privacy; the noise grows
+        like ``Delta^2``. ``None``: ``3 s`` (``"pgd"``: ``0.4 s sqrt(n_items)``)
+        with ``s`` half the width of ``rating_bounds`` (see the user guide,
+        "Matrix completion").
     method : {"frank_wolfe", "pursuit", "svd", "pgd"}, default="frank_wolfe"
         See above.
     eigensolver : {"auto", "exact", "oja"}, default="auto"
@@ -118,14 +118,32 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     rank : int or None, default=None
         Number of directions for ``"svd"`` (subspace dimension) and
         ``"pursuit"`` (one per iteration, each costing privacy like a
-        Frank-Wolfe iteration); ``None`` means 1. Ignored by
+        Frank-Wolfe iteration); ``None`` means ``min(3, n_items)``. Ignored by
         ``"frank_wolfe"``, whose rank is at most ``max_iter``, and by
         ``"pgd"``, whose rank is set by the nuclear-norm projection. Pursuit
         keeps a ``rank x rank`` Gram matrix per user (``8 n_users rank^2``
         bytes).
-    center : {"user", None}, default="user"
+    center : {"user_item", "user", None}, default="user_item"
         ``"user"`` subtracts each user's mean observed rating before completion
-        and adds it back afterwards (free: it is local, seed 004 Sec. 6.4).
+        and adds it back afterwards (free: it is local, Thakkar 2019,
+        Sec. 6.4). ``"user_item"`` also subtracts item biases ``b_j``
+        (``item_biases_``), a global statistic released once with Gaussian
+        noise that takes the share ``item_share`` of the budget (see
+        Privacy); each user then re-centres on ``r_ij - b_j`` (local).
+    item_share : float, default=0.25
+        In ``(0, 1)``, ``center="user_item"`` only: the share of the
+        privacy budget, in the Gaussian-DP sense (``mu^2``, Dong, Roth and
+        Su 2022), spent on the item biases; the completion releases get the
+        rest.
+    rating_bounds : tuple of (float, float) or None, default=None
+        Public range ``(low, high)`` of the ratings (e.g. ``(0.5, 5.0)``):
+        it scales the default ``row_norm_bound`` and the item-bias release.
+        Ratings are not clipped to it. ``None`` means ``(-1, 1)``
+        (:func:`~skdp.datasets.make_low_rank_ratings`).
+    ridge : float, default=0.1
+        ``"pursuit"`` and ``"svd"``: the ridge added to each user's least
+        squares on the released directions (her completed row is her ridge
+        fit). No effect on privacy; 0 suits noiseless data.
     oja_iter : int, default=5
         Noisy Oja steps per eigen-decomposition (``eigensolver="oja"``).
     step_schedule : {"standard", "constant"}, default="standard"
@@ -162,6 +180,10 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     Attributes
     ----------
+    item_biases_ : ndarray of shape (n_items,) or None
+        The released item biases (``center="user_item"``), added back to
+        every completed row; ``None`` otherwise. Public: ``(epsilon,
+        delta)``-DP.
     components_ : ndarray of shape (n_components, n_items)
         The released unit directions: one per Frank-Wolfe or pursuit
         iteration, the ``rank`` orthonormal ones of ``"svd"``, or, for
@@ -208,17 +230,22 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     Privacy
     -------
-    User-level **joint** differential privacy (seed 004, Def. 18; Kearns et
+    User-level **joint** differential privacy (Thakkar (2019), Def. 18; Kearns et
     al. 2014) under replacement of one user's entire row: which items she
     rated and all her ratings. The released ``components_`` (and
     ``singular_values_``) are ``(epsilon, delta)``-DP with respect to every
     training user; each completed row is then computed from these and the
-    user's own row only (post-processing, seed 004 Lemma 2.1.4), so the
+    user's own row only (post-processing, Thakkar (2019) Lemma 2.1.4), so the
     completions of all other users together are ``(epsilon, delta)``-DP with
     respect to her data (Thm. 20, Thm. 28; pursuit and projected gradient
     descent rest on the same argument, as the thesis' Sec. 6.4 says of
     Alg. 16). This holds for any input, because ``row_norm_bound`` clipping
-    is applied to every row.
+    is applied to every row. With ``center="user_item"`` the item biases
+    ``item_biases_`` are one more Gaussian release (per-user weighted
+    item sums, sensitivity ``sqrt(6) D``, Notes), composed with the others
+    by Gaussian DP (Dong, Roth and Su 2022): all releases together are
+    ``(epsilon, delta)``-DP, the item biases taking ``item_share`` of
+    ``mu^2``.
 
     Joint DP protects a user from what is released **to others**: deliver
     row ``i`` of :meth:`transform`'s output to user ``i`` only. The completed
@@ -245,7 +272,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     value depends on the data beyond what the ideal mechanism reveals (the
     attack of Mironov 2012 on floating-point noise does not apply). The
     guarantee is zCDP (the discrete Gaussian's Renyi bound, CKS, summed over
-    coordinates and over the adaptive releases, seed 004 Lemma 2.1.12),
+    coordinates and over the adaptive releases, Thakkar (2019) Lemma 2.1.12),
     converted to ``(epsilon, delta)`` by CKS Cor. 13; rounding
     moves each entry by at most one grid step more than its value between
     neighbours, which the calibration includes. With the exact eigensolver
@@ -265,7 +292,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     See Also
     --------
-    skdp.datasets.make_low_rank_ratings : The synthetic ratings of seed 004, Sec. 6.4.
+    skdp.datasets.make_low_rank_ratings : The synthetic ratings of Thakkar (2019), Sec. 6.4.
 
     Notes
     -----
@@ -350,9 +377,26 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     released eigenvalue itself is used.
 
     **Local step of SVD.** Alg. 15 scales ``P_Omega(Y*_i) V V^T`` by
-    ``m / |Omega|``, where its proof uses ``1 / p = m n / |Omega|``. Here
-    each user uses her own observed fraction, ``n / |Omega_i|``, which is
-    local; the global ``|Omega|`` would itself need a private release.
+    ``m / |Omega|``, where its proof uses ``1 / p = m n / |Omega|``. That
+    rescaling multiplies the error on the released subspace by ``1 / p``
+    and made the completion worse as epsilon grew on real ratings; here
+    each user fits her row on ``V`` by ridge least squares instead (the
+    local step of pursuit), a post-processing.
+
+    **Item biases** (``center="user_item"``). Each user ``i`` contributes
+    ``x_i = w_i e_i / s`` (``e_i`` her user-centred ratings, ``s`` the half
+    range of ``rating_bounds``) and ``z_i = w_i 1_{Omega_i}``, with
+    ``w_i = min(1, D / ||e_i / s||, D / sqrt(|Omega_i|))``; the sums
+    ``(X, Z)`` have L2 sensitivity ``sqrt(6) D`` (``||x_i - x_i'|| <= 2 D``,
+    and ``||z_i - z_i'||^2 <= 2 D^2`` for non-negative vectors). They are
+    released once with the completion's ``sigma`` after scaling by
+    ``c = s_item / (sqrt(6) D)``, where ``s_item^2 = item_share / (1 -
+    item_share) s_c^2`` and ``s_c`` is the completion's composed
+    sensitivity: the composition is a Gaussian mechanism of sensitivity
+    ``sqrt(s_c^2 + s_item^2) = s_c / sqrt(1 - item_share)``
+    (``sensitivity_``). ``b_j = s X_j / (max(Z_j, 0) + lambda_j)``, with
+    ``D`` and ``lambda_j`` public rules (user guide) of the budget and the
+    released counts.
 
     **Projected gradient descent** (Alg. 16). Iteration ``t`` of user ``i``:
     ``y_i <- Pi_rho(y_i - eta_t P_Omega(y_i - y*_i))`` (the printed
@@ -377,7 +421,8 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     ``O(n_users n (n + r))``.
 
     **Users with no ratings** contribute nothing and are completed with
-    zeros (there is no private estimate of a global mean rating). A user
+    zeros, or with the item biases when ``center="user_item"`` (there is
+    no private estimate of a global mean rating). A user
     whose row overflows float64 in her centring or local updates (ratings
     near ``1e308``) contributes nothing either, and her own completed row is
     not finite: a per-user rule, so the guarantee holds for every finite
@@ -387,7 +432,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     References
     ----------
     P. Jain, O. Thakkar and A. Thakurta, "Differentially private matrix
-    completion revisited", ICML 2018 (seed 004, Ch. 6).
+    completion revisited", ICML 2018 (Thakkar 2019, Ch. 6).
 
     J. Dong, A. Roth and W. Su, "Gaussian differential privacy", JRSS B, 2022.
 
@@ -424,9 +469,10 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     """
 
     def __init__(self, epsilon=1.0, delta=None, *, nuclear_norm=None, max_iter=10,
-                 row_norm_bound=1.0, method="frank_wolfe", eigensolver="auto", rank=None,
-                 center="user", oja_iter=5, step_schedule="standard", learning_rate=1.0,
-                 noise="gaussian", random_state=None, accountant=None, verbose=0):
+                 row_norm_bound=None, method="frank_wolfe", eigensolver="auto", rank=None,
+                 center="user_item", item_share=0.25, rating_bounds=None, ridge=0.1, oja_iter=5,
+                 step_schedule="standard", learning_rate=1.0, noise="gaussian",
+                 random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.nuclear_norm = nuclear_norm
@@ -436,6 +482,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self.eigensolver = eigensolver
         self.rank = rank
         self.center = center
+        self.item_share = item_share
+        self.rating_bounds = rating_bounds
+        self.ridge = ridge
         self.oja_iter = oja_iter
         self.step_schedule = step_schedule
         self.learning_rate = learning_rate
@@ -455,45 +504,43 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                              dtype=np.float64, ensure_all_finite="allow-nan")
 
     def _check_params(self, n_users, n_items):
-        """Validate every parameter (before any budget is spent); return the resolved ones."""
+        """Validate every parameter (before any budget is spent); return the resolved ones.
+
+        ``bound`` and ``nuclear_norm`` are ``None`` when left to their rules,
+        which :func:`_default_bound` and :func:`_default_nuclear_norm` apply once
+        the budget is resolved.
+        """
         method = check_option(self.method, "method", METHODS)
         eigensolver = check_option(self.eigensolver, "eigensolver", EIGENSOLVERS)
         params = {
             "method": method,
             "noise": check_option(self.noise, "noise", NOISES),
-            "center": check_option(self.center, "center", ("user", None)),
+            "center": check_option(self.center, "center", ("user_item", "user", None)),
             "step_schedule": check_option(self.step_schedule, "step_schedule",
                                           ("standard", "constant")),
-            "bound": check_real(self.row_norm_bound, "row_norm_bound", low=0.0,
-                                low_inclusive=False),
+            "bound": (None if self.row_norm_bound is None else
+                      check_real(self.row_norm_bound, "row_norm_bound", low=0.0,
+                                 low_inclusive=False)),
             "n_iter": check_positive_int(self.max_iter, "max_iter"),
             "oja_iter": check_positive_int(self.oja_iter, "oja_iter"),
-            "rank": 1 if self.rank is None else check_positive_int(self.rank, "rank"),
+            "rank": (min(_DEFAULT_RANK, n_items) if self.rank is None
+                     else check_positive_int(self.rank, "rank")),
             "eigensolver": (("exact" if n_items <= _AUTO_EXACT_MAX_ITEMS else "oja")
                             if eigensolver == "auto" else eigensolver),
+            "half_range": _half_range(self.rating_bounds),
+            "ridge": check_real(self.ridge, "ridge", low=0.0),
         }
+        if params["center"] == "user_item":
+            params["item_share"] = check_real(self.item_share, "item_share", low=0.0, high=1.0,
+                                              low_inclusive=False, high_inclusive=False)
         if params["rank"] > n_items:
             raise ValueError(f"rank={params['rank']} exceeds the number of items "
                              f"(n_features = {n_items}).")
         check_positive_int(self.verbose, "verbose", low=0)
         params["nuclear_norm"] = None
-        if method in ("frank_wolfe", "pgd"):
-            rank_one = math.sqrt(n_users) * params["bound"]
-            if self.nuclear_norm is None and method == "frank_wolfe":
-                # Public: the number of users (fixed under replace-one-user neighbours)
-                # and the public row_norm_bound only.
-                params["nuclear_norm"] = check_real(
-                    rank_one, "nuclear_norm=None's sqrt(n_users) * row_norm_bound")
-            elif self.nuclear_norm is None:
-                raise ValueError(
-                    f"method={method!r} needs nuclear_norm (the constraint k), chosen without "
-                    f"looking at the ratings: for example sqrt(n_users) * row_norm_bound = "
-                    f"{rank_one:g}, the nuclear norm of a rank-one matrix whose every row has "
-                    f"norm row_norm_bound. method='svd' and method='pursuit' need none. "
-                    f"Nothing was spent.")
-            else:
-                params["nuclear_norm"] = check_real(self.nuclear_norm, "nuclear_norm", low=0.0,
-                                                    low_inclusive=False)
+        if method in ("frank_wolfe", "pgd") and self.nuclear_norm is not None:
+            params["nuclear_norm"] = check_real(self.nuclear_norm, "nuclear_norm", low=0.0,
+                                                low_inclusive=False)
         if method == "pgd":
             if eigensolver == "oja":
                 raise ValueError("method='pgd' projects on the whole noisy spectrum, which "
@@ -506,6 +553,24 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         elif method == "svd":
             params["n_iter"] = 1
         return params
+
+    def _resolve_defaults(self, p, n_users, n_items, epsilon, delta):
+        """Apply the public default rules (user guide, "Matrix completion")."""
+        if p["bound"] is None:
+            p["bound"] = check_real(
+                _default_bound(p["method"], p["half_range"], n_users, n_items, epsilon, delta),
+                "row_norm_bound=None's rule", low=0.0, low_inclusive=False)
+        if p["method"] in ("frank_wolfe", "pgd") and p["nuclear_norm"] is None:
+            # Public: the number of users (fixed under replace-one-user neighbours)
+            # and the public row_norm_bound only.
+            p["nuclear_norm"] = check_real(
+                _NUCLEAR_FACTOR * math.sqrt(n_users) * p["bound"],
+                "nuclear_norm=None's sqrt(n_users) * row_norm_bound", low=0.0,
+                low_inclusive=False)
+        if p["center"] == "user_item":
+            p["item_clip"] = _default_item_clip(n_users, n_items, epsilon, delta,
+                                                p["item_share"])
+        return p
 
     def fit(self, X, y=None):
         """Run the global component on the training users' ratings.
@@ -526,17 +591,27 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         X = self._validate_input(X, reset=True)
         n_users, n_items = X.shape
         p = self._check_params(n_users, n_items)
+        budget_args = dict(default_delta=lambda m: 1.0 / m**2, allow_zero_delta=False)
+        # The noise before the charge: a calibration that fails must spend nothing.
+        epsilon, delta = self._resolve_budget(n_users, **budget_args)
+        p = self._resolve_defaults(p, n_users, n_items, epsilon, delta)
         # No floating-point warning from the numerics of fit: whether one is
         # raised (an overflow in one user's ratings, centring or update) would
         # depend on the data.
         with np.errstate(all="ignore"):
-            ratings = ratings_from_input(X, center=p["center"])
+            ratings = ratings_from_input(X, center=None if p["center"] is None else "user")
         sensitivity = total_sensitivity(p["bound"], method=p["method"],
                                         eigensolver=p["eigensolver"], n_iter=p["n_iter"],
                                         oja_iter=p["oja_iter"], rank=p["rank"])
-        budget_args = dict(default_delta=lambda m: 1.0 / m**2, allow_zero_delta=False)
-        # The noise before the charge: a calibration that fails must spend nothing.
-        epsilon, delta = self._resolve_budget(n_users, **budget_args)
+        item_sensitivity = None
+        if p["center"] == "user_item":
+            # GDP composition (Dong, Roth and Su 2022, Cor. 3.3): a release of
+            # sensitivity s_b scaled by c = s_item / s_b, with the same sigma as the
+            # completion releases, takes the share item_share of mu^2 when
+            # s_item^2 = item_share / (1 - item_share) * s_completion^2.
+            share = p["item_share"]
+            item_sensitivity = sensitivity * math.sqrt(share / (1.0 - share))
+            sensitivity = math.hypot(sensitivity, item_sensitivity)
         grid = None
         if p["noise"] == "gaussian":
             sigma = noise_sigma(epsilon, delta, sensitivity)
@@ -545,9 +620,26 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                                         eigensolver=p["eigensolver"], n_iter=p["n_iter"],
                                         oja_iter=p["oja_iter"], rank=p["rank"], n_items=n_items)
             rho_max = 2.0 * p["bound"] if p["method"] == "frank_wolfe" else p["bound"]
-            grid = discrete_noise(epsilon, delta, releases, n_users * rho_max**2)
+            value_bound = n_users * rho_max**2
+            if item_sensitivity is not None:
+                releases = releases + [(item_sensitivity, 2 * n_items)]
+                # |c X_j|, |c Z_j| <= c n_users D with c = s_item / (sqrt(6) D).
+                value_bound = max(value_bound,
+                                  n_users * item_sensitivity / ITEM_SENSITIVITY_FACTOR)
+            grid = discrete_noise(epsilon, delta, releases, value_bound)
             sigma = grid.sigma
         budget, rng = self._start_private_fit(n_users, **budget_args)
+        biases = None
+        if p["center"] == "user_item":
+            # The only access to all users' data besides the completion releases.
+            with np.errstate(all="ignore"):
+                stats = item_statistics(ratings, scale=p["half_range"], clip=p["item_clip"])
+            released, noise_scale = _release_item_statistics(
+                stats, item_sensitivity, p["item_clip"], sigma, grid, rng)
+            biases = item_biases(released, scale=p["half_range"],
+                                 prior=_default_item_prior(released, noise_scale))
+            with np.errstate(all="ignore"):
+                ratings = recentre(ratings, biases)
 
         def release(A, k=1, eigenvalue=False):
             # The only access to all users' data: one noisy eigen-decomposition.
@@ -591,12 +683,14 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                                        etas=p["etas"], gram=True, coefficients=False,
                                        gram_step=None if grid is None else grid.row_step)[1]
             elif p["method"] == "pursuit":
-                pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"])
+                pursuit_local(ratings, global_direction, n_iter=p["n_iter"], bound=p["bound"],
+                              ridge=p["ridge"])
             else:
                 A = ratings.matrix(clipped_values(ratings, ratings.values, p["bound"]))
                 components = list(release(A, k=p["rank"])[0].T)
 
         self._local_params = p
+        self.item_biases_ = biases
         self.components_ = np.array(components)
         self.singular_values_ = np.array(scales) if p["method"] == "frank_wolfe" else None
         self.projections_ = projections if p["method"] == "pgd" else None
@@ -627,7 +721,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
         p = self._local_params  # as fitted, even if parameters were changed since
-        ratings = ratings_from_input(X, center=p["center"])
+        ratings = ratings_from_input(X, center=None if p["center"] is None else "user")
+        if self.item_biases_ is not None:
+            ratings = recentre(ratings, self.item_biases_)
         out = np.empty(X.shape)
         for start in range(0, ratings.n_users, _TRANSFORM_BLOCK):
             stop = min(start + _TRANSFORM_BLOCK, ratings.n_users)
@@ -641,11 +737,13 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                 coef = pgd_local(block, lambda t, gram: self.projections_[t], bound=p["bound"],
                                  etas=p["etas"])[0]
             elif p["method"] == "pursuit":
-                coef = least_squares_coef(block, self.components_)
+                coef = least_squares_coef(block, self.components_, p["ridge"])
             else:
-                coef = svd_coef(block, self.components_)
+                coef = least_squares_coef(block, self.components_, p["ridge"])
             np.matmul(coef, self.components_, out=out[start:stop])
             out[start:stop] += block.means[:, None]
+            if self.item_biases_ is not None:
+                out[start:stop] += self.item_biases_
         return out
 
 
@@ -661,3 +759,64 @@ def _pgd_steps(learning_rate, n_iter):
         raise ValueError(f"learning_rate must be a number or have one step per iteration "
                          f"(max_iter = {n_iter}), got shape {np.shape(learning_rate)}.")
     return np.array(etas)
+
+
+# ----------------------------------------------------------------- default rules
+# Derived in the user guide ("Matrix completion"); public inputs only.
+
+_ROW_NORM_FACTOR = 3.0
+_PGD_ROW_FACTOR = 0.4
+_NUCLEAR_FACTOR = 1.0
+_DEFAULT_RANK = 3
+_ITEM_CLIP = 16.0
+_ITEM_PRIOR = 3.0
+_ITEM_PRIOR_NOISE = 25.0
+
+
+def _half_range(rating_bounds):
+    """Half the width of the public rating range (1 for the default ``[-1, 1]``)."""
+    if rating_bounds is None:
+        return 1.0
+    if np.ndim(rating_bounds) != 1 or len(rating_bounds) != 2:
+        raise ValueError(f"rating_bounds must be a pair (low, high), got {rating_bounds!r}.")
+    low = check_real(rating_bounds[0], "rating_bounds[0]")
+    high = check_real(rating_bounds[1], "rating_bounds[1]")
+    if not high > low:
+        raise ValueError(f"rating_bounds must have low < high, got {rating_bounds!r}.")
+    return check_real((high - low) / 2.0, "half of rating_bounds' range", low=0.0,
+                      low_inclusive=False)
+
+
+def _default_bound(method, half_range, n_users, n_items, epsilon, delta):
+    if method == "pgd":
+        return _PGD_ROW_FACTOR * half_range * math.sqrt(n_items)
+    return _ROW_NORM_FACTOR * half_range
+
+
+def _release_item_statistics(stats, item_sensitivity, clip, sigma, grid, rng):
+    """Release the item sums ``(X, Z)`` (sensitivity ``sqrt(6) clip``) with noise.
+
+    They are scaled by ``c = item_sensitivity / (sqrt(6) clip)`` so that the
+    release has sensitivity ``item_sensitivity`` under the completion's own
+    ``sigma`` (or ``grid``); returns the released sums divided by ``c`` and
+    their noise standard deviation ``sigma / c``.
+    """
+    c = item_sensitivity / (ITEM_SENSITIVITY_FACTOR * clip)
+    if grid is None:
+        released = c * stats + sigma * rng.standard_normal(stats.shape)
+    else:
+        released = grid_release(c * stats, grid, rng)
+    return released / c, sigma / c
+
+
+def _default_item_clip(n_users, n_items, epsilon, delta, share):
+    """``D = clip(2 mu_item, 2, 16)``, ``mu_item = sqrt(share) mu`` the item release's GDP."""
+    mu = 1.0 / noise_sigma(epsilon, delta, 1.0)
+    return min(_ITEM_CLIP, max(2.0, 2.0 * math.sqrt(share) * mu))
+
+
+def _default_item_prior(released, noise_scale):
+    """``lambda_j = 3 + sigma_Z^2 / (tau^2 max(Z_j - 2 sigma_Z, 1))``, ``1 / tau^2 = 25``."""
+    counts = released[len(released) // 2:]
+    lower = np.maximum(counts - 2.0 * noise_scale, 1.0)  # a lower confidence bound on n_j
+    return _ITEM_PRIOR + _ITEM_PRIOR_NOISE * noise_scale**2 / lower

@@ -381,6 +381,7 @@ def frank_wolfe_local(ratings, directions, *, nuclear_norm, bound, etas, coeffic
 
 
 _RIDGE = 1e-2  # relative ridge of the per-user least squares (numerical safeguard)
+_ABS_RIDGE = 0.1  # default absolute ridge (the estimator's ridge)
 
 
 def _observed_fit(ratings, coef, V):
@@ -399,19 +400,20 @@ class _LeastSquares:
     """Each user's ridge least-squares coefficients on a growing set of directions.
 
     User ``i`` solves ``min_c ||P_Omega_i(c V) - y_i||^2 + alpha_i ||c||^2``
-    with ``alpha_i = 0.01 |Omega_i| / n`` (one percent of the expected diagonal
-    of her Gram matrix when ``V`` has orthonormal rows; it only matters for
-    users with fewer ratings than directions). Her Gram matrix and right-hand
+    with ``alpha_i = 0.01 |Omega_i| / n + ridge``: one percent of the expected
+    diagonal of her Gram matrix when ``V`` has orthonormal rows (a numerical
+    safeguard), plus an absolute ``ridge`` (the estimator's ``ridge``, default
+    0.1) that shrinks her coefficients toward zero. Her Gram matrix and right-hand
     side grow by one column per new direction.
     """
 
-    def __init__(self, ratings, max_dim):
+    def __init__(self, ratings, max_dim, ridge=_ABS_RIDGE):
         self.ratings = ratings
         self.pattern = ratings.matrix(np.ones(len(ratings.values)))
         self.observed = ratings.matrix(ratings.values)
         self.gram = np.zeros((ratings.n_users, max_dim, max_dim))
         self.rhs = np.zeros((ratings.n_users, max_dim))
-        self.ridge = _RIDGE * ratings.counts / ratings.n_items
+        self.ridge = _RIDGE * ratings.counts / ratings.n_items + ridge
         self.V = np.zeros((0, ratings.n_items))
 
     def add(self, v, solve=True):
@@ -430,7 +432,7 @@ class _LeastSquares:
         return np.linalg.solve(system, self.rhs[:, :d, None])[:, :, 0]
 
 
-def pursuit_local(ratings, directions, *, n_iter, bound):
+def pursuit_local(ratings, directions, *, n_iter, bound, ridge=_ABS_RIDGE):
     """Rank-one pursuit with a per-user least-squares refit (local component).
 
     In iteration ``t`` each user sends ``Pi_Delta(P_Omega(Y_i - y_i))``, her
@@ -452,7 +454,7 @@ def pursuit_local(ratings, directions, *, n_iter, bound):
     -------
     coef : ndarray of shape (n_users, n_iter)
     """
-    solver = _LeastSquares(ratings, n_iter)
+    solver = _LeastSquares(ratings, n_iter, ridge)
     coef = np.zeros((ratings.n_users, 0))
     for t in range(n_iter):
         residual = (_observed_fit(ratings, coef, solver.V) if t else 0.0) - ratings.values
@@ -461,12 +463,12 @@ def pursuit_local(ratings, directions, *, n_iter, bound):
     return coef
 
 
-def least_squares_coef(ratings, V):
+def least_squares_coef(ratings, V, ridge=_ABS_RIDGE):
     """Each user's ridge least-squares coefficients on the rows of ``V``.
 
     The local step of pursuit in ``transform``; see :class:`_LeastSquares`.
     """
-    solver = _LeastSquares(ratings, len(V))
+    solver = _LeastSquares(ratings, len(V), ridge)
     for v in V[:-1]:
         solver.add(v, solve=False)
     return solver.add(V[-1])
