@@ -24,7 +24,7 @@ _MIN_COUNT_IN_NOISE = 3.0
 _CORESET_RESTARTS = 10
 # "auto" coreset size: n / (_CELL_ROWS_PER_NOISE sqrt(d) sigma) cells, so that a cell of average
 # size has a noisy mean 1 / _CELL_ROWS_PER_NOISE half-widths off in L2 norm (typically).
-_CELL_ROWS_PER_NOISE = 20.0
+_CELL_ROWS_PER_NOISE = 1.0
 
 
 def lloyd_noise_scales(n_features, n_steps, epsilon, delta):
@@ -263,8 +263,7 @@ class DPKMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         if isinstance(self.n_coreset, numbers.Integral):
             return int(self.n_coreset)
         cells = int(n / (_CELL_ROWS_PER_NOISE * math.sqrt(d) * sum_scale))
-        cells = min(cells, max(20 * k, 200))
-        return cells if cells >= 2 * k else k
+        return min(max(cells, 4 * k), max(20 * k, 200))
 
     def fit(self, X, y=None):
         """Spend the budget on private Lloyd steps and keep the centres.
