@@ -15,16 +15,18 @@ from skdp.utils._validation import check_feature_bounds, check_real
 
 __all__ = ["DPGaussianNB", "class_moment_noise_scales", "resolve_bounds"]
 
-# Weight of the class counts in the joint release (w0 in the Notes of DPGaussianNB): the
-# count vector enters as sqrt(w0) N_k (Gaussian) or w0 N_k (Laplace). One row then costs
-# the counts as much as one feature's sum.
-_COUNT_WEIGHT = 1.0
-# Weight of the sums of squares: sqrt(c) S2 (Gaussian), c' S2 (Laplace). With c = 1 a row
-# moving within its class changes one feature's (S1, S2) by at most 2 in L2 norm
-# ((b - a)^2 + (b^2 - a^2)^2 <= 4 on [-1, 1]^2, see DPStandardScaler's Notes, which allow
-# c up to 2.77); with c' = 1/2, |b - a| + |b^2 - a^2| / 2 <= 2 in L1 norm.
-_SQUARE_WEIGHT_GAUSSIAN = 1.0
-_SQUARE_WEIGHT_LAPLACE = 0.5
+# Weights of the class counts and of the sums of squares in the joint release (Notes of
+# class_moment_noise_scales). Gaussian: sqrt(w0) N_k with w0 = d / 2 and sqrt(c) S2 with
+# c = 1 / 2, so that a row changing class moves the vector by at most
+# sqrt(2 w0 + 2 d (1 + c)) = 2 sqrt(d), no more than a row staying in its class
+# ((b - a)^2 + c (b^2 - a^2)^2 <= 4 per feature on [-1, 1]^2 for c <= 2.77, see
+# DPStandardScaler's Notes): the labels cost no extra noise. Laplace: w0 N_k with w0 = d / 4
+# and c' S2 with c' = 1 / 4: L1 sensitivity 2 w0 + 2 d (1 + c') = 3 d for a row changing
+# class, 2 d for a row staying (|b - a| + |b^2 - a^2| / 4 <= 2 per feature).
+_COUNT_WEIGHT_PER_FEATURE = 0.5
+_SQUARE_WEIGHT_GAUSSIAN = 0.5
+_COUNT_WEIGHT_PER_FEATURE_LAPLACE = 0.25
+_SQUARE_WEIGHT_LAPLACE = 0.25
 
 
 def class_moment_noise_scales(n_features, epsilon, delta):
@@ -36,18 +38,21 @@ def class_moment_noise_scales(n_features, epsilon, delta):
     ``(x', b)``:
 
     * Gaussian (``delta > 0``): the vector ``(sqrt(w0) N, S1, sqrt(c) S2)``
-      with ``w0 = c = 1`` moves by at most
-      ``sqrt(2 w0 + 2 d (1 + c)) = sqrt(4 d + 2)`` in L2 norm when ``a != b``
+      with ``w0 = d / 2`` and ``c = 1 / 2`` moves by at most
+      ``sqrt(2 w0 + 2 d (1 + c)) = 2 sqrt(d)`` in L2 norm when ``a != b``
       (two rows' contributions, each at most ``w0 + d (1 + c)`` squared),
-      and by at most ``sqrt(4 d)`` when ``a = b``. One analytic Gaussian
-      release (Balle and Wang 2018, Thm. 8) of that sensitivity with noise
-      ``sigma`` per entry gives ``sigma / sqrt(w0)`` on the counts,
-      ``sigma`` on the sums and ``sigma / sqrt(c)`` on the sums of squares.
+      and by at most ``2 sqrt(d)`` when ``a = b`` (``(b - a)^2 + c (b^2 -
+      a^2)^2 <= 4`` per feature on ``[-1, 1]^2``). One analytic Gaussian
+      release (Balle and Wang 2018, Thm. 8) of L2 sensitivity ``2 sqrt(d)``
+      with noise ``sigma`` per entry gives ``sigma / sqrt(w0)`` on the
+      counts, ``sigma`` on the sums and ``sigma / sqrt(c)`` on the sums of
+      squares.
     * Laplace (``delta = 0``): the vector ``(w0 N, S1, c' S2)`` with
-      ``w0 = 1, c' = 1/2`` moves by at most ``2 w0 + 2 d (1 + c') = 3 d + 2``
-      in L1 norm when ``a != b`` and ``2 d`` when ``a = b``. Laplace noise of
-      scale ``b = (3 d + 2) / epsilon`` (Dwork et al. 2006) per entry gives
-      ``b / w0``, ``b`` and ``b / c'``.
+      ``w0 = d / 4``, ``c' = 1 / 4`` moves by at most
+      ``2 w0 + 2 d (1 + c') = 3 d`` in L1 norm when ``a != b`` and ``2 d``
+      when ``a = b`` (``|b - a| + |b^2 - a^2| / 4 <= 2`` per feature).
+      Laplace noise of scale ``b = 3 d / epsilon`` (Dwork et al. 2006) per
+      entry gives ``b / w0``, ``b`` and ``b / c'``.
 
     Parameters
     ----------
@@ -67,11 +72,11 @@ def class_moment_noise_scales(n_features, epsilon, delta):
     """
     d = n_features
     if delta == 0.0:
-        w0, c = _COUNT_WEIGHT, _SQUARE_WEIGHT_LAPLACE
+        w0, c = _COUNT_WEIGHT_PER_FEATURE_LAPLACE * d, _SQUARE_WEIGHT_LAPLACE
         # Laplace mechanism (Dwork et al. 2006) of L1 sensitivity max(2 d, 2 w0 + 2 d (1 + c')).
         scale = laplace_scale(max(2.0 * d, 2.0 * w0 + 2.0 * d * (1.0 + c)), epsilon)
         return "laplace", scale / w0, scale, scale / c
-    w0, c = _COUNT_WEIGHT, _SQUARE_WEIGHT_GAUSSIAN
+    w0, c = _COUNT_WEIGHT_PER_FEATURE * d, _SQUARE_WEIGHT_GAUSSIAN
     # Analytic Gaussian mechanism (Balle and Wang 2018, Thm. 8) of L2 sensitivity
     # sqrt(max(4 d, 2 w0 + 2 d (1 + c))).
     sensitivity = math.sqrt(max(4.0 * d, 2.0 * w0 + 2.0 * d * (1.0 + c)))
@@ -194,9 +199,9 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     one row, its features and its label): the class counts, the per-class
     sums of the clipped features mapped onto ``[-1, 1]`` and of their
     squares are one vector, released by the analytic Gaussian mechanism
-    (Balle and Wang 2018, Thm. 8) of L2 sensitivity ``sqrt(4 d + 2)``, or,
+    (Balle and Wang 2018, Thm. 8) of L2 sensitivity ``2 sqrt(d)``, or,
     for ``delta = 0``, by the Laplace mechanism (Dwork et al. 2006) of L1
-    sensitivity ``3 d + 2`` (derivation in
+    sensitivity ``3 d`` (derivation in
     :func:`class_moment_noise_scales`). Priors, means, variances and
     predictions are post-processing. The guarantee needs public ``bounds``
     and ``classes``; reading either from the data emits a

@@ -16,14 +16,16 @@ from skdp.testing import audit_epsilon
 
 
 def test_noise_scales_match_the_hand_computed_sensitivities():
-    # Gaussian: L2 sensitivity sqrt(4 d + 2) (a row changing class, w0 = c = 1).
-    mech, s0, s1, s2 = class_moment_noise_scales(7, 1.0, 1e-6)
-    sigma = gaussian_sigma_analytic(math.sqrt(30.0), 1.0, 1e-6)
-    assert mech == "gaussian" and s0 == s1 == s2 == pytest.approx(sigma, rel=1e-12)
-    # Laplace: L1 sensitivity 3 d + 2 (w0 = 1, c' = 1/2): scales b, b, 2 b.
-    mech, s0, s1, s2 = class_moment_noise_scales(7, 0.5, 0.0)
+    # Gaussian: L2 sensitivity 2 sqrt(d) (w0 = d / 2, c = 1 / 2): sigma / sqrt(d / 2) on the
+    # counts, sigma on the sums, sigma sqrt(2) on the sums of squares.
+    mech, s0, s1, s2 = class_moment_noise_scales(8, 1.0, 1e-6)
+    sigma = gaussian_sigma_analytic(2 * math.sqrt(8.0), 1.0, 1e-6)
+    assert mech == "gaussian"
+    assert (s0, s1, s2) == pytest.approx((sigma / 2, sigma, sigma * math.sqrt(2)), rel=1e-12)
+    # Laplace: L1 sensitivity 3 d (w0 = d / 4, c' = 1 / 4): scales b / (d / 4), b, 4 b.
+    mech, s0, s1, s2 = class_moment_noise_scales(8, 0.5, 0.0)
     assert mech == "laplace"
-    assert (s0, s1, s2) == pytest.approx((46.0, 46.0, 92.0), rel=1e-12)
+    assert (s0, s1, s2) == pytest.approx((24.0, 48.0, 192.0), rel=1e-12)
 
 
 # --- audits ------------------------------------------------------------------------------------
@@ -60,7 +62,7 @@ def _audit(cls, delta, n_runs=700, n_select=300):
         est = cls(epsilon=1.0, delta=delta, bounds=(-1.0, 1.0), classes=[0, 1],
                   var_smoothing=1e-9, random_state=rng).fit(X, y)
         scales = np.tile(est.noise_scales_, 2)
-        return float(_released_vector(est) @ (direction / scales))
+        return float(_released_vector(est) @ (direction / scales**2))
 
     return audit_epsilon(mechanism, d0, d1, n_runs=n_runs, n_select=n_select, delta=delta,
                          random_state=0).epsilon_lower_bound
