@@ -44,7 +44,7 @@ def _released_vector(est):
     return np.c_[n, s1, s2].ravel()
 
 
-def _audit(cls, delta, n_runs=700, n_select=300):
+def _audit(cls, delta, n_runs=500, n_select=200):
     """One feature in [-1, 1]; the last row is (1, class 0) or (-1, class 1): the worst case.
 
     The other rows keep the counts, means and variances far from every clip and floor,
