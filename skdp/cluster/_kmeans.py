@@ -2,10 +2,17 @@
 
 import math
 import numbers
+import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    ClusterMixin,
+    TransformerMixin,
+)
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.accounting import zcdp_for_dp
@@ -25,6 +32,8 @@ _CORESET_RESTARTS = 10
 # "auto" coreset size: n / (_CELL_ROWS_PER_NOISE sqrt(d) sigma) cells, so that a cell of average
 # size has a noisy mean 1 / _CELL_ROWS_PER_NOISE half-widths off in L2 norm (typically).
 _CELL_ROWS_PER_NOISE = 1.0
+# The "auto" numbers of steps are chosen from the noise the default 2 + 5 steps would have.
+_REFERENCE_STEPS = 7
 
 
 def lloyd_noise_scales(n_features, n_steps, epsilon, delta):
@@ -94,7 +103,8 @@ def _noisy_lloyd_step(Z, centres, count_scale, sum_scale, draw):
 
 
 @fill_doc
-class DPKMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
+class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
+               TransformerMixin, BaseEstimator):
     """k-means clustering with differentially private centres.
 
     The private counterpart of :class:`~sklearn.cluster.KMeans`. Features are
@@ -133,19 +143,24 @@ class DPKMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         private data. Values outside are clipped. ``None`` reads the range
         from the training data, which leaks it (a
         :class:`~skdp.PrivacyLeakWarning`).
-    max_iter : int, default=5
-        Private Lloyd steps of the refinement phase.
-    coreset_iter : int, default=2
-        Private Lloyd steps of the coreset phase.
+    max_iter : int or "auto", default="auto"
+        Private Lloyd steps of the refinement phase. ``"auto"``: from public
+        quantities only, through ``r = sigma_7 sqrt(d) k / n``, the typical
+        noise (in half-widths of the bounds) on the mean of a cluster of
+        average size when 7 steps share the budget (``sigma_7`` the noise on a
+        coordinate of a sum then): 5 steps when ``r <= 0.5``, 3 when
+        ``r <= 1``, 2 otherwise. Fewer steps mean less noise in each.
+    coreset_iter : int or "auto", default="auto"
+        Private Lloyd steps of the coreset phase. ``"auto"``: 2 when
+        ``r <= 1``, else 1 (``r`` as for ``max_iter``).
     n_coreset : int or "auto", default="auto"
         Number of coreset cells. ``"auto"``: from public quantities only,
-        ``n_samples / (20 sqrt(d) sigma)`` cells (``sigma`` the noise on a
-        coordinate of a sum), so that a cell's noisy mean is a few tenths
-        of the bounds' half-width off at most, kept between
-        ``2 n_clusters`` and ``max(20 n_clusters, 200)``; ``n_clusters``
-        when this rule allows fewer than ``2 n_clusters`` (the coreset is
-        then skipped: its steps go to the refinement from uniform random
-        centres).
+        ``n_samples / (sqrt(d) sigma)`` cells (``sigma`` the noise on a
+        coordinate of a sum per step), so that the noisy mean of a cell of
+        average size is about one half-width of the bounds off in L2 norm,
+        kept between ``4 n_clusters`` and ``max(20 n_clusters, 200)``.
+        With ``coreset_iter=0`` there is no coreset: the refinement starts
+        from centres drawn uniformly in the bounds.
     n_init : int, default=1
         Only 1: every private restart would need its own share of the
         budget and a private choice between restarts. The restarts are
@@ -227,8 +242,8 @@ class DPKMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
 
     _non_private_attributes = ("labels_", "inertia_")
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, delta=None, bounds=None, max_iter=5,
-                 coreset_iter=2, n_coreset="auto", n_init=1, random_state=None,
+    def __init__(self, n_clusters=8, *, epsilon=1.0, delta=None, bounds=None, max_iter="auto",
+                 coreset_iter="auto", n_coreset="auto", n_init=1, random_state=None,
                  accountant=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -247,16 +262,31 @@ class DPKMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
 
     def _check_params(self):
         k = check_positive_int(self.n_clusters, "n_clusters")
-        max_iter = check_positive_int(self.max_iter, "max_iter")
-        coreset_iter = check_positive_int(self.coreset_iter, "coreset_iter", low=0)
+        max_iter = (None if _is_auto(self.max_iter)
+                    else check_positive_int(self.max_iter, "max_iter"))
+        coreset_iter = (None if _is_auto(self.coreset_iter)
+                        else check_positive_int(self.coreset_iter, "coreset_iter", low=0))
         if self.n_init != 1 or isinstance(self.n_init, bool):
             raise ValueError(
                 f"DPKMeans supports only n_init=1 (got {self.n_init!r}): private restarts "
                 "would each need their own budget; the restarts run on the released coreset "
                 "instead, at no cost.")
-        if not (isinstance(self.n_coreset, str) and self.n_coreset == "auto"):
+        if not _is_auto(self.n_coreset):
             check_positive_int(self.n_coreset, "n_coreset")
         return k, max_iter, coreset_iter
+
+    def _steps(self, n, d, k, budget, max_iter, coreset_iter):
+        """``(coreset_iter, max_iter)``, each given or by the public rule (docstring)."""
+        if max_iter is not None and coreset_iter is not None:
+            return coreset_iter, max_iter
+        # r: noise on the mean of a cluster of n / k rows, in half-widths, with 7 steps.
+        sigma_7 = lloyd_noise_scales(d, _REFERENCE_STEPS, budget.epsilon, budget.delta)[2]
+        r = sigma_7 * math.sqrt(d) * k / n
+        if coreset_iter is None:
+            coreset_iter = 2 if r <= 1.0 else 1
+        if max_iter is None:
+            max_iter = 5 if r <= 0.5 else 3 if r <= 1.0 else 2
+        return coreset_iter, max_iter
 
     def _coreset_size(self, n, d, k, sum_scale):
         """Coreset cells, from public quantities (``n``, ``d``, ``k``, the noise)."""
@@ -289,8 +319,9 @@ class DPKMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         def default_delta(m):
             return 1.0 / m**2
 
-        n_steps = coreset_iter + max_iter
         planned = self._resolve_budget(n, default_delta, allow_zero_delta=True)
+        coreset_iter, max_iter = self._steps(n, d, k, planned, max_iter, coreset_iter)
+        n_steps = coreset_iter + max_iter
         mechanism, count_scale, sum_scale = self._noise_scales(d, n_steps, planned)
         budget, rng = self._start_private_fit(n, default_delta=default_delta)
         draw = rng.normal if mechanism == "gaussian" else rng.laplace
@@ -333,6 +364,10 @@ class DPKMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         self.labels_ = np.argmin(distances, axis=1)
         self.inertia_ = float(distances[np.arange(n), self.labels_].sum())
         return self
+
+    @property
+    def _n_features_out(self):
+        return self.cluster_centers_.shape[0]
 
     def _squared_distances(self, X):
         return _squared_distances(np.clip(X, self.lower_, self.upper_), self.cluster_centers_)
@@ -384,6 +419,10 @@ class DPKMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         return -float(np.min(self._squared_distances(self._validate(X)), axis=1).sum())
 
 
+def _is_auto(value):
+    return isinstance(value, str) and value == "auto"
+
+
 def _updated_centres(centres, counts, sums, min_count):
     """Noisy means where the noisy count is above ``min_count``; the old centre elsewhere."""
     ok = counts >= min_count
@@ -399,5 +438,8 @@ def _seed_from_coreset(points, weights, k, rng):
         return np.r_[points, extra]
     seed = int(rng.integers(2**31 - 1))
     km = KMeans(n_clusters=k, n_init=_CORESET_RESTARTS, random_state=seed)
-    km.fit(points, sample_weight=weights)
+    with warnings.catch_warnings():
+        # Fewer distinct coreset points than k: KMeans says so; the padding is its own.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        km.fit(points, sample_weight=weights)
     return np.clip(km.cluster_centers_, -1.0, 1.0)
