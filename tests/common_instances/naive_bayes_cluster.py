@@ -9,6 +9,7 @@ INSTANCES = [
     DPGaussianNB(epsilon=1e3, bounds=(-10.0, 10.0), random_state=0),
     DPGaussianNB(epsilon=1e3, delta=0.0, bounds=(-10.0, 10.0), random_state=0),
     DPKMeans(n_clusters=3, epsilon=1e3, bounds=(-10.0, 10.0), random_state=0),
+    DPKMeans(n_clusters=3, epsilon=1e3, delta=0.0, bounds=(-10.0, 10.0), random_state=0),
 ]
 
 EXPECTED_FAILED_CHECKS = {}
