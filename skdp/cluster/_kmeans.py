@@ -34,6 +34,9 @@ _CORESET_RESTARTS = 10
 _CELL_ROWS_PER_NOISE = 1.0
 # The "auto" numbers of steps are chosen from the noise the default 2 + 5 steps would have.
 _REFERENCE_STEPS = 7
+# Rows per block when computing distances to the centres (a block's distance matrix is
+# _CHUNK_ROWS x n_centres floats).
+_CHUNK_ROWS = 8192
 
 
 def lloyd_noise_scales(n_features, n_steps, epsilon, delta):
@@ -92,13 +95,20 @@ def _squared_distances(Z, centres):
     return np.maximum(sq, 0.0)
 
 
+def _nearest(Z, centres, chunk=_CHUNK_ROWS):
+    """Index of the nearest centre of each row, in chunks of rows (bounded memory)."""
+    return np.concatenate([np.argmin(_squared_distances(Z[i:i + chunk], centres), axis=1)
+                           for i in range(0, Z.shape[0], chunk)] or [np.zeros(0, dtype=int)])
+
+
 def _noisy_lloyd_step(Z, centres, count_scale, sum_scale, draw):
     """Noisy counts and sums of the rows nearest to each centre (one private release)."""
     m, d = centres.shape
-    nearest = np.argmin(_squared_distances(Z, centres), axis=1)
+    nearest = _nearest(Z, centres)
     counts = np.bincount(nearest, minlength=m).astype(float)
     sums = np.zeros((m, d))
-    np.add.at(sums, nearest, Z)
+    for j in range(d):
+        sums[:, j] = np.bincount(nearest, weights=Z[:, j], minlength=m)
     return counts + draw(0.0, count_scale, size=m), sums + draw(0.0, sum_scale, size=(m, d))
 
 
