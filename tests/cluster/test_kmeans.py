@@ -114,3 +114,13 @@ def test_bookkeeping_and_non_private_attributes_left_out_of_pickles():
     with pytest.warns(PrivacyLeakWarning, match="bounds=None"):
         DPKMeans(n_clusters=2, random_state=0).fit(X)
     assert DPKMeans(n_clusters=2, bounds=(0, 1)).fit(X).delta_ == 1 / 500**2
+
+
+@pytest.mark.parametrize("delta", [None, 0.0])
+def test_huge_epsilon_fits_without_error(delta):
+    X = np.random.default_rng(0).uniform(size=(300, 3))
+    km = DPKMeans(n_clusters=3, epsilon=1e300, delta=delta, bounds=(0, 1), random_state=0).fit(X)
+    # No noise left: the centres are the means of their clusters (a fixed point of Lloyd).
+    for j in range(3):
+        np.testing.assert_allclose(km.cluster_centers_[j], X[km.labels_ == j].mean(axis=0),
+                                   atol=0.02)

@@ -173,3 +173,13 @@ def test_bounds_and_classes_read_from_data_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         DPGaussianNB(bounds=(0, 1), classes=[0, 1]).fit(X, y)
+
+
+@pytest.mark.parametrize("delta", [None, 0.0])
+def test_huge_epsilon_fits_without_error(delta):
+    X = np.random.default_rng(0).uniform(size=(300, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    est = DPGaussianNB(epsilon=1e300, delta=delta, bounds=(0, 1), classes=[0, 1],
+                       random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X),
+                                  GaussianNB().fit(X, y).predict(X))
