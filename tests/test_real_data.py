@@ -42,6 +42,9 @@ def test_every_estimator_is_held_to_the_contract():
 def test_no_noise_limit_matches_the_twin(name, dataset):
     case = CASES[name]
     private, twin, _, _ = score_case(case, dataset, 1e6, seeds=(0,), max_train=MAX_TRAIN)
+    if case.kind == "cluster":   # scores are -inertia: the objective within 10% of the twin's
+        assert private[0] >= 1.10 * twin[0], (name, dataset, private[0], twin[0])
+        return
     tolerance = 0.03 if case.kind == "regression" else 0.015   # R^2 gap / accuracy points
     assert private[0] >= twin[0] - tolerance, (
         f"{name} on {dataset} at epsilon=1e6 scores {private[0]:.3f}, "

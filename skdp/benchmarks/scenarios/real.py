@@ -51,6 +51,10 @@ class RealCase:
 
 
 def _cases():
+    from sklearn.cluster import KMeans
+    from sklearn.naive_bayes import GaussianNB
+
+    from skdp.cluster import DPKMeans
     from skdp.ensemble import ModelAgnosticPrivateClassifier
     from skdp.kernel_methods import (
         PrivateKernelClassifier,
@@ -65,6 +69,7 @@ def _cases():
         PermutationSGDClassifier,
         PrivateFrankWolfeClassifier,
     )
+    from skdp.naive_bayes import DPGaussianNB
     from skdp.preprocessing import DPStandardScaler
     from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
 
@@ -74,6 +79,9 @@ def _cases():
     def scaled_lr(eps, split):
         return make_pipeline(DPStandardScaler(eps, DELTA, bounds=split.meta.bounds),
                              LogisticRegression())
+
+    def bounded(cls, **fixed):
+        return lambda eps, split: cls(epsilon=eps, bounds=split.meta.bounds, **fixed)
 
     return [
         RealCase("DPLogisticRegressionAMP", clf(DPLogisticRegressionAMP), LogisticRegression),
@@ -100,6 +108,13 @@ def _cases():
                      DecisionTreeClassifier(random_state=0), epsilon=eps, classes=split.classes),
                  lambda: DecisionTreeClassifier(random_state=0), normalize=False,
                  kind="ensemble", max_train=50_000),
+        RealCase("DPGaussianNB", lambda eps, split: DPGaussianNB(
+            epsilon=eps, bounds=split.meta.bounds, classes=split.classes), GaussianNB,
+            normalize=False, kind="naive_bayes"),
+        # k-means is scored by its objective on the test rows (KMeans.score is -inertia).
+        RealCase("DPKMeans", bounded(DPKMeans, n_clusters=5, delta=DELTA),
+                 lambda: KMeans(n_clusters=5, n_init="auto", random_state=0),
+                 datasets=("flights", "diamonds_cut", "tv16"), normalize=False, kind="cluster"),
         RealCase("DPStandardScaler", scaled_lr,
                  lambda: make_pipeline(StandardScaler(), LogisticRegression()),
                  normalize=False, kind="preprocessing"),
