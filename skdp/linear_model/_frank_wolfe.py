@@ -13,7 +13,7 @@ from skdp.linear_model._private_glm import (
     delta_one_over_n_squared,
     fill_glm_doc,
 )
-from skdp.utils._clipping import clip_rows_l2
+from skdp.utils._clipping import clip_entries, clip_rows_l2
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = [
@@ -233,19 +233,20 @@ def frank_wolfe_default_steps(n_samples, n_params, epsilon, delta, accounting="z
 
 
 def frank_wolfe_default_radius(n_steps, data_norm=1.0):
-    """The default ``l1_radius``: ``min(4.5 sqrt(T), 100) / R``.
+    """The default ``l1_radius``: ``min(4.5 sqrt(T), 100) / B``.
 
     Frank-Wolfe's optimization error grows as ``C^2 / T``, so the radius grows
-    as ``sqrt(T)``; the cap 100 is reached at ``T = 494``. Dividing by ``R``
-    makes the fit invariant to scaling the rows and ``data_norm`` together
-    (the scores ``<w, x>`` and the noise relative to them are unchanged).
+    as ``sqrt(T)``; the cap 100 is reached at ``T = 494``. Dividing by the
+    entry bound ``B`` (``data_norm``, or ``entry_bound`` when smaller) makes
+    the fit invariant to scaling the rows and the bounds together (the
+    scores ``<w, x>`` and the noise relative to them are unchanged).
 
     Parameters
     ----------
     n_steps : int
         ``T``.
     data_norm : float, default=1.0
-        ``R``.
+        ``B``, the bound on every entry.
 
     Returns
     -------
@@ -321,10 +322,18 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         Sec. 4.4.1), and ``|x_j| <= ||x|| <= R`` gives it. Choose it without
         looking at the private data; ``1.0`` is right after a
         :class:`~sklearn.preprocessing.Normalizer`.
+    entry_bound : float or None, default=None
+        An optional, tighter bound ``B`` on the absolute value of every
+        entry: entries are clipped to ``[-B, B]`` (before the rows are
+        clipped to ``data_norm``) and the noise is
+        calibrated to ``min(B, data_norm)``. Useful for many features of
+        bounded size (rows of ``d`` entries in ``[-B, B]`` have norms up to
+        ``sqrt(d) B``); then pass ``data_norm=np.sqrt(n_features) * B`` as
+        well so that no row is scaled down.
     l1_radius : float or None, default=None
         Radius ``C`` of the L1 ball the weights (and intercept) live in, > 0.
-        ``None`` uses ``min(4.5 sqrt(T), 100) / R`` with ``T`` the number of
-        steps (:func:`~skdp.linear_model._frank_wolfe.frank_wolfe_default_radius`);
+        ``None`` uses ``min(4.5 sqrt(T), 100) / B`` with ``T`` the number of
+        steps and ``B`` the entry bound (``data_norm`` or ``entry_bound``) (:func:`~skdp.linear_model._frank_wolfe.frank_wolfe_default_radius`);
         the value used is stored in ``l1_radius_``.
     max_iter : int or None, default=None
         Number of noisy steps ``T`` (and the largest number of non-zeros).
@@ -340,8 +349,8 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         for many steps.
     fit_intercept : bool, default=True
         Append a constant feature whose weight is the intercept. Its value is
-        ``R / sqrt(n_features)``, the size of a typical entry of a row of norm
-        ``R``, so that the intercept moves by steps comparable to the
+        ``R / sqrt(n_features)`` (at most ``entry_bound``), the size of a
+        typical entry of a row of norm ``R``, so that the intercept moves by steps comparable to the
         features' (with the value ``R``, Frank-Wolfe zig-zags on the
         intercept of an imbalanced problem).
     %(classes)s
@@ -380,9 +389,11 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     -------
     ``(epsilon, delta)``-DP for replace-one neighbours (one row, features and
     label, replaced by any other), with ``n_samples`` public. With rows
-    clipped to L2 norm ``R`` (so every entry, the intercept feature's
-    included, is in ``[-R, R]``) and ``|l'| <= 1`` each vertex score moves by
-    at most ``s = 2 C R / n`` between neighbours, so one selection with noise
+    clipped to L2 norm ``R`` (after entries to ``[-B, B]`` when
+    ``entry_bound=B`` is given), every entry, the intercept feature's
+    included, is in ``[-R', R']`` with ``R' = min(R, B)``, and with
+    ``|l'| <= 1`` each vertex score moves by at most ``s = 2 C R' / n``
+    between neighbours, so one selection with noise
     scale ``b`` is ``2 s / b``-DP. The default ``max_iter`` and
     ``l1_radius`` depend on public quantities only. The ``T`` selections
     compose adaptively:
@@ -406,7 +417,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     requires. With ``sample_weight`` a record is ``(x, y, w)``, ``w``
     clipped to ``[0, 1]``, and ``s`` is unchanged: each gradient coordinate
     is ``(1/n) sum_i w_i l'(z_i) y_i x_ij`` and one row's term is at most
-    ``w R <= R`` in absolute value (the entry bound the scores use).
+    ``w R' <= R'`` in absolute value (the entry bound the scores use).
     Multi-class fits split the budget evenly over the classes.
     %(label_set_privacy)s
 
@@ -457,7 +468,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     _allow_zero_delta = True
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
-                 l1_radius=None, max_iter=None, accounting="zcdp", fit_intercept=True,
+                 entry_bound=None, l1_radius=None, max_iter=None, accounting="zcdp", fit_intercept=True,
                  classes=None, class_weight=None, n_jobs=None, random_state=None, accountant=None,
                  verbose=0):
         self.epsilon = epsilon
@@ -465,6 +476,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         self.loss = loss
         self.huber_h = huber_h
         self.data_norm = data_norm
+        self.entry_bound = entry_bound
         self.l1_radius = l1_radius
         self.max_iter = max_iter
         self.accounting = accounting
@@ -480,8 +492,9 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         l1_radius = (None if self.l1_radius is None else
                      check_real(self.l1_radius, "l1_radius", low=0.0, low_inclusive=False))
         data_norm = float(self.data_norm)  # validated by fit
+        bound = self._entry_bound(data_norm)
         if l1_radius is not None:
-            self._check_sensitivity(n_samples, data_norm, l1_radius)
+            self._check_sensitivity(n_samples, bound, l1_radius)
         return {
             "l1_radius": l1_radius,
             "max_iter": (None if self.max_iter is None else
@@ -489,25 +502,43 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
             "accounting": check_option(self.accounting, "accounting", ACCOUNTINGS),
             "n_samples": n_samples,
             "data_norm": data_norm,
+            "bound": bound,
             "n_params": self.n_features_in_ + int(bool(self.fit_intercept)),
         }
 
-    @staticmethod
-    def _check_sensitivity(n_samples, data_norm, l1_radius):
-        sensitivity = frank_wolfe_score_sensitivity(n_samples, data_norm, l1_radius)
+    def _entry_bound(self, data_norm):
+        """``min(data_norm, entry_bound)``: the bound on every entry after clipping."""
+        if self.entry_bound is None:
+            return data_norm
+        return min(data_norm, check_real(self.entry_bound, "entry_bound", low=0.0,
+                                         low_inclusive=False))
+
+    def _check_sensitivity(self, n_samples, bound, l1_radius):
+        sensitivity = frank_wolfe_score_sensitivity(n_samples, bound, l1_radius)
         if not 0.0 < sensitivity < math.inf:
             how = "overflows" if sensitivity else "underflows to 0"
+            entry = "" if self.entry_bound is None else f"entry_bound={self.entry_bound:g}, "
             raise ValueError(
                 f"The vertex scores' sensitivity 2 l1_radius data_norm / n_samples {how} "
-                f"(l1_radius={l1_radius:g}, data_norm={data_norm:g}, n_samples={n_samples}): "
+                f"(l1_radius={l1_radius:g}, data_norm={self.data_norm:g}, {entry}"
+                f"n_samples={n_samples}): "
                 "no noise can be calibrated to it. Rescale the features (or the L1 ball) by a "
                 "constant fixed in advance. Nothing was spent.")
 
     def _intercept_value(self, data_norm):
-        # A typical entry of a row of L2 norm R (at most R: the entry bound holds).
-        return data_norm / math.sqrt(max(self.n_features_in_, 1))
+        # A typical entry of a row of L2 norm R, at most the entry bound.
+        return min(data_norm / math.sqrt(max(self.n_features_in_, 1)),
+                   self._entry_bound(data_norm))
 
     def _clip(self, X, data_norm):
+        # Entries to [-B, B] first (the intercept is within), then rows to L2 norm R:
+        # scaling a row down keeps its entries within B, and rows of d entries in
+        # [-B, B] are left alone when R >= sqrt(d) B.
+        if self.entry_bound is not None:
+            X = clip_entries(X, self._entry_bound(data_norm))
+        return self._clip_rows(X, data_norm)
+
+    def _clip_rows(self, X, data_norm):
         # Rows to L2 norm R; the intercept column (already at most R) is left as is.
         if sp.issparse(X):
             if not self.fit_intercept:
@@ -523,7 +554,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     def _noise(self, settings, budget):
         """``(scale, step_epsilon, mechanism)``; a test subclass shrinks the scale."""
-        return frank_wolfe_noise(settings["n_samples"], settings["data_norm"],
+        return frank_wolfe_noise(settings["n_samples"], settings["bound"],
                                  settings["l1_radius"], budget.epsilon, budget.delta,
                                  settings["max_iter"], settings["accounting"])
 
@@ -538,8 +569,8 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
                 settings["max_iter"] = _MIN_STEPS
         if settings["l1_radius"] is None:
             settings["l1_radius"] = frank_wolfe_default_radius(settings["max_iter"],
-                                                               settings["data_norm"])
-            self._check_sensitivity(settings["n_samples"], settings["data_norm"],
+                                                               settings["bound"])
+            self._check_sensitivity(settings["n_samples"], settings["bound"],
                                     settings["l1_radius"])
         # The noise depends on no data but its calibration can fail at extreme settings
         # (a per-step epsilon that rounds to 0, a scale out of float range): fail before
@@ -547,7 +578,8 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         calibrate_before_charge(
             lambda: self._noise(settings, budget)[0], "The selection noise", budget,
             {"max_iter": settings["max_iter"], "l1_radius": settings["l1_radius"],
-             "data_norm": settings["data_norm"]})
+             "data_norm": settings["data_norm"],
+             **({} if self.entry_bound is None else {"entry_bound": settings["bound"]})})
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         scale, step_epsilon, mechanism = self._noise(settings, budget)

@@ -116,3 +116,30 @@ def test_defaults_at_epsilon_one_beat_the_majority():
     scores = [PrivateFrankWolfeClassifier(epsilon=1.0, classes=[0, 1], random_state=seed)
               .fit(X, y).score(X_test, y_test) for seed in range(3)]
     assert np.mean(scores) > majority + 0.02
+
+
+def test_entry_bound_clips_entries_and_calibrates_the_noise():
+    # Many features of bounded size: entries in [-1, 1] (clipped), rows of norm up to
+    # sqrt(d). The noise follows min(entry_bound, data_norm), not the row norm.
+    rng = np.random.default_rng(0)
+    X = rng.normal(0.0, 2.0, size=(400, 50))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    kw = dict(epsilon=3.0, max_iter=10, l1_radius=5.0, data_norm=np.sqrt(50), classes=[0, 1],
+              random_state=0)
+    est = PrivateFrankWolfeClassifier(entry_bound=1.0, **kw).fit(X, y)
+    assert est.noise_scale_ == frank_wolfe_noise(400, 1.0, 5.0, 3.0, 1 / 400**2, 10)[0]
+    clipped = PrivateFrankWolfeClassifier(entry_bound=1.0, **kw).fit(np.clip(X, -1, 1), y)
+    np.testing.assert_allclose(clipped.coef_, est.coef_, atol=1e-12)
+    # Without it the same rows need data_norm = sqrt(50) as the entry bound: 7 times the noise.
+    row_only = PrivateFrankWolfeClassifier(**kw).fit(np.clip(X, -1, 1), y)
+    assert row_only.noise_scale_ == pytest.approx(np.sqrt(50) * est.noise_scale_)
+    # A larger entry_bound than data_norm changes nothing.
+    loose = PrivateFrankWolfeClassifier(entry_bound=100.0, **kw).fit(X, y)
+    assert loose.noise_scale_ == PrivateFrankWolfeClassifier(**kw).fit(X, y).noise_scale_
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, "1"])
+def test_bad_entry_bound_fails_before_spending(bad):
+    X, y, _, _ = _nonnegative_unit_rows(200)
+    with pytest.raises((ValueError, TypeError), match="entry_bound"):
+        PrivateFrankWolfeClassifier(entry_bound=bad, classes=[0, 1]).fit(X, y)
