@@ -30,8 +30,11 @@ X_train, X_test, y_train, y_test = make_synthetic_h(1000, 1200)
 epsilons = [0.1, 0.3, 1.0, 3.0]
 labels = [0, 1]  # the public label set
 models = {
-    "P-FW (zCDP, 3 steps)": PrivateFrankWolfeClassifier(max_iter=3, l1_radius=10.0,
-                                                        accounting="zcdp", classes=labels),
+    # Entries bounded by 1 (a public bound), rows by sqrt(d) then: the noise follows the
+    # entry bound, not the row norm.
+    "P-FW (zCDP, 3 steps)": PrivateFrankWolfeClassifier(
+        max_iter=3, l1_radius=10.0, entry_bound=1.0, data_norm=np.sqrt(X_train.shape[1]),
+        classes=labels),
     "ObjPert": ObjectivePerturbationClassifier(alpha=1e-2, classes=labels),
     "DP-SGD": DPSGDClassifier(classes=labels),
 }

@@ -192,7 +192,7 @@ def test_frank_wolfe_selection_has_its_noise(accounting):
     n = 1000
     wins = 0
     for _ in range(n):
-        est = PrivateFrankWolfeClassifier(epsilon=1.0, delta=0.0, max_iter=1,
+        est = PrivateFrankWolfeClassifier(epsilon=1.0, delta=0.0, max_iter=1, l1_radius=1.0,
                                           accounting=accounting, fit_intercept=False,
                                           classes=[0, 1], random_state=seeds).fit(X, y)
         assert est.noise_scale_ == pytest.approx(0.4)

@@ -93,7 +93,7 @@ def test_frank_wolfe_scale_per_class():
     X, y = _data(80, 3, 3)
     est = PrivateFrankWolfeClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1, 2],
                                       random_state=0).fit(X, y)
-    scale = frank_wolfe_noise(80, 1.0, est.l1_radius, 1.0 / 3, 1e-5 / 3, est.max_iter,
+    scale = frank_wolfe_noise(80, 1.0, est.l1_radius_, 1.0 / 3, 1e-5 / 3, est.n_iter_,
                               est.accounting)[0]
     assert est.noise_scale_ == scale
 

@@ -133,7 +133,8 @@ SCALE_REFUSED = [
                                    "l1_radius": 1e-5}, "underflows", ["data_norm", "l1_radius"]),
     # ... or overflows (was: accepted, infinite noise on every score)
     (PrivateFrankWolfeClassifier, {"epsilon": 1e-2, "delta": 0.0, "data_norm": 1e300,
-                                   "l1_radius": 1e6}, "overflows", ["data_norm", "l1_radius"]),
+                                   "l1_radius": 1e6, "max_iter": 100}, "overflows",
+     ["data_norm", "l1_radius"]),
 ]
 
 

@@ -79,7 +79,7 @@ def _methods(loss):
         ("P-PSGD (default)", PermutationSGDClassifier(loss=loss), [{}], 1),
         ("P-SCPSGD", PermutationSGDClassifier(loss=loss, strongly_convex=True),
          _grid(alpha=[1e-2, 1e-3, 1e-1], batch_size=[50]), 1),
-        ("P-FW", PrivateFrankWolfeClassifier(loss=loss), fw_grid, 2),
+        ("P-FW", PrivateFrankWolfeClassifier(loss=loss, accounting="thesis"), fw_grid, 2),
         ("P-FW (zCDP)", PrivateFrankWolfeClassifier(loss=loss, accounting="zcdp"), fw_grid, 2),
         ("ObjPert", ObjectivePerturbationClassifier(loss=loss), _grid(alpha=[1e-2, 1e-3]), 1),
         ("OutPert", OutputPerturbationClassifier(loss=loss), _grid(alpha=[1e-2, 1e-1]), 1),
