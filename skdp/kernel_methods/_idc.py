@@ -210,8 +210,8 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     """
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
-                 kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=400, n_rounds=100, threshold=None,
+                 kernel_bound=None, alpha=None, loss="logistic", huber_h=0.5, max_iter=100,
+                 bounds=None, data_norm=1.0, n_public=400, n_rounds=100, threshold=None,
                  mechanism="laplace", classes=None, class_weight=None, epsilon=1.0, delta=None,
                  random_state=None, accountant=None, n_jobs=None, verbose=0):
         self.kernel = kernel
@@ -225,6 +225,7 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         self.huber_h = huber_h
         self.max_iter = max_iter
         self.bounds = bounds
+        self.data_norm = data_norm
         self.n_public = n_public
         self.n_rounds = n_rounds
         self.threshold = threshold
