@@ -675,7 +675,11 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     Replace-one neighbours (seed 000, Definition 1); the features and labels
     of every training row are protected; ``X_public`` is not. Seed 000,
     Thm. 4: the exact ERM minimizer moves by at most ``2 L R_phi / (lambda n)``
-    in the RKHS (``L = 1`` for both losses; seed 002, Corollary 1), so
+    in the RKHS (``L = 1`` for both losses; seed 002, Corollary 1). The ERM
+    is solved over the span of the public points' kernel functions, in
+    orthonormal coordinates ``z(x)`` clipped to ``||z(x)|| <= R_phi``: a
+    public per-record feature map, so this is linear ERM in ``R^T`` and the
+    same bound holds (Chaudhuri, Monteleoni and Sarwate 2011, Cor. 1), so
     each prediction moves by at most ``R_phi`` times that, and the ``T``
     (times the number of one-vs-rest functions) Laplace-noised predictions
     compose to ``(epsilon, delta)``-DP (:func:`tddl_laplace_scale`). The
@@ -687,11 +691,12 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     cannot handle in floating point are refused before the charge, from
     public values only: ``R_phi^2 sup l'' / alpha >= 2**52`` (an ill-conditioned
     Newton step) or ``R_phi^2 < 2**-500``
-    (:func:`~skdp.kernel_methods._erm.check_newton_conditioning`). Whether
-    a fit that passes them certifies within ``max_iter`` depends on the data
-    (a small ``alpha`` or ``huber_h`` slows the solver): a
-    :class:`~skdp.exceptions.CertificationError` is not covered by the
-    guarantee, so keep a failed fit confidential.
+    (:func:`~skdp.kernel_methods._erm.check_newton_conditioning`). A fit
+    that does not certify within ``max_iter`` (the strongly convex problem
+    in ``R^T`` practically always does) does not raise after the charge: it
+    releases the noise around the data-independent point 0 with a
+    ``RuntimeWarning``; that warning is one data-dependent bit not covered
+    by the guarantee, so raise ``max_iter`` rather than retry.
     ``mechanism="discrete_laplace"`` releases each prediction as
     ``g (round(v / g) + Z)`` with exact discrete Laplace noise ``Z`` of
     scale ``t`` grid steps on a public power-of-two grid ``g``: one rounded
@@ -871,8 +876,9 @@ class PrivateKernelSVC(_KernelERMClassifier):
     protected (``X_public`` is not). ``(epsilon, delta)``-DP by Hall,
     Rinaldo and Wasserman (2013) / seed 003, Definition 2, with the RKHS
     sensitivity ``2 kappa / (lambda n)`` of the regularized minimizer (plus the
-    certificate term, the settings refused before the charge and the
-    confidentiality of a failed fit: see :class:`PrivateKernelClassifier`). Corrections to
+    certificate term, the ERM over the support's span, the settings refused
+    before the charge and the fallback of a fit that does not certify: see
+    :class:`PrivateKernelClassifier`). Corrections to
     seed 003, Sec. 3.3: its SVM objective ``||w||^2 / 2 + C sum_i l`` (written
     with max for min and ``max(0, xy)`` for the hinge ``max(0, 1 - y f(x))``)
     has sensitivity ``2 C kappa``, not ``2C / n``; ``2C / n`` holds for

@@ -164,9 +164,8 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     ``L``-Lipschitz in the margin and the regularizer's strong convexity does
     not depend on the weights (``n`` counts every row). Settings the
     certified solver cannot handle in floating point are refused before the
-    charge; a fit that raises :class:`~skdp.exceptions.CertificationError`
-    is not covered and must stay confidential (see
-    :class:`PrivateKernelClassifier`).
+    charge; a fit that does not certify releases from the data-independent
+    point 0 with a warning (see :class:`PrivateKernelClassifier`).
 
     %(kernel_psd)s
 
