@@ -613,9 +613,9 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         Margin loss, 1-Lipschitz in the margin: logistic, or the Huber
         (smoothed hinge) SVM loss of width ``huber_h``.
     n_public : int, default=100
-        Number of public points laid over ``bounds`` when ``fit`` gets no
-        ``X_public``. The noise per point grows with their number (about
-        ``sqrt(T)``).
+        Number of public points (on the sphere of radius ``data_norm``, or
+        over ``bounds``) when ``fit`` gets no ``X_public``. The noise per
+        point grows with their number (about ``sqrt(T)``).
     mechanism : {"laplace", "discrete_laplace"}, default="laplace"
         Noise of the released predictions. ``"discrete_laplace"`` rounds
         them to a public power-of-two grid (``noise_granularity_``, about
@@ -731,6 +731,14 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     the composition. A regularized intercept can be had by adding a constant
     to the kernel.
 
+    Accuracy by design: the released model is a least-squares fit to
+    ``T`` noisy values, so it has at most ``T`` degrees of freedom and its
+    noise grows as ``sqrt(T)``. Measured at the defaults on unit-norm rows
+    (3,000 training rows, ``epsilon=1e6``): 0.803 on ``flights`` against
+    0.864 for ``SVC()`` (0.778 against 0.785 on ``wa_churn``); at
+    ``epsilon=1`` it predicts the majority class on ``wa_churn`` (5,282
+    rows). Prefer :class:`PrivateKernelSVC` for accuracy.
+
     %(kernel_erm_cost)s
 
     References
@@ -827,8 +835,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
         Margin loss, 1-Lipschitz in the margin: logistic, or the Huber
         (smoothed hinge) SVM loss of width ``huber_h``.
     n_public : int, default=500
-        Number of support points laid over ``bounds`` when ``fit`` gets no
-        ``X_public``.
+        Number of support points (on the sphere of radius ``data_norm``, or
+        over ``bounds``) when ``fit`` gets no ``X_public``.
     %(classes)s
     %(class_weight)s
     %(epsilon)s

@@ -66,6 +66,15 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     features (``n_public`` points cover a ``d``-dimensional box with
     ``n_public ** (1/d)`` points per axis).
 
+    Accuracy by design: each round moves ``w_t`` by ``threshold / (2
+    kappa^2)``, so ``n_rounds`` rounds cannot reach a minimizer of norm up
+    to ``kappa / alpha`` (``n kappa`` at the default ``alpha`` and a large
+    epsilon, where the default threshold, three noise scales, also
+    vanishes). On real tables with unit-norm rows it predicts the majority
+    class at every epsilon (measured on ``wa_churn``, 3,000 rows, at
+    ``epsilon=1e6``: 0.735, the majority, against 0.785 for ``SVC()``). It
+    never raises after the budget is charged.
+
     Parameters
     ----------
     %(kernel)s
