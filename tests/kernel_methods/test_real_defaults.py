@@ -80,3 +80,19 @@ def test_uncertified_fit_falls_back_instead_of_raising(unit_rows):
     assert any(issubclass(w.category, RuntimeWarning) for w in caught)
     assert est.privacy_spent_.epsilon == 1.0
     assert np.all(np.isfinite(est.decision_function(X)))
+
+
+def test_gp_alpha_none_rule_hand_computed():
+    from skdp.kernel_methods import PrivateGaussianProcessRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    y = np.sin(2 * X[:, 0])
+    big = PrivateGaussianProcessRegressor(epsilon=1e6, random_state=0).fit(X, y)
+    assert big.alpha_ == 1.0
+    small = PrivateGaussianProcessRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    s = functional_noise_sigma(1.0, 1.0, default_delta(200))
+    assert small.alpha_ == pytest.approx(6.0 * s, rel=1e-12)
+    assert small.alpha_ > 20.0
+    fixed = PrivateGaussianProcessRegressor(alpha=0.5, epsilon=1.0, random_state=0).fit(X, y)
+    assert fixed.alpha_ == 0.5
