@@ -74,9 +74,10 @@ gamma : float or None, default=None
     Parameter of the named kernels. ``None``: for the kernel classifiers
     (``PrivateKernelSVC``, ``PrivateKernelClassifier``,
     ``PrivateKernelNetClassifier``) scikit-learn's ``gamma="scale"`` with
-    the data's variance replaced by its public bound: ``1 / data_norm**2``
-    for rows in the ball of radius ``data_norm`` (``bounds=None``), else
-    ``4 / sum_j (high_j - low_j)**2`` for the box ``bounds`` (``gamma_``);
+    the data's variance replaced by its public bound, halved:
+    ``1 / (2 data_norm**2)`` for rows in the ball of radius ``data_norm``
+    (``bounds=None``), else ``2 / sum_j (high_j - low_j)**2`` for the box
+    ``bounds`` (``gamma_``);
     for the other estimators ``1 / n_features``. Neither reads the data.
 degree : int, default=3
     Degree of the ``"poly"`` kernel.

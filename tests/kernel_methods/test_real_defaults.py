@@ -24,13 +24,13 @@ def unit_rows():
 def test_gamma_none_is_the_public_scale_rule(unit_rows):
     X, y, _, _ = unit_rows
     est = PrivateKernelSVC(classes=[0, 1], epsilon=1e6, random_state=0, n_public=50).fit(X, y)
-    assert est.gamma_ == 1.0  # 1 / data_norm**2
+    assert est.gamma_ == 0.5  # 1 / (2 data_norm**2)
     est = PrivateKernelSVC(classes=[0, 1], epsilon=1e6, random_state=0, n_public=50,
                            data_norm=2.0).fit(X, y)
-    assert est.gamma_ == 0.25
+    assert est.gamma_ == 0.125
     est = PrivateKernelSVC(classes=[0, 1], epsilon=1e6, random_state=0, n_public=50,
                            bounds=(-1.0, 1.0)).fit(X, y)
-    assert est.gamma_ == pytest.approx(4.0 / (12 * 4.0))  # 4 / sum_j (high - low)^2
+    assert est.gamma_ == pytest.approx(2.0 / (12 * 4.0))  # 2 / sum_j (high - low)^2
 
 
 def test_alpha_none_rule_hand_computed(unit_rows):
