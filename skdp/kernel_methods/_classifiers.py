@@ -914,9 +914,17 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     Notes
     -----
-    The release is the projection of ``f + sigma G`` onto the span of the
-    support points' kernel functions (see :class:`PrivateKernelDensity`):
-    away from the support the decision function decays to 0.
+    The ERM is solved over the span of the support points' kernel
+    functions and ``f + sigma G`` is projected onto it: away from the
+    support the decision function decays to 0. The default support (500
+    points on the sphere of radius ``data_norm``) serves unit-norm rows
+    (``make_pipeline(Normalizer(), PrivateKernelSVC())``); public unlabeled
+    rows from the data's distribution (``X_public``) serve better. Measured
+    at the defaults on unit-norm rows (3,000 training rows,
+    ``epsilon=1e6``): within 1.5 points of ``SVC()`` on binary tables, 5
+    points below on a 10-class, 64-feature table and 2 below on a 5-class
+    one; at ``epsilon=1`` a 5-class table (10,000 rows) fell below the
+    majority class (the noise grows as ``sqrt(n_classes)``).
 
     %(kernel_erm_cost)s
 
