@@ -502,7 +502,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
             try:
                 result = minimize_certified(objective, np.zeros(Z.shape[1]), gamma=tol,
                                             max_iter=max_iter)
-                theta, n_iter = result.x, max(1, result.n_iter)
+                theta, n_iter = result.x, result.n_iter
             except CertificationError:
                 # After the charge: release the noise around the data-independent
                 # theta = 0 (a usable, if uninformative, model) instead of raising.
