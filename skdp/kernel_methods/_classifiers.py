@@ -349,9 +349,11 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         ``1 / n`` is scikit-learn's ``SVC(C=1)``; ``noise_1`` is the standard
         deviation of the privacy noise on one decision value at ``alpha = 1 / n``.
         The noise scales as ``1 / alpha``, so the rule keeps it at most
-        ``_VALUE_NOISE_TARGET`` (1, the margin scale): at a large epsilon it is
-        ``SVC``'s regularization, at a small one just enough to keep the
-        released function above the noise.
+        ``_VALUE_NOISE_TARGET`` (a third of the margin; divided by
+        ``sqrt(2 log K)`` for ``K >= 3`` one-vs-rest functions, the typical
+        largest of ``K`` noises): at a large epsilon it is ``SVC``'s
+        regularization, at a small one just enough to keep the released
+        function above the noise.
         """
         if self.alpha is not None:
             return float(self.alpha)
@@ -361,7 +363,10 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
                 self._release_scale(budget, kappa, reference, n_functions, n_points), kappa)
         if not math.isfinite(noise):
             return 1.0 / n
-        return max(1.0, noise / self._VALUE_NOISE_TARGET) / n
+        # One-vs-rest predicts the argmax of n_functions noisy scores, whose largest noise
+        # is about sqrt(2 log K) standard deviations: the target shrinks by that factor.
+        spread = max(1.0, math.sqrt(2.0 * math.log(n_functions)))
+        return max(1.0, spread * noise / self._VALUE_NOISE_TARGET) / n
 
     def _release_theta(self, theta, K_uu, scale, context, rng):
         """Coefficients of one released function from the certified ERM coordinates ``theta``.

@@ -481,7 +481,9 @@ alpha : float or None, default=None
     privacy noise on one decision value at ``alpha = 1 / n_samples`` (from
     ``epsilon``, ``delta``, ``kappa``, the number of classes and public
     points): ``SVC()``'s ``C = 1`` when the noise is negligible, otherwise
-    the smallest ``alpha`` whose noise stays at a third of the margin.
+    the smallest ``alpha`` whose noise stays at a third of the margin
+    (``s`` is multiplied by ``sqrt(2 log K)`` for ``K >= 3`` classes, the
+    typical largest of the ``K`` one-vs-rest noises).
 huber_h : float, default=0.5
     Width of the Huber SVM loss.
 max_iter : int, default=100

@@ -96,3 +96,15 @@ def test_gp_alpha_none_rule_hand_computed():
     assert small.alpha_ > 20.0
     fixed = PrivateGaussianProcessRegressor(alpha=0.5, epsilon=1.0, random_state=0).fit(X, y)
     assert fixed.alpha_ == 0.5
+
+
+def test_alpha_none_rule_multiclass_hand_computed():
+    X, y = make_classification(600, n_features=6, n_informative=4, n_classes=3,
+                               random_state=1)
+    X = normalize(X)
+    n = X.shape[0]
+    est = PrivateKernelSVC(classes=[0, 1, 2], epsilon=1.0, random_state=0, n_public=40).fit(X, y)
+    # Reference: alpha = 1 / n, sensitivity (2 kappa / n + 2 tol) n, sqrt(K) for the direct sum.
+    sigma = functional_noise_sigma(math.sqrt(3) * (2.0 + 2.0 * 1e-3), 1.0, default_delta(n))
+    expected = max(1.0, math.sqrt(2 * math.log(3)) * 3.0 * sigma) / n
+    assert est.alpha_ == pytest.approx(expected, rel=1e-12)
