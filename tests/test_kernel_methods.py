@@ -329,8 +329,10 @@ def test_multiclass_and_string_labels():
     centers = np.array([[0, 2], [2, -1], [-2, -1]])
     y = np.repeat(["a", "b", "c"], 100)
     X = centers[np.repeat(np.arange(3), 100)] + 0.4 * rng.normal(size=(300, 2))
-    for est in (PrivateKernelSVC(gamma=1.0, epsilon=5.0, random_state=0),
-                PrivateKernelClassifier(gamma=1.0, epsilon=50.0, random_state=0, n_jobs=2)):
+    # Rows of norm ~2, not unit-norm: the public box (-3, 3) is their domain.
+    for est in (PrivateKernelSVC(gamma=1.0, epsilon=5.0, random_state=0, bounds=(-3.0, 3.0)),
+                PrivateKernelClassifier(gamma=1.0, epsilon=50.0, random_state=0, n_jobs=2,
+                                        bounds=(-3.0, 3.0))):
         with parallel_backend("threading"):
             est.fit(X, y)
         assert est.decision_function(X).shape == (300, 3)
@@ -506,7 +508,9 @@ def test_kernels_callable_object_and_feature_space_clipping():
     lin = resolve_kernel("linear", kernel_bound=4.0, n_features=2)
     assert lin.diag(X).max() <= 4.0 + 1e-12
     assert np.allclose(np.diag(lin(X)), np.minimum(np.sum(X**2, 1), 4.0))
-    est = PrivateKernelSVC(kernel="linear", kernel_bound=4.0, epsilon=10.0, random_state=0)
+    # Rows of norm up to ~5, not unit-norm: the box support and alpha of this geometry.
+    est = PrivateKernelSVC(kernel="linear", kernel_bound=4.0, epsilon=10.0, random_state=0,
+                           bounds=(-3.0, 3.0), alpha=0.1)
     assert est.fit(X, y).score(X, y) > 0.9
     est = PrivateKernelSVC(kernel=lambda a, b: float(np.exp(-np.sum((a - b) ** 2))),
                            kernel_bound=1.0, n_public=40, epsilon=10.0, random_state=0)

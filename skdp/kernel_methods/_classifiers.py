@@ -1,6 +1,7 @@
 """Private kernel classifiers: Jain and Thakurta's TDDL and a functional-perturbation SVM."""
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -10,23 +11,27 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.accounting import PrivacyBudget, advanced_composition
 from skdp.base import DPEstimatorMixin
+from skdp.exceptions import CertificationError
 from skdp.kernel_methods._erm import (
     certificate_tolerance,
     check_newton_conditioning,
     erm_sensitivity,
-    fit_kernel_erm,
 )
 from skdp.kernel_methods._functional import (
     CALIBRATIONS,
+    check_bounds,
     check_release_scale,
     default_delta,
     functional_noise_sigma,
-    gp_release,
     public_support,
+    sphere_support,
+    subspace_features,
     support_factor,
 )
-from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc
+from skdp.kernel_methods._kernels import KernelParamsMixin, fill_kernel_doc, resolve_kernel
 from skdp.linear_model._losses import get_loss
+from skdp.linear_model._objective import GLMObjective
+from skdp.linear_model._solvers import minimize_certified
 from skdp.linear_model._private_glm import release_on_grid
 from skdp.mechanisms._discrete import check_grid_noise_parameter
 from skdp.mechanisms._discrete import _check_granularity, _round_up
@@ -303,6 +308,74 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
     _allow_zero_delta = True
     _non_private_attributes = ("n_iter_",)
 
+    # Target standard deviation of the privacy noise on one released decision value, used by
+    # the alpha=None rule (_resolve_alpha): the margin scale of the 1-Lipschitz losses.
+    _VALUE_NOISE_TARGET = 1.0 / 3.0
+
+    def _get_kernel(self, n_features, require_bound=True):
+        """The kernel, with ``gamma=None`` resolved from the public domain (:meth:`_public_gamma`)."""
+        gamma = self.gamma
+        if gamma is None and isinstance(self.kernel, str):
+            gamma = self._public_gamma(n_features)
+        return resolve_kernel(self.kernel, gamma=gamma, degree=self.degree, coef0=self.coef0,
+                              kernel_params=self.kernel_params, kernel_bound=self.kernel_bound,
+                              n_features=n_features, require_bound=require_bound)
+
+    def _public_gamma(self, n_features):
+        """``gamma=None``: ``1 / (2 d v)``, ``v`` a public bound on the mean squared feature.
+
+        scikit-learn's ``gamma="scale"`` is ``1 / (d Var(X))``, read from the
+        data; here the variance is replaced by its public bound ``v`` and the
+        result halved (measured better on every table it was derived on):
+        rows in the ball of radius ``data_norm`` have
+        ``mean_j x_j^2 <= data_norm^2 / d`` (``gamma = 1 / (2 data_norm^2)``),
+        rows in the box ``bounds`` have per-feature variance at most
+        ``(high_j - low_j)^2 / 4`` (``gamma = 2 / sum_j (high_j - low_j)^2``).
+        """
+        if self.bounds is None:
+            data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
+            return 0.5 / (data_norm * data_norm)
+        box = check_bounds(self.bounds, n_features)
+        width2 = float(np.sum((box[:, 1] - box[:, 0]) ** 2))
+        return 2.0 / width2 if width2 > 0 else 1.0 / n_features
+
+    def _value_noise(self, scale, kappa):
+        """Standard deviation (bound) of the noise on one released decision value."""
+        return math.sqrt(2.0) * scale  # Laplace(scale) on each value
+
+    def _resolve_alpha(self, budget, kappa, tol, n, n_functions, n_points):
+        """``alpha=None``: ``max(1, noise_1) / n``, from public quantities only.
+
+        ``1 / n`` is scikit-learn's ``SVC(C=1)``; ``noise_1`` is the standard
+        deviation of the privacy noise on one decision value at ``alpha = 1 / n``.
+        The noise scales as ``1 / alpha``, so the rule keeps it at most
+        ``_VALUE_NOISE_TARGET`` (a third of the margin; divided by
+        ``sqrt(2 log K)`` for ``K >= 3`` one-vs-rest functions, the typical
+        largest of ``K`` noises): at a large epsilon it is ``SVC``'s
+        regularization, at a small one just enough to keep the released
+        function above the noise.
+        """
+        if self.alpha is not None:
+            return float(self.alpha)
+        reference = erm_sensitivity(kappa, 1.0 / n, n, tol)
+        with np.errstate(all="ignore"):
+            noise = self._value_noise(
+                self._release_scale(budget, kappa, reference, n_functions, n_points), kappa)
+        if not math.isfinite(noise):
+            return 1.0 / n
+        # One-vs-rest predicts the argmax of n_functions noisy scores, whose largest noise
+        # is about sqrt(2 log K) standard deviations: the target shrinks by that factor.
+        spread = max(1.0, math.sqrt(2.0 * math.log(n_functions)))
+        return max(1.0, spread * noise / self._VALUE_NOISE_TARGET) / n
+
+    def _release_theta(self, theta, K_uu, scale, context, rng):
+        """Coefficients of one released function from the certified ERM coordinates ``theta``.
+
+        The default releases noisy values at the public points
+        (``<w*, phi(u_t)> = <z(u_t), theta>``) through :meth:`_release`.
+        """
+        return self._release(context["Z_uu"] @ theta, K_uu, scale, context, rng)
+
     def _check_release_params(self):
         """Validate the release-specific parameters (before any noise)."""
 
@@ -313,9 +386,6 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
     def _release_grid(self, scale, budget, kappa, sensitivity, radius, n_functions, n_points):
         """``(granularity, t, t g)`` of an exact discrete release, or ``None`` (the default)."""
 
-    def _prepare_support(self, K_uu):
-        """Public work on the support's kernel matrix, done before the charge (``None``: none)."""
-
     def _check_release_range(self, scale, kappa, radius, K_uu):
         """Refuse, before the charge, a release whose floats could overflow (default: none)."""
 
@@ -324,7 +394,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
 
         ``context`` holds ``kappa``, ``sensitivity`` (of the minimizer),
         ``radius`` (a bound on the RKHS norm of every certified minimizer),
-        ``support`` (what :meth:`_prepare_support` returned) and ``grid``
+        ``support`` (the support's Cholesky factor), ``Z_uu`` and ``grid``
         (what :meth:`_release_grid` returned).
         """
         raise NotImplementedError
@@ -368,14 +438,18 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         sample_weight = check_bounded_sample_weight(
             class_row_weights(self.class_weight, classes, y_index,
                               check_bounded_sample_weight(sample_weight, n)), n)
+        data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         kernel = self._get_kernel(d)
-        alpha = check_real(self.alpha, "alpha", low=0.0, low_inclusive=False)
+        if self.alpha is not None:
+            check_real(self.alpha, "alpha", low=0.0, low_inclusive=False)
         loss = get_loss(self.loss, self.huber_h)
         max_iter = check_positive_int(self.max_iter, "max_iter")
-        if X_public is None:
-            support = public_support(self.bounds, self.n_public, d)
-        else:
+        if X_public is not None:
             support = validate_data(self, X_public, dtype=np.float64, reset=False)
+        elif self.bounds is None:
+            support = sphere_support(self.n_public, d, data_norm)
+        else:
+            support = public_support(self.bounds, self.n_public, d)
         self._check_release_params()
         verbose = check_positive_int(self.verbose, "verbose", low=0)
         # Public: a kernel not PSD by construction must be PSD on the support and a fixed
@@ -383,24 +457,30 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         # and before the private rows are read.
         K_uu = kernel(support)
         kernel.check_public_psd(type(self).__name__, d, support, K_uu)
-        # Deterministic and free of noise, but able to refuse an input (chi2 on a negative
-        # feature, a kernel that overflows): evaluated before the budget is charged.
-        K_xx = kernel(X)
-        K_ux = kernel(support, X)
-        prepared = self._prepare_support(K_uu)
         kappa = math.sqrt(kernel.bound)
+        # The ERM is solved over span{phi(u)}, u in the public support, in the orthonormal
+        # coordinates z(x) = L^{-1} k(U, x) (L L^T = K_uu + tau I, public), clipped to
+        # ||z(x)|| <= kappa: a public per-record feature map, so the RKHS argument below
+        # holds verbatim in R^m. Deterministic and free of noise, but able to refuse an
+        # input (chi2 on a negative feature, a kernel that overflows): evaluated before the
+        # budget is charged. Cost O(n m^2) instead of O(n^3).
+        factor = support_factor(K_uu)
+        Z = subspace_features(kernel, factor, support, X, kappa)
+        Z_uu = subspace_features(kernel, factor, support, support, kappa)
         tol = certificate_tolerance(kappa, n)
+        n_functions = 1 if len(classes) == 2 else len(classes)
+        budget = self._resolve_budget(n, default_delta, allow_zero_delta=self._allow_zero_delta)
+        alpha = self._resolve_alpha(budget, kappa, tol, n, n_functions, support.shape[0])
         # 2 L kappa / (lambda n) + 2 tol / lambda, with n the number of rows (zero-weight
         # ones included; the weight sum is private). Valid for weights in [0, 1]: the
         # replaced row's weighted loss is still L kappa-Lipschitz in f and the
         # regularizer's strong convexity does not depend on the weights (derivation in
-        # erm_sensitivity).
+        # erm_sensitivity). It holds for the minimizer over any closed subspace of the
+        # RKHS (here span{phi(u)}), as the strong-convexity argument does not change.
         sensitivity = erm_sensitivity(kappa, alpha, n, tol)
         # lambda ||w*|| <= (1/n) sum_i w_i L R_phi <= L R_phi at the optimum (weights <= 1);
         # certified points lie within tol / lambda.
         radius = (kappa + tol) / alpha
-        n_functions = 1 if len(classes) == 2 else len(classes)
-        budget = self._resolve_budget(n, default_delta, allow_zero_delta=self._allow_zero_delta)
         scale = self._release_scale(budget, kappa, sensitivity, n_functions, support.shape[0])
         check_noise_scale(scale, sensitivity, budget)
         self._check_release_range(scale, kappa, radius, K_uu)
@@ -413,21 +493,32 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=self._allow_zero_delta)
         context = {"kappa": kappa, "sensitivity": sensitivity, "radius": radius,
-                   "support": prepared, "grid": grid}
+                   "support": factor, "grid": grid, "Z_uu": Z_uu}
         name = type(self).__name__
         targets = classes[1:] if n_functions == 1 else classes
         if verbose:
             print(f"[{name}] {n_functions} class problem(s) on {n} rows, released on "
                   f"{support.shape[0]} public points at epsilon={budget.epsilon:g}, "
-                  f"delta={budget.delta:g}: RKHS sensitivity {sensitivity:.4g}, noise scale "
-                  f"{scale:.4g}")
+                  f"delta={budget.delta:g}: alpha {alpha:.4g}, RKHS sensitivity "
+                  f"{sensitivity:.4g}, noise scale {scale:.4g}")
 
-        def fit_binary(K, y_pm1, child_rng):
-            beta, _, n_iter = fit_kernel_erm(K, y_pm1, loss, alpha, tol, max_iter=max_iter,
-                                             sample_weight=sample_weight)
-            return self._release(K_ux @ beta, K_uu, scale, context, child_rng), n_iter
+        def fit_binary(Z, y_pm1, child_rng):
+            objective = GLMObjective(Z, y_pm1, loss, alpha, sample_weight=sample_weight)
+            try:
+                result = minimize_certified(objective, np.zeros(Z.shape[1]), gamma=tol,
+                                            max_iter=max_iter)
+                theta, n_iter = result.x, result.n_iter
+            except CertificationError:
+                # After the charge: release the noise around the data-independent
+                # theta = 0 (a usable, if uninformative, model) instead of raising.
+                warnings.warn(
+                    f"{name}: the ERM minimizer could not be certified within max_iter="
+                    f"{max_iter} Newton iterations; the released model is noise around 0. "
+                    "Increase max_iter.", RuntimeWarning, stacklevel=3)
+                theta, n_iter = np.zeros(Z.shape[1]), max_iter
+            return self._release_theta(theta, K_uu, scale, context, child_rng), n_iter
 
-        results = fit_one_vs_rest(fit_binary, K_xx, y_index, len(classes), rng,
+        results = fit_one_vs_rest(fit_binary, Z, y_index, len(classes), rng,
                                   n_jobs=self.n_jobs)
         if verbose:  # printed here, not by the (possibly parallel) workers
             for k, (label, (_, n_iter)) in enumerate(zip(targets, results), start=1):
@@ -435,6 +526,8 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
                       f"certified in {n_iter} Newton iterations")
         # Fitted attributes only now: a refit that fails leaves the previous model whole.
         self.classes_ = classes
+        self.alpha_ = alpha
+        self.gamma_ = kernel.params.get("gamma")
         self.kappa_ = kappa
         self.certificate_tol_ = tol
         self.sensitivity_ = sensitivity
@@ -526,9 +619,9 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         Margin loss, 1-Lipschitz in the margin: logistic, or the Huber
         (smoothed hinge) SVM loss of width ``huber_h``.
     n_public : int, default=100
-        Number of public points laid over ``bounds`` when ``fit`` gets no
-        ``X_public``. The noise per point grows with their number (about
-        ``sqrt(T)``).
+        Number of public points (on the sphere of radius ``data_norm``, or
+        over ``bounds``) when ``fit`` gets no ``X_public``. The noise per
+        point grows with their number (about ``sqrt(T)``).
     mechanism : {"laplace", "discrete_laplace"}, default="laplace"
         Noise of the released predictions. ``"discrete_laplace"`` rounds
         them to a public power-of-two grid (``noise_granularity_``, about
@@ -588,7 +681,11 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     Replace-one neighbours (seed 000, Definition 1); the features and labels
     of every training row are protected; ``X_public`` is not. Seed 000,
     Thm. 4: the exact ERM minimizer moves by at most ``2 L R_phi / (lambda n)``
-    in the RKHS (``L = 1`` for both losses; seed 002, Corollary 1), so
+    in the RKHS (``L = 1`` for both losses; seed 002, Corollary 1). The ERM
+    is solved over the span of the public points' kernel functions, in
+    orthonormal coordinates ``z(x)`` clipped to ``||z(x)|| <= R_phi``: a
+    public per-record feature map, so this is linear ERM in ``R^T`` and the
+    same bound holds (Chaudhuri, Monteleoni and Sarwate 2011, Cor. 1), so
     each prediction moves by at most ``R_phi`` times that, and the ``T``
     (times the number of one-vs-rest functions) Laplace-noised predictions
     compose to ``(epsilon, delta)``-DP (:func:`tddl_laplace_scale`). The
@@ -600,11 +697,12 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     cannot handle in floating point are refused before the charge, from
     public values only: ``R_phi^2 sup l'' / alpha >= 2**52`` (an ill-conditioned
     Newton step) or ``R_phi^2 < 2**-500``
-    (:func:`~skdp.kernel_methods._erm.check_newton_conditioning`). Whether
-    a fit that passes them certifies within ``max_iter`` depends on the data
-    (a small ``alpha`` or ``huber_h`` slows the solver): a
-    :class:`~skdp.exceptions.CertificationError` is not covered by the
-    guarantee, so keep a failed fit confidential.
+    (:func:`~skdp.kernel_methods._erm.check_newton_conditioning`). A fit
+    that does not certify within ``max_iter`` (the strongly convex problem
+    in ``R^T`` practically always does) does not raise after the charge: it
+    releases the noise around the data-independent point 0 with a
+    ``RuntimeWarning``; that warning is one data-dependent bit not covered
+    by the guarantee, so raise ``max_iter`` rather than retry.
     ``mechanism="discrete_laplace"`` releases each prediction as
     ``g (round(v / g) + Z)`` with exact discrete Laplace noise ``Z`` of
     scale ``t`` grid steps on a public power-of-two grid ``g``: one rounded
@@ -639,6 +737,14 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     the composition. A regularized intercept can be had by adding a constant
     to the kernel.
 
+    Accuracy by design: the released model is a least-squares fit to
+    ``T`` noisy values, so it has at most ``T`` degrees of freedom and its
+    noise grows as ``sqrt(T)``. Measured at the defaults on unit-norm rows
+    (3,000 training rows, ``epsilon=1e6``): 0.803 on ``flights`` against
+    0.864 for ``SVC()`` (0.778 against 0.785 on ``wa_churn``); at
+    ``epsilon=1`` it predicts the majority class on ``wa_churn`` (5,282
+    rows). Prefer :class:`PrivateKernelSVC` for accuracy.
+
     %(kernel_erm_cost)s
 
     References
@@ -660,8 +766,8 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     """
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
-                 kernel_bound=None, alpha=0.1, loss="logistic", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=100, mechanism="laplace", classes=None,
+                 kernel_bound=None, alpha=None, loss="logistic", huber_h=0.5, max_iter=100,
+                 bounds=None, data_norm=1.0, n_public=100, mechanism="laplace", classes=None,
                  class_weight=None, epsilon=1.0, delta=None, random_state=None, accountant=None,
                  n_jobs=None, verbose=0):
         self.kernel = kernel
@@ -675,6 +781,7 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         self.huber_h = huber_h
         self.max_iter = max_iter
         self.bounds = bounds
+        self.data_norm = data_norm
         self.n_public = n_public
         self.mechanism = mechanism
         self.classes = classes
@@ -734,8 +841,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
         Margin loss, 1-Lipschitz in the margin: logistic, or the Huber
         (smoothed hinge) SVM loss of width ``huber_h``.
     n_public : int, default=500
-        Number of support points laid over ``bounds`` when ``fit`` gets no
-        ``X_public``.
+        Number of support points (on the sphere of radius ``data_norm``, or
+        over ``bounds``) when ``fit`` gets no ``X_public``.
     %(classes)s
     %(class_weight)s
     %(epsilon)s
@@ -783,8 +890,9 @@ class PrivateKernelSVC(_KernelERMClassifier):
     protected (``X_public`` is not). ``(epsilon, delta)``-DP by Hall,
     Rinaldo and Wasserman (2013) / seed 003, Definition 2, with the RKHS
     sensitivity ``2 kappa / (lambda n)`` of the regularized minimizer (plus the
-    certificate term, the settings refused before the charge and the
-    confidentiality of a failed fit: see :class:`PrivateKernelClassifier`). Corrections to
+    certificate term, the ERM over the support's span, the settings refused
+    before the charge and the fallback of a fit that does not certify: see
+    :class:`PrivateKernelClassifier`). Corrections to
     seed 003, Sec. 3.3: its SVM objective ``||w||^2 / 2 + C sum_i l`` (written
     with max for min and ``max(0, xy)`` for the hinge ``max(0, 1 - y f(x))``)
     has sensitivity ``2 C kappa``, not ``2C / n``; ``2C / n`` holds for
@@ -811,9 +919,17 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     Notes
     -----
-    The release is the projection of ``f + sigma G`` onto the span of the
-    support points' kernel functions (see :class:`PrivateKernelDensity`):
-    away from the support the decision function decays to 0.
+    The ERM is solved over the span of the support points' kernel
+    functions and ``f + sigma G`` is projected onto it: away from the
+    support the decision function decays to 0. The default support (500
+    points on the sphere of radius ``data_norm``) serves unit-norm rows
+    (``make_pipeline(Normalizer(), PrivateKernelSVC())``); public unlabeled
+    rows from the data's distribution (``X_public``) serve better. Measured
+    at the defaults on unit-norm rows (3,000 training rows,
+    ``epsilon=1e6``): within 1.5 points of ``SVC()`` on binary tables, 5
+    points below on a 10-class, 64-feature table and 2 below on a 5-class
+    one; at ``epsilon=1`` a 5-class table (10,000 rows) fell below the
+    majority class (the noise grows as ``sqrt(n_classes)``).
 
     %(kernel_erm_cost)s
 
@@ -836,8 +952,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     _allow_zero_delta = False
 
     def __init__(self, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, kernel_params=None,
-                 kernel_bound=None, alpha=0.1, loss="huber", huber_h=0.5, max_iter=100,
-                 bounds=(-3.0, 3.0), n_public=500, classes=None, class_weight=None, epsilon=1.0,
+                 kernel_bound=None, alpha=None, loss="huber", huber_h=0.5, max_iter=100,
+                 bounds=None, data_norm=1.0, n_public=500, classes=None, class_weight=None, epsilon=1.0,
                  delta=None, calibration="analytic", random_state=None, accountant=None,
                  n_jobs=None, verbose=0):
         self.kernel = kernel
@@ -851,6 +967,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         self.huber_h = huber_h
         self.max_iter = max_iter
         self.bounds = bounds
+        self.data_norm = data_norm
         self.n_public = n_public
         self.classes = classes
         self.class_weight = class_weight
@@ -871,14 +988,22 @@ class PrivateKernelSVC(_KernelERMClassifier):
         return functional_noise_sigma(math.sqrt(n_functions) * sensitivity,
                                       budget.epsilon, budget.delta, self.calibration)
 
-    def _prepare_support(self, K_uu):
-        return support_factor(K_uu)
+    def _value_noise(self, scale, kappa):
+        # The sample path adds sigma <z(x), xi>, xi ~ N(0, I): variance <= sigma^2 kappa^2.
+        return kappa * scale
 
     def _check_release_range(self, scale, kappa, radius, K_uu):
         # |f(u)| <= ||f||_H sqrt(k(u, u)) <= radius kappa for every certified minimizer, and
         # the margins K_ux beta (|beta_i| <= 1 / (lambda n) at the optimum) stay below it.
         check_release_scale(kappa * radius, scale, K_uu, type(self).__name__)
 
-    def _release(self, values, K_uu, scale, context, rng):
-        coef, _ = gp_release(values, K_uu, scale, rng, factor=context["support"])
-        return coef
+    def _release_theta(self, theta, K_uu, scale, context, rng):
+        # Seed 003, eq. (1) / Hall et al. (2013): f + sigma G projected on span{phi(u)}. In
+        # the orthonormal coordinates z of that span (subspace_features), f is theta and
+        # the projected sample path is N(0, I): the Gaussian mechanism on theta with
+        # L2 sensitivity sqrt(n_functions) Delta (the direct sum), sigma from
+        # functional_noise_sigma. The coefficients a = L^{-T} (theta + sigma xi) give
+        # f(x) = k(x, U) a (post-processing).
+        noisy = theta + scale * rng.standard_normal(theta.shape)
+        return linalg.solve_triangular(context["support"][0], noisy, lower=True, trans="T",
+                                       check_finite=False)

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 from scipy import linalg
-from scipy.stats import qmc
+from scipy.stats import norm, qmc
 
 from skdp.mechanisms import gaussian_delta_analytic, gaussian_sigma_analytic
 from skdp.utils._validation import check_feature_bounds, check_option, check_positive_int
@@ -52,6 +52,8 @@ __all__ = [
     "functional_noise_sigma",
     "gp_release",
     "public_support",
+    "sphere_support",
+    "subspace_features",
     "support_factor",
 ]
 
@@ -293,3 +295,80 @@ def public_support(bounds, n_points, n_features):
         return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, n_features)
     unit = qmc.Halton(d=n_features, scramble=True, rng=np.random.default_rng(0)).random(n_points)
     return box[:, 0] + unit * (box[:, 1] - box[:, 0])
+
+
+def sphere_support(n_points, n_features, radius):
+    """Data-independent public points on the sphere of radius ``radius``.
+
+    A scrambled Halton sequence (fixed seed, so deterministic and free of
+    the data) mapped to standard normal coordinates and scaled to norm
+    ``radius``: a quasi-uniform cover of the sphere, the default support of
+    the kernel classifiers for rows in the ball of radius ``data_norm``
+    (e.g. after :class:`~sklearn.preprocessing.Normalizer`).
+
+    Parameters
+    ----------
+    n_points : int
+        Number of points.
+    n_features : int
+        Dimension.
+    radius : float
+        Radius of the sphere, > 0.
+
+    Returns
+    -------
+    points : ndarray of shape (n_points, n_features)
+    """
+    n_points = check_positive_int(n_points, "n_public")
+    unit = qmc.Halton(d=n_features, scramble=True, rng=np.random.default_rng(0)).random(n_points)
+    gauss = norm.ppf(np.clip(unit, 1e-12, 1.0 - 1e-12))
+    lengths = np.linalg.norm(gauss, axis=1, keepdims=True)
+    gauss = np.where(lengths > 0, gauss / np.where(lengths > 0, lengths, 1.0), 1.0 / math.sqrt(n_features))
+    return radius * gauss
+
+
+def subspace_features(kernel, factor, support, X, kappa):
+    """Coordinates ``z(x) = L^{-1} k(U, x)`` of the projection of ``phi(x)`` on the support span.
+
+    ``L L^T = K_uu + tau I`` is :func:`support_factor`'s Cholesky factor of
+    the public support ``U``. In exact arithmetic ``z`` is an orthonormal
+    coordinate system of ``span{phi(u)}`` (up to the jitter ``tau``, which
+    only shrinks it): ``<z(x), theta> = f(x)`` for
+    ``f = sum_j a_j phi(u_j)``, ``a = L^{-T} theta``, and
+    ``||f||_H <= ||theta||``, ``||z(x)|| <= sqrt(k(x, x)) <= kappa``. The
+    computed rows are then clipped to norm ``kappa`` (times ``1 - 2**-40``,
+    so the clipped norm stays below ``kappa`` after rounding): a public,
+    per-record map whose rows provably satisfy ``||z(x)|| <= kappa``, which
+    is all the privacy proofs need (Chaudhuri, Monteleoni and Sarwate 2011,
+    Cor. 1 for the linear ERM on ``z``).
+
+    Parameters
+    ----------
+    kernel : ResolvedKernel
+        The kernel.
+    factor : tuple
+        :func:`support_factor` of ``kernel(support)``.
+    support : ndarray of shape (m, n_features)
+        Public support points.
+    X : ndarray of shape (n, n_features)
+        Points to map.
+    kappa : float
+        Bound on the feature-map norm.
+
+    Returns
+    -------
+    Z : ndarray of shape (n, m)
+    """
+    L = factor[0]
+    out = np.empty((X.shape[0], support.shape[0]))
+    for start in range(0, X.shape[0], 4096):  # blocks: memory O(4096 m)
+        K_ux = kernel(support, X[start:start + 4096])
+        out[start:start + 4096] = linalg.solve_triangular(
+            L, K_ux, lower=True, check_finite=False).T
+    with np.errstate(all="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", out, out))
+        limit = kappa * (1.0 - 2.0**-40)
+        big = ~(norms <= limit)  # also inf and NaN
+        out[big] *= (limit / norms[big])[:, None]
+        out[~np.isfinite(norms)] = 0.0
+    return out

@@ -71,8 +71,14 @@ kernel : str, callable or scikit-learn GP kernel, default="rbf"
     ``PairwiseKernel`` with an indefinite metric. A callable must be
     positive semi-definite on the whole input domain.
 gamma : float or None, default=None
-    Parameter of the named kernels (``None``: scikit-learn's default,
-    ``1 / n_features``, which does not depend on the data values).
+    Parameter of the named kernels. ``None``: for the kernel classifiers
+    (``PrivateKernelSVC``, ``PrivateKernelClassifier``,
+    ``PrivateKernelNetClassifier``) scikit-learn's ``gamma="scale"`` with
+    the data's variance replaced by its public bound, halved:
+    ``1 / (2 data_norm**2)`` for rows in the ball of radius ``data_norm``
+    (``bounds=None``), else ``2 / sum_j (high_j - low_j)**2`` for the box
+    ``bounds`` (``gamma_``);
+    for the other estimators ``1 / n_features``. Neither reads the data.
 degree : int, default=3
     Degree of the ``"poly"`` kernel.
 coef0 : float, default=1.0
@@ -466,30 +472,42 @@ class KernelParamsMixin:
 
 
 KERNEL_ERM_DOC = """\
-alpha : float, default=0.1
+alpha : float or None, default=None
     Regularization ``lambda`` of seed 000, eq. (2):
     ``(1/n) sum_i l(y_i f(x_i)) + (lambda / 2) ||f||_H^2``. The privacy noise
     scales as ``1 / (lambda n)``. scikit-learn's ``SVC(C=C)`` corresponds to
-    ``lambda = 1 / (C n)``.
+    ``lambda = 1 / (C n)``. ``None`` (stored in ``alpha_``):
+    ``max(1, 3 s) / n_samples``, with ``s`` the standard deviation of the
+    privacy noise on one decision value at ``alpha = 1 / n_samples`` (from
+    ``epsilon``, ``delta``, ``kappa``, the number of classes and public
+    points): ``SVC()``'s ``C = 1`` when the noise is negligible, otherwise
+    the smallest ``alpha`` whose noise stays at a third of the margin
+    (``s`` is multiplied by ``sqrt(2 log K)`` for ``K >= 3`` classes, the
+    typical largest of the ``K`` one-vs-rest noises).
 huber_h : float, default=0.5
     Width of the Huber SVM loss.
 max_iter : int, default=100
     Newton iterations of the certified solver.
-bounds : array-like of shape (2,) or (n_features, 2), default=(-3.0, 3.0)
-    Public box over which ``n_public`` points are laid when ``fit`` gets no
-    ``X_public`` (the same ``(low, high)`` for every feature, or one pair per
-    feature). It must not be derived from the private data."""
+bounds : array-like of shape (2,) or (n_features, 2) or None, default=None
+    Public box of the rows, over which ``n_public`` points are laid when
+    ``fit`` gets no ``X_public`` (the same ``(low, high)`` for every
+    feature, or one pair per feature). ``None``: the rows lie in the ball of
+    radius ``data_norm`` (e.g. after
+    :class:`~sklearn.preprocessing.Normalizer`), and the points are a
+    quasi-uniform cover of its sphere. It must not be derived from the
+    private data.
+data_norm : float, default=1.0
+    Public bound on the rows' L2 norm, used when ``bounds=None`` (for the
+    public points and ``gamma=None``; the privacy proof needs only
+    ``kernel_bound``)."""
 
 KERNEL_ERM_COST_DOC = """\
-Cost: ``fit`` minimizes over the ``n_samples`` representer coefficients
-with Newton steps, each factoring the ``n_samples x n_samples`` kernel
-matrix (Cholesky), so time grows as ``n_samples^3`` and memory as
-``n_samples^2`` (each ``n x n`` copy is ``8 n^2`` bytes, 800 MB at
-``n = 10^4``). Measured on ``make_moons`` with one thread, binary, at
-the defaults: about 0.5 to 0.8 s at 1,000 rows, 4 s at 2,000 and 20 s
-at 4,000 (scikit-learn's ``SVC``: 0.03, 0.05 and 0.3 s), and one such
-fit per class for one-vs-rest. For larger data sets, fit on a random
-subset of the rows."""
+Cost: the ERM is solved over the span of the ``m`` public points'
+kernel functions (orthonormal coordinates ``z(x) = L^{-1} k(U, x)``,
+``L L^T = K_uu``), by certified Newton steps in ``R^m``: time
+``O(n_samples m^2)`` per step and memory ``O(n_samples m)``, one problem
+per class for one-vs-rest. Measured with one BLAS thread at the defaults
+on 3,000 unit-norm rows: about 1 to 2 s."""
 
 KERNEL_PSD_DOC = """\
 The proofs need a positive semi-definite (reproducing) kernel: for an

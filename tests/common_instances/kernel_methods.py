@@ -10,21 +10,25 @@ from skdp.kernel_methods import (
     PrivateKernelSVC,
 )
 
+# The check data are not unit-norm rows: the kernel ERM classifiers get the public box
+# (-3, 3) of their former default instead of the data_norm sphere.
+_BOX = (-3.0, 3.0)
+
 INSTANCES = [
     PrivateGaussianProcessRegressor(alpha=0.1, y_bounds=(-4.0, 4.0),
                                     epsilon=1e4, random_state=0),
     PrivateHistogram(bins=3, epsilon=10.0, random_state=0),
     PrivateHistogram(bins=3, epsilon=10.0, noise="discrete_gaussian", random_state=0),
-    PrivateKernelClassifier(alpha=0.01, epsilon=1e3, n_public=64, random_state=0),
+    PrivateKernelClassifier(alpha=0.01, epsilon=1e3, n_public=64, bounds=_BOX, random_state=0),
     PrivateKernelDensity(bandwidth=0.5, epsilon=10.0, n_public=64, random_state=0),
     PrivateKernelNetClassifier(alpha=0.05, epsilon=1e3, n_public=100, n_rounds=40,
-                               random_state=0),
-    PrivateKernelSVC(alpha=0.01, epsilon=1e3, n_public=64, random_state=0),
+                               bounds=_BOX, random_state=0),
+    PrivateKernelSVC(alpha=0.01, epsilon=1e3, n_public=64, bounds=_BOX, random_state=0),
     # Exact discrete Laplace noise on a public grid (floating-point safe releases).
     PrivateKernelClassifier(alpha=0.01, epsilon=1e3, n_public=64, mechanism="discrete_laplace",
-                            random_state=0),
+                            bounds=_BOX, random_state=0),
     PrivateKernelNetClassifier(alpha=0.05, epsilon=1e3, n_public=100, n_rounds=40,
-                               mechanism="discrete_laplace", random_state=0),
+                               mechanism="discrete_laplace", bounds=_BOX, random_state=0),
 ]
 
 # The private kernel ERM classifiers take sample_weight and class_weight: the same
