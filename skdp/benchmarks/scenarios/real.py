@@ -47,6 +47,7 @@ class RealCase:
     normalize: bool = True
     max_train: int = 100_000
     kind: str = "linear"
+    twin_uses_split: bool = False
     notes: dict = field(default_factory=dict)
 
 
@@ -57,6 +58,7 @@ def _cases():
     from skdp.cluster import DPKMeans
     from skdp.ensemble import ModelAgnosticPrivateClassifier
     from skdp.kernel_methods import (
+        PrivateGaussianProcessRegressor,
         PrivateKernelClassifier,
         PrivateKernelNetClassifier,
         PrivateKernelSVC,
@@ -115,10 +117,26 @@ def _cases():
         RealCase("DPKMeans", bounded(DPKMeans, n_clusters=5, delta=DELTA),
                  lambda: KMeans(n_clusters=5, n_init="auto", random_state=0),
                  datasets=("flights", "diamonds_cut", "tv16"), normalize=False, kind="cluster"),
+        # The GP's prior mean is the midpoint of the public label range: the twin is kernel
+        # ridge regression with the same offset.
+        RealCase("PrivateGaussianProcessRegressor",
+                 lambda eps, split: PrivateGaussianProcessRegressor(
+                     epsilon=eps, y_bounds=split.meta.y_bounds),
+                 _offset_kernel_ridge, datasets=REGRESSION, kind="regression",
+                 twin_uses_split=True, max_train=1_500),
         RealCase("DPStandardScaler", scaled_lr,
                  lambda: make_pipeline(StandardScaler(), LogisticRegression()),
                  normalize=False, kind="preprocessing"),
     ]
+
+
+def _offset_kernel_ridge(split):
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.kernel_ridge import KernelRidge
+
+    middle = float(np.mean(split.meta.y_bounds))
+    return TransformedTargetRegressor(KernelRidge(kernel="rbf"), func=lambda y: y - middle,
+                                      inverse_func=lambda y: y + middle, check_inverse=False)
 
 
 def cases():
@@ -135,7 +153,8 @@ def score_case(case, dataset, epsilon, seeds, max_train=None):
     private, twin, trivial, seconds = [], [], [], []
     for split in real_splits(dataset, seeds=seeds, max_train=cap):
         start = time.perf_counter()
-        p, t = score_pair(case.make(epsilon, split), case.twin(), split,
+        reference = case.twin(split) if case.twin_uses_split else case.twin()
+        p, t = score_pair(case.make(epsilon, split), reference, split,
                           normalize=case.normalize)
         seconds.append(time.perf_counter() - start)
         private.append(p)
