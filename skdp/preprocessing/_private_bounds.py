@@ -8,12 +8,13 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import DPEstimatorMixin
-from skdp.mechanisms._exponential import exponential_mechanism_factor
+from skdp.mechanisms._exponential import check_noise_scale
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_real
 
-__all__ = ["DPFeatureClipper", "DPNormClipper", "private_quantile", "quantile_grid"]
+__all__ = ["DPFeatureClipper", "DPNormClipper", "above_threshold_scales", "private_quantile",
+           "quantile_counts", "quantile_grid"]
 
 # Candidates per decade of the public search range: consecutive candidates differ by a
 # factor 10**(1/20) = 1.122, so the released value is within 12% of a grid-exact quantile.
@@ -26,31 +27,46 @@ def quantile_grid(low, high):
     return np.geomspace(low, high, n)
 
 
-def quantile_utilities(values, q, grid):
-    """``-|#{v <= g} - q n|`` for each candidate ``g``: sensitivity 1 under replace-one."""
-    ranks = np.searchsorted(np.sort(values), grid, side="right")
-    return -np.abs(ranks - q * values.size)
+def quantile_counts(values, grid):
+    """``#{v <= g}`` for each candidate ``g``: each moves by at most 1 under replace-one."""
+    return np.searchsorted(np.sort(values), grid, side="right")
+
+
+def above_threshold_scales(epsilon):
+    """Laplace scales ``(threshold, query)`` of AboveThreshold for counts of sensitivity 1.
+
+    Dwork and Roth (2014), Alg. 1 and Thm. 3.23: ``Lap(2 / epsilon)`` on the
+    threshold and ``Lap(4 / epsilon)`` on every query give ``epsilon``-DP for
+    one positive answer.
+    """
+    scale = 2.0 / epsilon
+    check_noise_scale(scale)
+    return scale, 2.0 * scale
 
 
 def private_quantile(values, q, grid, epsilon, rng):
-    """Exponential-mechanism quantile over a public grid (Smith 2011).
+    """The first candidate whose count passes ``q n``, by AboveThreshold (Durfee 2023).
 
-    Picks candidate ``g`` with probability proportional to
-    ``exp(epsilon u(g) / 2)``, ``u(g) = -|#{v_i <= g} - q n|``. Replacing one
-    value moves every count ``#{v_i <= g}`` by at most 1, so ``u`` has
-    sensitivity 1 and the choice is ``epsilon``-DP (McSherry and Talwar 2007,
-    Thm. 6). The draw is the Gumbel-max trick (exact). ``grid`` must be chosen
-    without the data.
+    Scans the increasing public ``grid`` and releases the first ``g`` with
+    ``#{v_i <= g} + Lap(4 / epsilon) >= q n + Lap(2 / epsilon)`` (the last
+    candidate when none passes). Replacing one value moves every count by at
+    most 1, so this is AboveThreshold with one positive answer, ``epsilon``-DP
+    (Dwork and Roth 2014, Alg. 1, Thm. 3.23). Unlike the exponential
+    mechanism over the grid (Smith 2011), it never wanders among the many
+    candidates above the data, whose ranks all tie. ``grid`` must be chosen
+    without the data. Drawing every query's noise at once is the same
+    distribution as drawing it during the scan.
 
     Returns
     -------
     value : float
-        The selected candidate.
+        The released candidate.
     """
-    # Exponential mechanism, McSherry and Talwar (2007), Thm. 6: factor epsilon / (2 * 1).
-    factor = exponential_mechanism_factor(epsilon, 1.0)
-    u = quantile_utilities(values, q, grid)
-    return float(grid[np.argmax(factor * (u - u.max()) + rng.gumbel(size=grid.size))])
+    threshold_scale, query_scale = above_threshold_scales(epsilon)
+    counts = quantile_counts(values, grid)
+    threshold = q * values.size + rng.laplace(0.0, threshold_scale)
+    passed = np.flatnonzero(counts + rng.laplace(0.0, query_scale, size=grid.size) >= threshold)
+    return float(grid[passed[0]] if passed.size else grid[-1])
 
 
 def _check_search_range(value, name, *, signed=False):
@@ -73,8 +89,9 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
     """Clip rows to a private quantile of their L2 norms, and rescale them to norm 1.
 
     The step that makes ``data_norm`` unnecessary: it releases ``data_norm_``,
-    a high quantile of the training rows' L2 norms chosen by the exponential
-    mechanism over a public log grid (Smith 2011), then maps every row ``x``
+    a high quantile of the training rows' L2 norms, the first candidate of a
+    public log grid whose noisy count passes it (AboveThreshold, as in Durfee
+    2023), then maps every row ``x``
     to ``clip(x, data_norm_) / data_norm_``. The rows it outputs have norm at
     most 1, so the skdp estimator after it in a pipeline is right with its
     default ``data_norm=1.0``.
@@ -86,7 +103,10 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
         share of the pipeline's total is enough on thousands of rows.
     quantile : float, default=0.9
         Which quantile of the row norms, in ``(0, 1)``. Rows above it (about
-        ``1 - quantile`` of them) are scaled down to it.
+        ``1 - quantile`` of them) are scaled down to it, keeping their
+        direction. The count that passes is within a few ``4 / epsilon`` of
+        ``quantile * n_samples``: the release is meaningful when
+        ``epsilon * quantile * n_samples`` is in the tens or more.
     norm_range : tuple (low, high), default=(1e-3, 1e6)
         Public search range of the norm, ``0 < low < high``, fixed without
         looking at the data: 20 candidates per decade (a factor 1.12 apart).
@@ -114,9 +134,9 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
     -------
     ``epsilon``-differentially private (pure, ``delta = 0``) for replace-one
     neighbours (data sets of the same public size differing in one row):
-    the only release is ``data_norm_``, chosen by the exponential mechanism
-    (McSherry and Talwar 2007, Thm. 6) with the rank utility of Smith (2011),
-    of sensitivity 1. ``transform`` maps each row on its own and costs
+    the only release is ``data_norm_``, chosen by AboveThreshold (Dwork and
+    Roth 2014, Alg. 1, Thm. 3.23) over the counts ``#{norm <= g}`` of the
+    increasing public grid, each of sensitivity 1 (Durfee 2023). ``transform`` maps each row on its own and costs
     nothing more. In a pipeline, this step and the model after it each spend
     their own budget on the same rows: the pipeline is
     ``(epsilon + epsilon_model, delta_model)``-DP (basic composition), and
@@ -128,8 +148,11 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
 
     References
     ----------
-    A. Smith, "Privacy-preserving statistical estimation with optimal
-    convergence rates", STOC 2011.
+    D. Durfee, "Unbounded differentially private quantile and maximum
+    estimation", NeurIPS 2023.
+
+    C. Dwork and A. Roth, "The algorithmic foundations of differential
+    privacy", 2014.
 
     Examples
     --------
@@ -179,7 +202,7 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
         if not isinstance(self.rescale, (bool, np.bool_)):
             raise TypeError(f"rescale must be a bool, got {self.rescale!r}.")
         epsilon = check_real(self.epsilon, "epsilon", low=0.0, low_inclusive=False)
-        exponential_mechanism_factor(epsilon, 1.0)  # public check, before the charge
+        above_threshold_scales(epsilon)  # public check, before the charge
         budget, rng = self._start_private_fit(X.shape[0], allow_zero_delta=True)
         norms = row_norms_l2(X)
         self.data_norm_ = self._quantile(norms, q, grid, budget.epsilon, rng)
@@ -230,8 +253,8 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
     """Clip each feature to a private quantile range, and map it onto ``feature_range``.
 
     The step that makes ``bounds`` unnecessary: for every feature it releases
-    a low and a high quantile (exponential mechanism over a public signed log
-    grid, Smith 2011) as ``bounds_``, then clips the feature to them and maps
+    a low and a high quantile (AboveThreshold over a public signed log grid,
+    as in Durfee 2023) as ``bounds_``, then clips the feature to them and maps
     them affinely onto ``feature_range``. The skdp estimator after it in a
     pipeline then takes ``bounds=feature_range`` (public) and, for a
     row-norm bound, ``data_norm = sqrt(n_features) * max(|feature_range|)``.
@@ -270,9 +293,8 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
     -------
     ``epsilon``-differentially private (pure) for replace-one neighbours
     (data sets of the same public size differing in one row, all of whose
-    features are protected): ``2 n_features`` exponential-mechanism
-    quantiles (McSherry and Talwar 2007, Thm. 6; rank utility of Smith 2011,
-    sensitivity 1), each ``epsilon / (2 n_features)``-DP, composed by basic
+    features are protected): ``2 n_features`` quantiles by AboveThreshold
+    (Dwork and Roth 2014, Alg. 1, Thm. 3.23; counts of sensitivity 1), each ``epsilon / (2 n_features)``-DP, composed by basic
     composition. ``transform`` maps each row on its own and costs nothing
     more. In a pipeline the steps' budgets add up (one shared ``accountant``
     records the sum).
@@ -284,8 +306,11 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
 
     References
     ----------
-    A. Smith, "Privacy-preserving statistical estimation with optimal
-    convergence rates", STOC 2011.
+    D. Durfee, "Unbounded differentially private quantile and maximum
+    estimation", NeurIPS 2023.
+
+    C. Dwork and A. Roth, "The algorithmic foundations of differential
+    privacy", 2014.
 
     Examples
     --------
@@ -339,12 +364,14 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
         grid = np.concatenate([-magnitudes[::-1], [0.0], magnitudes])
         low, high = _check_feature_range(self.feature_range)
         epsilon = check_real(self.epsilon, "epsilon", low=0.0, low_inclusive=False)
-        exponential_mechanism_factor(epsilon / (2 * d), 1.0)  # public check, before the charge
+        above_threshold_scales(epsilon / (2 * d))  # public check, before the charge
         budget, rng = self._start_private_fit(n, allow_zero_delta=True)
         share = budget.epsilon / (2 * d)  # basic composition over 2 d quantiles
         bounds = np.empty((d, 2))
         for j in range(d):
-            a = self._quantile(X[:, j], q_low, grid, share, rng)
+            # The lower quantile scans downwards (the upper quantile of -x on the mirrored
+            # grid), so both ends round outwards to the grid.
+            a = -self._quantile(-X[:, j], 1.0 - q_low, -grid[::-1], share, rng)
             b = self._quantile(X[:, j], q_high, grid, share, rng)
             bounds[j] = (min(a, b), max(a, b))  # post-processing
         self.bounds_ = bounds
