@@ -44,7 +44,7 @@ class _QuarterNoise(DPPCA):
         return super()._sigma(sensitivity, budget) / 4
 
 
-def _audit(cls, n_runs=1500):
+def _audit(cls, n_runs=800):
     def mechanism(data, rng):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
