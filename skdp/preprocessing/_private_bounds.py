@@ -2,6 +2,7 @@
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -19,6 +20,10 @@ __all__ = ["DPFeatureClipper", "DPNormClipper", "above_threshold_scales", "priva
 # Candidates per decade of the public search range: consecutive candidates differ by a
 # factor 10**(1/20) = 1.122, so the released value is within 12% of a grid-exact quantile.
 _PER_DECADE = 20
+# DPFeatureClipper warns below this n * epsilon / (2 d): on the derive tables (5k-7k rows,
+# 25-64 features) at epsilon = 0.1 (values 4 to 10) the ranges were noise and the model
+# after them fell to the majority class; tv16 (45k rows, value 60) matched public bounds.
+_MIN_COUNT_SCALE = 100
 
 
 def quantile_grid(low, high):
@@ -263,7 +268,8 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
         Privacy loss bound of all ``2 n_features`` quantiles together, finite
         and > 0 (pure DP); each quantile gets ``epsilon / (2 n_features)``.
         The released ranges are useful when
-        ``n_samples * epsilon / (2 n_features)`` is in the hundreds or more.
+        ``n_samples * epsilon / (2 n_features)`` is in the hundreds or more
+        (a ``UserWarning`` says so below 100).
     quantiles : tuple (low, high), default=(0.01, 0.99)
         The quantiles released per feature, ``0 < low < high < 1``.
     search_range : tuple (low, high), default=(1e-3, 1e6)
@@ -363,6 +369,14 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
         low, high = _check_feature_range(self.feature_range)
         epsilon = check_real(self.epsilon, "epsilon", low=0.0, low_inclusive=False)
         above_threshold_scales(epsilon / (2 * d))  # public check, before the charge
+        if n * epsilon / (2 * d) < _MIN_COUNT_SCALE:  # public quantities only
+            warnings.warn(
+                f"DPFeatureClipper: n_samples * epsilon / (2 n_features) = "
+                f"{n * epsilon / (2 * d):.3g} is below {_MIN_COUNT_SCALE}: the noise on each "
+                "count (Laplace of scale 4 (2 n_features) / epsilon) is a large share of "
+                "n_samples, so the released ranges will be mostly noise. Give it more "
+                "epsilon, or use public bounds (PublicBoundsScaler).", UserWarning,
+                stacklevel=2)
         budget, rng = self._start_private_fit(n, allow_zero_delta=True)
         share = budget.epsilon / (2 * d)  # basic composition over 2 d quantiles
         bounds = np.empty((d, 2))

@@ -167,3 +167,12 @@ def test_bad_input_is_refused_before_the_charge(cls, params, match):
     with pytest.raises((ValueError, TypeError), match=match):
         cls(accountant=acc, **params).fit(X)
     assert acc.spent is None
+
+
+def test_feature_clipper_warns_when_the_counts_are_mostly_noise():
+    X = np.random.default_rng(0).uniform(size=(1000, 10))
+    with pytest.warns(UserWarning, match="mostly noise"):
+        DPFeatureClipper(epsilon=0.1, random_state=0).fit(X)  # 1000 * 0.1 / 20 = 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPFeatureClipper(epsilon=10.0, random_state=0).fit(X)  # 500
