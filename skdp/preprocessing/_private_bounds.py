@@ -138,13 +138,13 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
     Privacy
     -------
     ``epsilon``-differentially private (pure, ``delta = 0``) for replace-one
-    neighbours (data sets of the same public size differing in one row):
-    the only release is ``data_norm_``, chosen by AboveThreshold (Dwork and
-    Roth 2014, Alg. 1, Thm. 3.23) over the counts ``#{norm <= g}`` of the
-    increasing public grid, each of sensitivity 1 (Durfee 2023). ``transform`` maps each row on its own and costs
-    nothing more. In a pipeline, this step and the model after it each spend
-    their own budget on the same rows: the pipeline is
-    ``(epsilon + epsilon_model, delta_model)``-DP (basic composition), and
+    neighbours (data sets of the same public size differing in one row): the
+    only release is ``data_norm_``, chosen by AboveThreshold (Dwork and Roth
+    2014, Alg. 1, Thm. 3.23) over the counts ``#{norm <= g}`` of the increasing
+    public grid, each of sensitivity 1 (Durfee 2023). ``transform`` maps each
+    row on its own and costs nothing more. In a pipeline, this step and the
+    model after it each spend their own budget on the same rows: the pipeline
+    is ``(epsilon + epsilon_model, delta_model)``-DP (basic composition), and
     one ``accountant`` given to both records the sum.
 
     See Also
@@ -295,13 +295,13 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
 
     Privacy
     -------
-    ``epsilon``-differentially private (pure) for replace-one neighbours
-    (data sets of the same public size differing in one row, all of whose
-    features are protected): ``2 n_features`` quantiles by AboveThreshold
-    (Dwork and Roth 2014, Alg. 1, Thm. 3.23; counts of sensitivity 1), each ``epsilon / (2 n_features)``-DP, composed by basic
-    composition. ``transform`` maps each row on its own and costs nothing
-    more. In a pipeline the steps' budgets add up (one shared ``accountant``
-    records the sum).
+    ``epsilon``-differentially private (pure) for replace-one neighbours (data
+    sets of the same public size differing in one row, all of whose features
+    are protected): ``2 n_features`` quantiles by AboveThreshold (Dwork and
+    Roth 2014, Alg. 1, Thm. 3.23; counts of sensitivity 1), each
+    ``epsilon / (2 n_features)``-DP, composed by basic composition. ``transform`` maps each
+    row on its own and costs nothing more. In a pipeline the steps' budgets add
+    up (one shared ``accountant`` records the sum).
 
     See Also
     --------
