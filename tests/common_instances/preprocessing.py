@@ -33,3 +33,12 @@ BOUNDED_WEIGHT_CHECKS["check_all_zero_sample_weights_error"] = (
     "data set from its neighbours, so the fit releases noise only")
 
 EXPECTED_FAILED_CHECKS = {"DPStandardScaler": BOUNDED_WEIGHT_CHECKS}
+
+# Private bounds as pipeline steps (skdp.preprocessing._private_bounds).
+from skdp.preprocessing import DPFeatureClipper, DPNormClipper  # noqa: E402
+
+INSTANCES += [
+    DPNormClipper(epsilon=1.0, random_state=0),
+    DPNormClipper(epsilon=1.0, rescale=False, random_state=0),
+    DPFeatureClipper(epsilon=1.0, random_state=0),
+]
