@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -71,8 +72,11 @@ def _cases():
         PermutationSGDClassifier,
         PrivateFrankWolfeClassifier,
     )
+    from sklearn.decomposition import PCA
+
+    from skdp.decomposition import DPPCA
     from skdp.naive_bayes import DPGaussianNB
-    from skdp.preprocessing import DPStandardScaler
+    from skdp.preprocessing import DPFeatureClipper, DPNormClipper, DPStandardScaler
     from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
 
     def clf(cls, **fixed):
@@ -124,10 +128,34 @@ def _cases():
                      epsilon=eps, y_bounds=split.meta.y_bounds),
                  _offset_kernel_ridge, datasets=REGRESSION, kind="regression",
                  twin_uses_split=True, max_train=1_500),
+        # Transformers are scored through the model after them, next to the same model after
+        # their non-private counterpart (PCA) or after nothing (the clippers).
+        RealCase("DPPCA", lambda eps, split: make_pipeline(
+            DPPCA(10, epsilon=eps, delta=DELTA), LogisticRegression()),
+            lambda: make_pipeline(PCA(10), LogisticRegression()), kind="preprocessing"),
+        RealCase("DPNormClipper", lambda eps, split: make_pipeline(
+            DPNormClipper(eps), LogisticRegression()),
+            lambda: make_pipeline(_ExactNormClipper(), LogisticRegression()), normalize=False,
+            kind="preprocessing"),
+        RealCase("DPFeatureClipper", lambda eps, split: make_pipeline(
+            DPFeatureClipper(eps), LogisticRegression()), LogisticRegression, normalize=False,
+            kind="preprocessing"),
         RealCase("DPStandardScaler", scaled_lr,
                  lambda: make_pipeline(StandardScaler(), LogisticRegression()),
                  normalize=False, kind="preprocessing"),
     ]
+
+
+class _ExactNormClipper(TransformerMixin, BaseEstimator):
+    """The non-private twin of DPNormClipper: the exact 0.9-quantile of the row norms."""
+
+    def fit(self, X, y=None):
+        self.data_norm_ = float(np.quantile(np.linalg.norm(X, axis=1), 0.9))
+        return self
+
+    def transform(self, X):
+        norms = np.maximum(np.linalg.norm(X, axis=1, keepdims=True), self.data_norm_)
+        return X / norms
 
 
 def _offset_kernel_ridge(split):
