@@ -20,6 +20,11 @@ from skdp.utils._validation import check_option, check_positive_int, check_real
 
 __all__ = ["DPHuberRegressor", "DPLinearRegression", "adassp_ridge", "check_y_bounds"]
 
+# Value of the intercept column, as a fraction of data_norm: the row bound becomes
+# data_norm sqrt(1 + 0.25), so the noise on X^T X grows by 25% instead of 100% with
+# the value 1 (measured in docs/guide/regression.rst).
+_INTERCEPT_SCALE = 0.5
+
 # Probability with which AdaSSP's ridge may fail to dominate the noise (Wang 2018,
 # Alg. 2, "rho"; Thm. 3 holds with probability 1 - rho).
 _ADASSP_FAILURE = 0.05
@@ -108,14 +113,22 @@ def _common_params(est, y, owner):
 
 
 def _prepare_rows(X, y, data_norm, fit_intercept, y_low, y_high):
-    """Clip rows to ``data_norm``, append the intercept column (value ``data_norm``),
-    clip the labels to ``y_bounds`` and centre them on its midpoint (per-row maps)."""
+    """Clip rows to ``data_norm``, append the intercept column (value ``c = data_norm / 2``),
+    clip the labels to ``y_bounds`` and centre them on its midpoint (per-row maps).
+
+    Returns the rows, the labels, the midpoint, the intercept column value and the
+    row norm bound ``data_norm sqrt(1 + 1/4)`` (``data_norm`` without intercept)."""
     Xc = clip_rows_l2(X, data_norm)
+    c = _INTERCEPT_SCALE * data_norm
     if fit_intercept:
-        Xc = np.hstack([Xc, np.full((X.shape[0], 1), data_norm)])
+        Xc = np.hstack([Xc, np.full((X.shape[0], 1), c)])
     mid = 0.5 * (y_low + y_high)
     yc = np.clip(y, y_low, y_high) - mid
-    return Xc, yc, mid
+    return Xc, yc, mid, c
+
+
+def _row_norm(data_norm, fit_intercept):
+    return data_norm * math.sqrt(1.0 + _INTERCEPT_SCALE**2) if fit_intercept else data_norm
 
 
 def _default_delta(n):
@@ -126,12 +139,12 @@ def _default_delta(n):
 class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstimator):
     """Differentially private least-squares (ridge) regression by perturbed sufficient statistics.
 
-    The default, AdaSSP (Wang 2018, Alg. 2), releases ``X^T X`` and
-    ``X^T y`` with Gaussian noise and a private lower bound on the smallest
-    eigenvalue of ``X^T X``, then solves the noisy normal equations with
-    the smallest ridge that dominates the noise. Nothing is tuned on the
-    data and no solver has to converge: the release is three Gaussian
-    mechanisms, the fit is post-processing. Use it like
+    Sufficient-statistics perturbation (Wang 2018, Alg. 1 and 2): release
+    ``X^T X`` and ``X^T y`` with Gaussian noise, then solve the noisy normal
+    equations with a ridge that dominates the noise (AdaSSP's rule, from
+    public quantities only). Nothing is tuned on the data and no solver has
+    to converge: the release is two (AdaSSP: three) Gaussian mechanisms, the
+    fit is post-processing. Use it like
     :class:`sklearn.linear_model.Ridge` on features scaled to a public row
     norm bound (e.g. after :class:`~sklearn.preprocessing.Normalizer`, with
     the default ``data_norm=1``) and with public label bounds ``y_bounds``.
@@ -143,7 +156,7 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
         In ``(0, 1)``. ``None`` uses ``1 / n_samples^2``, stored in ``delta_``.
     data_norm : float, default=1.0
         Public bound on the L2 norm of each row of ``X`` (the intercept
-        column, of value ``data_norm``, is appended after clipping). Rows
+        column, of value ``data_norm / 2``, is appended after clipping). Rows
         with a larger norm are scaled down to it, a per-row operation that
         costs no privacy.
     y_bounds : tuple of float or None, default=None
@@ -151,14 +164,17 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
         clipped to it (silently, per row). ``None`` reads it from ``y``,
         which is not private (:class:`~skdp.PrivacyLeakWarning`).
     fit_intercept : bool, default=True
-        Append a constant column ``data_norm`` whose weight is the intercept
-        (labels are centred on the midpoint of ``y_bounds`` first). It is
-        regularized like the other weights.
-    method : {"adassp", "ssp"}, default="adassp"
-        ``"adassp"``: Wang (2018), Alg. 2, the budget split 10% / 45% / 45%
-        between the smallest eigenvalue, ``X^T X`` and ``X^T y``.
-        ``"ssp"``: Wang (2018), Alg. 1 (no eigenvalue release), split
-        50% / 50%, with the same noise-dominating ridge.
+        Append a constant column ``data_norm / 2`` whose weight is the
+        intercept (labels are centred on the midpoint of ``y_bounds``
+        first). It is regularized like the other weights.
+    method : {"ssp", "adassp"}, default="ssp"
+        ``"ssp"``: Wang (2018), Alg. 1: the budget split 40% / 60% (of the
+        Gaussian-DP ``mu^2``) between ``X^T X`` and ``X^T y``, and 0.35 times
+        AdaSSP's ridge. ``"adassp"``: Wang (2018), Alg. 2 as published: a
+        third release, a private lower bound on the smallest eigenvalue of
+        ``X^T X``, lowers the ridge on well-conditioned data; shares 10% /
+        45% / 45%. ``"ssp"`` was the more accurate on the real tables and
+        on generated data at ``epsilon <= 1`` (see the user guide).
     alpha : float or None, default=None
         Ridge added to the noisy ``X^T X`` (in the units of
         :class:`sklearn.linear_model.Ridge`'s ``alpha``). ``None`` uses
@@ -191,7 +207,7 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
     -------
     ``(epsilon, delta)``-DP for replace-one neighbours (one row, features and
     label, replaced; ``n_samples`` public), given public ``data_norm`` and
-    ``y_bounds``. With rows clipped to ``B_x = data_norm`` (``sqrt(2)
+    ``y_bounds``. With rows clipped to ``B_x = data_norm`` (``sqrt(5) / 2
     data_norm`` with the intercept column) and labels centred and clipped
     to ``|y| <= B_y`` (half the width of ``y_bounds``), the releases are
     Gaussian mechanisms: ``X^T X`` (upper triangle, L2 sensitivity
@@ -224,13 +240,16 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
     1.0
     """
 
-    _METHODS = ("adassp", "ssp")
-    # Shares of mu^2 (Gaussian DP) per release, chosen on generated data and the
-    # derive tables (docs/guide/regression.rst).
-    _SHARES = {"adassp": (0.1, 0.45, 0.45), "ssp": (0.5, 0.5)}
+    _METHODS = ("ssp", "adassp")
+    # Shares of mu^2 (Gaussian DP) per release and the factor on AdaSSP's ridge:
+    # "adassp" is Wang (2018), Alg. 2 as published (equal shares, factor 1); "ssp"'s
+    # constants were chosen on generated data and the derive tables
+    # (docs/guide/regression.rst).
+    _SHARES = {"adassp": (0.1, 0.45, 0.45), "ssp": (0.4, 0.6)}
+    _RIDGE_FACTOR = {"adassp": 1.0, "ssp": 0.35}
 
     def __init__(self, epsilon=1.0, delta=None, *, data_norm=1.0, y_bounds=None,
-                 fit_intercept=True, method="adassp", alpha=None, random_state=None,
+                 fit_intercept=True, method="ssp", alpha=None, random_state=None,
                  accountant=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -274,7 +293,7 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
                  check_real(self.alpha, "alpha", low=0.0))
         n, d = X.shape
         dim = d + int(fit_intercept)
-        row_norm = data_norm * (math.sqrt(2.0) if fit_intercept else 1.0)
+        row_norm = _row_norm(data_norm, fit_intercept)
         y_half = 0.5 * (y_high - y_low)
         # Every refusal happens before the charge: the calibration uses public values only.
         budget = self._resolve_budget(n, default_delta=_default_delta, allow_zero_delta=False)
@@ -288,7 +307,7 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
         budget, rng = self._start_private_fit(n, default_delta=_default_delta,
                                               allow_zero_delta=False)
 
-        Xc, yc, mid = _prepare_rows(X, y, data_norm, fit_intercept, y_low, y_high)
+        Xc, yc, mid, c = _prepare_rows(X, y, data_norm, fit_intercept, y_low, y_high)
         lam_min = 0.0
         if method == "adassp":
             # Wang (2018), Alg. 2 line 1: a private lower bound on lambda_min(X^T X),
@@ -301,11 +320,15 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
         # sqrt(2) B_x^2) and on X^T y (sensitivity 2 B_x B_y); mu-GDP shares above.
         gram = release_gram(Xc, sigmas["gram"], rng)
         moment = Xc.T @ yc + rng.normal(0.0, sigmas["moment"], size=dim)
-        ridge = adassp_ridge(dim, sigmas["gram"], lam_min) if alpha is None else alpha
+        if alpha is None:
+            ridge = self._RIDGE_FACTOR[method] * adassp_ridge(dim, sigmas["gram"])
+            ridge = max(0.0, ridge - lam_min)
+        else:
+            ridge = alpha
         theta = solve_ridge_psd(gram, moment, ridge)
 
         self.coef_ = theta[:d].copy()
-        self.intercept_ = float(theta[d] * data_norm + mid) if fit_intercept else float(mid)
+        self.intercept_ = float(theta[d] * c + mid) if fit_intercept else float(mid)
         self.y_bounds_ = (y_low, y_high)
         self.ridge_ = float(ridge)
         self.noise_scales_ = sigmas
@@ -333,12 +356,12 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
         In ``(0, 1)``. ``None`` uses ``1 / n_samples^2``, stored in ``delta_``.
     data_norm : float, default=1.0
         Public bound on the L2 norm of each row of ``X`` (the intercept
-        column, of value ``data_norm``, is appended after clipping).
+        column, of value ``data_norm / 2``, is appended after clipping).
     y_bounds : tuple of float or None, default=None
         Public label range; labels are clipped to it and centred on its
         midpoint. ``None`` reads it from ``y`` (:class:`~skdp.PrivacyLeakWarning`).
     fit_intercept : bool, default=True
-        Append the constant column ``data_norm``; its weight is the intercept.
+        Append the constant column ``data_norm / 2``; its weight is the intercept.
     huber_m : float or None, default=None
         Threshold of the Huber loss (quadratic for residuals below it,
         linear above). ``None`` uses a quarter of the width of ``y_bounds``.
@@ -438,7 +461,7 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
         n_steps = check_positive_int(self.max_iter, "max_iter")
         n, d = X.shape
         dim = d + int(fit_intercept)
-        row_norm = data_norm * (math.sqrt(2.0) if fit_intercept else 1.0)
+        row_norm = _row_norm(data_norm, fit_intercept)
         lr = (1.0 / (row_norm**2 + alpha) if self.learning_rate is None else
               check_real(self.learning_rate, "learning_rate", low=0.0, low_inclusive=False))
         sensitivity = 2.0 * huber_m * row_norm
@@ -452,7 +475,7 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
         budget, rng = self._start_private_fit(n, default_delta=_default_delta,
                                               allow_zero_delta=False)
 
-        Xc, yc, mid = _prepare_rows(X, y, data_norm, fit_intercept, y_low, y_high)
+        Xc, yc, mid, c = _prepare_rows(X, y, data_norm, fit_intercept, y_low, y_high)
         theta = np.zeros(dim)
         for _ in range(n_steps):
             residual = Xc @ theta - yc
@@ -462,7 +485,7 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
             theta = theta - lr * (noisy_sum / n + alpha * theta)
 
         self.coef_ = theta[:d].copy()
-        self.intercept_ = float(theta[d] * data_norm + mid) if fit_intercept else float(mid)
+        self.intercept_ = float(theta[d] * c + mid) if fit_intercept else float(mid)
         self.y_bounds_ = (y_low, y_high)
         self.noise_scale_ = sigma
         self.n_iter_ = n_steps
