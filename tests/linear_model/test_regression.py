@@ -76,7 +76,8 @@ def test_adassp_ridge_formula():
 
 def test_noise_scales_of_the_estimator():
     X, y = _linear_data(n=500, d=3)
-    reg = DPLinearRegression(epsilon=1.0, delta=1e-6, y_bounds=(-4, 4), random_state=0).fit(X, y)
+    reg = DPLinearRegression(epsilon=1.0, delta=1e-6, y_bounds=(-4, 4), method="ssp",
+                             random_state=0).fit(X, y)
     row = math.sqrt(1.25)  # data_norm = 1 and the intercept column 1/2
     mu = gaussian_mu(1.0, 1e-6)
     assert reg.noise_scales_["gram"] == pytest.approx(math.sqrt(2) * row**2 / (mu * math.sqrt(0.4)))
@@ -87,6 +88,21 @@ def test_noise_scales_of_the_estimator():
     assert ada.noise_scales_["lambda_min"] == pytest.approx(row**2 / (mu * math.sqrt(0.1)))
     assert reg.delta_ == 1e-6
     assert DPLinearRegression(y_bounds=(-4, 4)).fit(X, y).delta_ == pytest.approx(1 / 500**2)
+    gd = DPLinearRegression(epsilon=1.0, delta=1e-6, y_bounds=(-4, 4), method="gd",
+                            random_state=0).fit(X, y)
+    steps = default_huber_steps(1.0, 1e-6, 500)
+    assert gd.n_iter_ == steps and gd.ridge_ is None
+    assert gd.noise_scales_["gradient"] == pytest.approx(row * 4.0 * math.sqrt(steps) / mu)
+
+
+def test_auto_method_rule():
+    # "gd" below mu n = 20000, "ssp" from there on (mu about 0.24 at (1, 1e-6)).
+    X, y = _linear_data(n=500, d=3)
+    kw = dict(delta=1e-6, y_bounds=(-4, 4), random_state=0)
+    assert DPLinearRegression(epsilon=1.0, **kw).fit(X, y).method_ == "gd"
+    assert DPLinearRegression(epsilon=1e6, **kw).fit(X, y).method_ == "ssp"
+    n_switch = 20000 / gaussian_mu(1.0, 1e-6)
+    assert 50000 < n_switch < 120000
 
 
 def test_default_huber_steps():
@@ -109,9 +125,9 @@ def test_solve_ridge_psd_is_post_processing_that_never_fails():
 # Empirical audits: the correct calibration passes, a quarter-noise copy is caught
 # --------------------------------------------------------------------------
 class _QuarterSSP(DPLinearRegression):
-    def _noise_scales(self, budget, method, row_norm, y_half):
+    def _noise_scales(self, budget, method, row_norm, y_half, n_steps=None):
         return {k: v / 4 for k, v in super()._noise_scales(budget, method, row_norm,
-                                                           y_half).items()}
+                                                           y_half, n_steps).items()}
 
 
 class _QuarterHuber(DPHuberRegressor):
@@ -142,7 +158,17 @@ def _audit(make, delta):
 def test_audit_ssp():
     # X^T y moves by 2 B_x B_y = 2; with a large fixed ridge the coefficient is
     # nearly linear in the noisy X^T y (the noisy Gram barely moves the denominator).
-    kw = dict(epsilon=1.0, delta=1e-3, y_bounds=(-1, 1), fit_intercept=False, alpha=1000.0)
+    kw = dict(epsilon=1.0, delta=1e-3, y_bounds=(-1, 1), fit_intercept=False, alpha=1000.0,
+              method="ssp")
+    assert _audit(lambda r: DPLinearRegression(**kw, random_state=r), 1e-3) < 1.0
+    assert _audit(lambda r: _QuarterSSP(**kw, random_state=r), 1e-3) > 1.0
+
+
+def test_audit_linear_regression_gd():
+    # method="gd" with n = 10 runs 20 steps (the floor of the default rule); the final
+    # coefficient is a linear function of the 20 noisy sums, whose means differ.
+    kw = dict(epsilon=1.0, delta=1e-3, y_bounds=(-1, 1), fit_intercept=False, method="gd")
+    assert DPLinearRegression(**kw).fit(*_pair()[0]).n_iter_ == 20
     assert _audit(lambda r: DPLinearRegression(**kw, random_state=r), 1e-3) < 1.0
     assert _audit(lambda r: _QuarterSSP(**kw, random_state=r), 1e-3) > 1.0
 
