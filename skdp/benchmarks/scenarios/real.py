@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
@@ -57,6 +57,8 @@ def _cases():
         PrivateKernelSVC,
     )
     from skdp.linear_model import (
+        DPHuberRegressor,
+        DPLinearRegression,
         DPLogisticRegressionAMP,
         DPSGDClassifier,
         ObjectivePerturbationClassifier,
@@ -69,6 +71,9 @@ def _cases():
 
     def clf(cls, **fixed):
         return lambda eps, split: cls(epsilon=eps, classes=split.classes, **fixed)
+
+    def reg(cls):  # the loaders' public label bounds
+        return lambda eps, split: cls(epsilon=eps, y_bounds=split.meta.y_bounds)
 
     def scaled_lr(eps, split):
         return make_pipeline(DPStandardScaler(eps, DELTA, bounds=split.meta.bounds),
@@ -96,6 +101,12 @@ def _cases():
                  lambda eps, split: ModelAgnosticPrivateClassifier(
                      LogisticRegression(), epsilon=eps, classes=split.classes),
                  LogisticRegression, kind="ensemble", max_train=50_000),
+        RealCase("DPLinearRegression", reg(DPLinearRegression), Ridge, datasets=REGRESSION,
+                 kind="regression"),
+        # Ridge (least squares) is the reference: the Huber fit should come close on
+        # these clean tables.
+        RealCase("DPHuberRegressor", reg(DPHuberRegressor), Ridge, datasets=REGRESSION,
+                 kind="regression"),
         RealCase("DPStandardScaler", scaled_lr,
                  lambda: make_pipeline(StandardScaler(), LogisticRegression()),
                  normalize=False, kind="preprocessing"),
@@ -135,7 +146,7 @@ def run(quick, random_state):
               "(pip install 'skdp[real]')")
         return []
     epsilons = (1.0, 1e6) if quick else (0.1, 1.0, 10.0, 1e6)
-    datasets = ("wa_churn", "diamonds_cut") if quick else CLASSIFICATION
+    datasets = ("wa_churn", "diamonds_cut") if quick else CLASSIFICATION + REGRESSION
     n_seeds = 1 if quick else 3
     max_train = 3_000 if quick else None
     seeds = tuple(range(random_state, random_state + n_seeds))
@@ -146,15 +157,20 @@ def run(quick, random_state):
             if dataset not in datasets:
                 continue
             twin_scores, trivial = None, None
+            metric = "r2" if case.kind == "regression" else "accuracy"
             for eps in epsilons:
                 private, twin_scores, trivial, sec = score_case(case, dataset, eps, seeds,
                                                                 max_train)
-                rows.append(make_row("real", dataset, case.name, eps, "accuracy", private,
+                rows.append(make_row("real", dataset, case.name, eps, metric, private,
                                      fit_seconds=sec))
-            rows.append(make_row("real", dataset, f"{case.name} twin", math.inf, "accuracy",
+            rows.append(make_row("real", dataset, f"{case.name} twin", math.inf, metric,
                                  twin_scores, note="non-private, scikit-learn defaults"))
     for dataset in datasets:
         trivial = [s.trivial_score() for s in real_splits(dataset, seeds=seeds)]
+        if dataset in REGRESSION:
+            rows.append(make_row("real", dataset, "training mean", math.inf, "r2", trivial,
+                                 note="trivial baseline (R^2 = 0)"))
+            continue
         rows.append(make_row("real", dataset, "majority class", math.inf, "accuracy", trivial,
                              note="trivial baseline"))
     return rows
