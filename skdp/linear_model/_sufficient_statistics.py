@@ -110,7 +110,7 @@ def gram_sensitivity(row_norm, neighbours="replace"):
 
 
 def symmetric_gaussian_noise(dim, sigma, rng):
-    """A symmetric ``dim x dim`` matrix with i.i.d. ``N(0, sigma^2)`` upper triangle (diagonal included)."""
+    """A symmetric ``dim x dim`` matrix, i.i.d. ``N(0, sigma^2)`` on and above the diagonal."""
     upper = np.triu(rng.normal(0.0, sigma, size=(dim, dim)))
     return upper + np.triu(upper, 1).T
 
