@@ -1,6 +1,7 @@
 """Private linear regression: sufficient statistics (Wang 2018), noisy gradient descent, Huber."""
 
 import math
+from contextlib import nullcontext
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -123,7 +124,9 @@ def noisy_gradient_descent(Xc, yc, *, huber_m, alpha, learning_rate, n_steps, si
     theta = np.zeros(Xc.shape[1])
     # Up to 1000 thin matrix-vector products: one BLAS thread avoids thread
     # start-up and contention costs (measured 30 times slower on a loaded machine).
-    with threadpool_limits(1, user_api="blas"):
+    # Entering the limit costs milliseconds itself: only for large data.
+    limit = threadpool_limits(1, user_api="blas") if Xc.size > 100_000 else nullcontext()
+    with limit:
         for _ in range(n_steps):
             psi = np.clip(Xc @ theta - yc, -huber_m, huber_m)  # Huber's psi, |psi| <= huber_m
             # Gaussian mechanism on the summed gradient (sensitivity 2 huber_m B_x).
