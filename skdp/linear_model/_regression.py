@@ -93,13 +93,17 @@ def adassp_ridge(dim, sigma_gram, lambda_min_noisy=0.0):
 
 
 def default_huber_steps(epsilon, delta, n_samples):
-    """:class:`DPHuberRegressor`'s default number of steps, ``(mu n / 60)^2`` in ``[20, 1000]``.
+    """The default number of noisy gradient steps: ``(mu n / 60)^2`` in ``[floor, 1000]``.
 
     ``mu`` = :func:`~skdp.linear_model._sufficient_statistics.gaussian_mu`
-    ``(epsilon, delta)``; every input is public.
+    ``(epsilon, delta)`` and ``floor = min(20, max(1, round(mu n / 4)))``;
+    every input is public. Below ``mu n = 80`` every step is mostly noise
+    and fewer steps are better (generated data, 500 rows, ``epsilon = 0.1``:
+    R^2 -1.46 with 20 steps, 0.04 with 1).
     """
-    steps = (gaussian_mu(epsilon, delta) * n_samples / 60.0) ** 2
-    return int(min(1000, max(20, round(steps))))
+    mu_n = gaussian_mu(epsilon, delta) * n_samples
+    floor = min(20, max(1, round(mu_n / 4.0)))
+    return int(min(1000, max(floor, round((mu_n / 60.0) ** 2))))
 
 
 # DPLinearRegression(method="auto") runs noisy gradient descent below this value of
@@ -463,7 +467,8 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
     max_iter : int or None, default=None
         Number of noisy gradient steps (fixed in advance: the budget is split
         over them). ``None`` uses ``T = (mu n / 60)^2`` clipped to
-        ``[20, 1000]``, with ``mu`` the Gaussian-DP budget of ``(epsilon,
+        ``[min(20, mu n / 4), 1000]`` (at least 1), with ``mu`` the
+        Gaussian-DP budget of ``(epsilon,
         delta)`` (public): it keeps the noise of the mean gradient,
         ``sqrt(T) / (mu n)`` times the sensitivity, at the level measured
         best at ``epsilon = 0.1`` on the gss_wages table, and runs more steps

@@ -108,7 +108,9 @@ def test_auto_method_rule():
 def test_default_huber_steps():
     mu = gaussian_mu(1.0, 1e-6)
     assert default_huber_steps(1.0, 1e-6, 3000) == min(1000, round((mu * 3000 / 60) ** 2))
-    assert default_huber_steps(0.01, 1e-6, 100) == 20
+    assert default_huber_steps(1.0, 1e-6, 1000) == 20  # mu n = 236: the floor of 20
+    assert default_huber_steps(0.01, 1e-6, 100) == 1  # mu n = 0.2: one step
+    assert default_huber_steps(1.0, 1e-6, 200) == round(gaussian_mu(1.0, 1e-6) * 200 / 4)
     assert default_huber_steps(1e6, 1e-6, 100) == 1000
 
 
@@ -165,10 +167,9 @@ def test_audit_ssp():
 
 
 def test_audit_linear_regression_gd():
-    # method="gd" with n = 10 runs 20 steps (the floor of the default rule); the final
-    # coefficient is a linear function of the 20 noisy sums, whose means differ.
+    # method="gd" with n = 10: mu n = 3.9, one step of the default rule.
     kw = dict(epsilon=1.0, delta=1e-3, y_bounds=(-1, 1), fit_intercept=False, method="gd")
-    assert DPLinearRegression(**kw).fit(*_pair()[0]).n_iter_ == 20
+    assert DPLinearRegression(**kw).fit(*_pair()[0]).n_iter_ == 1
     assert _audit(lambda r: DPLinearRegression(**kw, random_state=r), 1e-3) < 1.0
     assert _audit(lambda r: _QuarterSSP(**kw, random_state=r), 1e-3) > 1.0
 
