@@ -6,6 +6,7 @@ from skdp.linear_model._frank_wolfe import PrivateFrankWolfeClassifier
 from skdp.linear_model._losses import HuberSVMLoss, LogisticLoss
 from skdp.linear_model._multinomial import MultinomialLoss
 from skdp.linear_model._permutation_sgd import PermutationSGDClassifier
+from skdp.linear_model._regression import DPHuberRegressor, DPLinearRegression
 from skdp.linear_model._perturbation import (
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
@@ -13,6 +14,8 @@ from skdp.linear_model._perturbation import (
 
 __all__ = [
     "DPLogisticRegressionAMP",
+    "DPHuberRegressor",
+    "DPLinearRegression",
     "DPSGDClassifier",
     "HuberSVMLoss",
     "LogisticLoss",

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
@@ -65,6 +65,8 @@ def _cases():
         PrivateKernelSVC,
     )
     from skdp.linear_model import (
+        DPHuberRegressor,
+        DPLinearRegression,
         DPLogisticRegressionAMP,
         DPSGDClassifier,
         ObjectivePerturbationClassifier,
@@ -81,6 +83,9 @@ def _cases():
 
     def clf(cls, **fixed):
         return lambda eps, split: cls(epsilon=eps, classes=split.classes, **fixed)
+
+    def reg(cls):  # the loaders' public label bounds
+        return lambda eps, split: cls(epsilon=eps, y_bounds=split.meta.y_bounds)
 
     def scaled_lr(eps, split):
         return make_pipeline(DPStandardScaler(eps, DELTA, bounds=split.meta.bounds),
@@ -140,6 +145,12 @@ def _cases():
         RealCase("DPFeatureClipper", lambda eps, split: make_pipeline(
             DPFeatureClipper(eps), LogisticRegression()), LogisticRegression, normalize=False,
             kind="preprocessing"),
+        RealCase("DPLinearRegression", reg(DPLinearRegression), Ridge, datasets=REGRESSION,
+                 kind="regression"),
+        # Ridge (least squares) is the reference: the Huber fit should come close on
+        # these clean tables.
+        RealCase("DPHuberRegressor", reg(DPHuberRegressor), Ridge, datasets=REGRESSION,
+                 kind="regression"),
         RealCase("DPStandardScaler", scaled_lr,
                  lambda: make_pipeline(StandardScaler(), LogisticRegression()),
                  normalize=False, kind="preprocessing"),
@@ -201,7 +212,7 @@ def run(quick, random_state):
               "(pip install 'skdp[real]')")
         return []
     epsilons = (1.0, 1e6) if quick else (0.1, 1.0, 10.0, 1e6)
-    datasets = ("wa_churn", "diamonds_cut") if quick else CLASSIFICATION
+    datasets = ("wa_churn", "diamonds_cut") if quick else CLASSIFICATION + REGRESSION
     n_seeds = 1 if quick else 3
     max_train = 3_000 if quick else None
     seeds = tuple(range(random_state, random_state + n_seeds))
@@ -212,15 +223,20 @@ def run(quick, random_state):
             if dataset not in datasets:
                 continue
             twin_scores, trivial = None, None
+            metric = {"regression": "r2", "cluster": "-inertia"}.get(case.kind, "accuracy")
             for eps in epsilons:
                 private, twin_scores, trivial, sec = score_case(case, dataset, eps, seeds,
                                                                 max_train)
-                rows.append(make_row("real", dataset, case.name, eps, "accuracy", private,
+                rows.append(make_row("real", dataset, case.name, eps, metric, private,
                                      fit_seconds=sec))
-            rows.append(make_row("real", dataset, f"{case.name} twin", math.inf, "accuracy",
+            rows.append(make_row("real", dataset, f"{case.name} twin", math.inf, metric,
                                  twin_scores, note="non-private, scikit-learn defaults"))
     for dataset in datasets:
         trivial = [s.trivial_score() for s in real_splits(dataset, seeds=seeds)]
+        if dataset in REGRESSION:
+            rows.append(make_row("real", dataset, "training mean", math.inf, "r2", trivial,
+                                 note="trivial baseline (R^2 = 0)"))
+            continue
         rows.append(make_row("real", dataset, "majority class", math.inf, "accuracy", trivial,
                              note="trivial baseline"))
     return rows
