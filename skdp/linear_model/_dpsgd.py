@@ -1,11 +1,13 @@
 """DP-SGD for linear classifiers (seed 004, Alg. 4; Bassily et al. 2014, Abadi et al. 2016)."""
 
 import math
+import sys
 from functools import lru_cache
 
 import numpy as np
 
 from skdp.accounting import calibrate_subsampled_gaussian
+from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
     calibrate_before_charge,
@@ -22,6 +24,12 @@ SCHEDULES = ("constant", "sqrt")
 # Largest factor by which the schedule's weight decay may expand the weights before
 # its steps contract them (see dpsgd_weight_growth): beyond it they could overflow.
 _MAX_WEIGHT_GROWTH = 1e100
+# Largest epsilon the subsampled-Gaussian accountant is asked about: its replace-one
+# bracket converts add/remove (epsilon / 2, delta / (1 + e^(epsilon / 2))) by group
+# privacy, and e^(epsilon / 2) overflows a float beyond 2 ln(max float) ~ 1419.6.
+# Above it the noise multiplier comes from a closed form without amplification by
+# subsampling (see dpsgd_noise_multiplier): valid, and already tiny there.
+ACCOUNTANT_MAX_EPSILON = 2.0 * math.log(sys.float_info.max)
 
 
 def dpsgd_schedule(n_samples, batch_size, epochs):
@@ -111,10 +119,29 @@ def dpsgd_noise_multiplier(epsilon, delta, sample_rate, steps):
     for the averaged gradient, with sampling *with replacement*), which is
     looser and tied to a different sampling scheme.
 
+    For ``epsilon`` above :data:`ACCOUNTANT_MAX_EPSILON` (``2 ln(max
+    float)``, about 1419.6, where the accountant's group-privacy bracket
+    overflows) the multiplier is instead the one that ignores the
+    amplification by subsampling: each step, the differing row sampled or
+    not, is at most a Gaussian mechanism of sensitivity ``2 C`` (replace-one)
+    and noise ``z C``, i.e. ``(2 / z)``-Gaussian DP; ``T`` adaptive steps are
+    ``(2 sqrt(T) / z)``-GDP (Dong, Roth and Su 2019, Cor. 3.3), which is
+    ``(epsilon, delta)``-DP exactly when the Gaussian mechanism of
+    sensitivity ``2 sqrt(T)`` and deviation ``z`` is (Balle and Wang 2018,
+    Thm. 8). That ``z`` (about ``2 sqrt(T / (2 epsilon))``) is larger than the
+    accountant's would be, but small enough that the model is, up to a noise
+    of relative size about ``z / batch_size``, the non-private one: a very
+    large ``epsilon`` never fails.
+
     Returns
     -------
     noise_multiplier : float
     """
+    if epsilon > ACCOUNTANT_MAX_EPSILON:
+        # Dong, Roth and Su (2019), Cor. 3.3 (composition of T (2/z)-GDP steps) and
+        # Balle and Wang (2018), Thm. 8 (the exact (epsilon, delta) of mu-GDP): z is
+        # the analytic Gaussian deviation for sensitivity 2 sqrt(T), noise unit C.
+        return gaussian_sigma_analytic(2.0 * math.sqrt(steps), epsilon, delta)
     # (dp-accounting's notes on the Renyi orders it drops are silenced by the calibration.)
     return calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps,
                                          accountant="pld", neighbours="replace-one")
