@@ -7,20 +7,22 @@ from functools import lru_cache
 import numpy as np
 
 from skdp.accounting import calibrate_subsampled_gaussian
-from skdp.mechanisms import gaussian_sigma_analytic
+from skdp.linear_model._losses import get_loss
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
     calibrate_before_charge,
     delta_one_over_n_squared,
     fill_glm_doc,
 )
+from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
-__all__ = ["DPSGDClassifier", "dpsgd_noise_multiplier", "dpsgd_schedule", "dpsgd_weight_growth"]
+__all__ = ["DPSGDClassifier", "dpsgd_default_batch_size", "dpsgd_default_learning_rate",
+           "dpsgd_noise_multiplier", "dpsgd_schedule", "dpsgd_weight_growth"]
 
 CLIPPINGS = ("gradient", "data")
-SCHEDULES = ("constant", "sqrt")
+SCHEDULES = ("constant", "sqrt", "linear")
 # Largest factor by which the schedule's weight decay may expand the weights before
 # its steps contract them (see dpsgd_weight_growth): beyond it they could overflow.
 _MAX_WEIGHT_GROWTH = 1e100
@@ -30,6 +32,38 @@ _MAX_WEIGHT_GROWTH = 1e100
 # Above it the noise multiplier comes from a closed form without amplification by
 # subsampling (see dpsgd_noise_multiplier): valid, and already tiny there.
 ACCOUNTANT_MAX_EPSILON = 2.0 * math.log(sys.float_info.max)
+
+
+# The default expected batch size, and the most steps a default run takes (a larger
+# table gets a larger batch instead of more steps): chosen on the derive tables of
+# the real-data collection (docs/guide/sgd.rst).
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_MAX_STEPS = 20_000
+
+
+def dpsgd_default_batch_size(n_samples, epochs):
+    """Default expected batch size: ``max(64, ceil(epochs n / 20000))``.
+
+    64 rows per step, unless ``epochs`` passes would then take more than
+    20,000 steps (``n`` above 64,000 rows at 20 epochs): the batch then grows
+    so that the run takes about 20,000 steps, which keeps the fit time
+    proportional to ``epochs n`` rows and lowers the noise per row. Public
+    inputs only (``n_samples`` is public under replace-one neighbours).
+    """
+    return max(DEFAULT_BATCH_SIZE, int(math.ceil(epochs * n_samples / DEFAULT_MAX_STEPS)))
+
+
+def dpsgd_default_learning_rate(smoothness):
+    """Default step ``eta_0 = 2 / beta`` (8 / data_norm^2 for the logistic loss).
+
+    ``beta`` is the smoothness of the loss for rows of norm ``data_norm``
+    (``data_norm^2 / 4`` for logistic, ``data_norm^2 / (2 huber_h)`` for
+    Huber): the largest step for which gradient descent on a ``beta``-smooth
+    loss does not diverge. With the default ``"linear"`` schedule the steps
+    then decrease to ``eta_0 / T``. The step is a post-processing choice:
+    the privacy does not depend on it.
+    """
+    return 2.0 / smoothness
 
 
 def dpsgd_schedule(n_samples, batch_size, epochs):
@@ -93,15 +127,26 @@ def dpsgd_weight_growth(learning_rate, alpha, schedule, steps):
         log_growth = steps * math.log(c - 1.0)
         return (math.exp(log_growth) if log_growth <= math.log(_MAX_WEIGHT_GROWTH)
                 else math.inf), c
-    # eta_t alpha = c / sqrt(t) > 2 (a factor below -1) exactly for t < c^2 / 4, and the
-    # factors have modulus <= 1 afterwards: the largest prefix product ends there.
+    # Both schedules decrease: eta_t alpha > 2 (a factor below -1) on a first stretch of
+    # steps only, and the factors have modulus <= 1 afterwards: the largest prefix
+    # product ends there.
+    factor = _schedule_factor(schedule, steps)
     log_growth, t = 0.0, 1
-    while t <= steps and c / math.sqrt(t) > 2.0:
-        log_growth += math.log(c / math.sqrt(t) - 1.0)
+    while t <= steps and c * factor(t) > 2.0:
+        log_growth += math.log(c * factor(t) - 1.0)
         if log_growth > math.log(_MAX_WEIGHT_GROWTH):
-            return math.inf, c / math.sqrt(steps)
+            return math.inf, c * factor(steps)
         t += 1
-    return math.exp(log_growth), c / math.sqrt(steps)
+    return math.exp(log_growth), c * factor(steps)
+
+
+def _schedule_factor(schedule, steps):
+    """``t -> eta_t / eta_0`` for ``t = 1, ..., steps``."""
+    if schedule == "sqrt":
+        return lambda t: 1.0 / math.sqrt(t)
+    if schedule == "linear":
+        return lambda t: (steps - t + 1) / steps
+    return lambda t: 1.0
 
 
 @lru_cache(maxsize=256)
@@ -180,6 +225,7 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
     clip_gradients = settings["clipping"] == "gradient"
     norms = row_norms_l2(X) if clip_gradients else None
     expected_batch = settings["expected_batch"]  # public divisor (never the realized batch size)
+    factor = _schedule_factor(settings["schedule"], steps)
     w = np.zeros(d)
     for t in range(1, steps + 1):
         if q < 1.0:
@@ -192,9 +238,7 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
                                   loss, settings["data_norm"], clip_gradients,
                                   None if sample_weight is None else sample_weight[batch])
         g += rng.normal(0.0, noise_std, size=d)
-        eta = settings["learning_rate"]
-        if settings["schedule"] == "sqrt":
-            eta = eta / math.sqrt(t)
+        eta = settings["learning_rate"] * factor(t)
         w -= eta * (g / expected_batch + settings["alpha"] * w)
     return w
 
@@ -226,14 +270,24 @@ class DPSGDClassifier(PrivateGLMClassifier):
     clipping : {"gradient", "data"}, default="gradient"
         Per-example gradient clipping (Abadi et al.) or row clipping (seed
         004, Sec. 4.4.1 "Sample clipping").
-    batch_size : int, default=256
+    batch_size : int or None, default=None
         Expected minibatch size ``k`` (the sampling rate is ``k / n``).
-    epochs : int, default=5
+        ``None``: ``max(64, ceil(epochs n / 20000))``, 64 rows unless the
+        run would take more than 20,000 steps (stored in ``batch_size_``).
+    epochs : int, default=20
         Expected passes over the data; the run takes ``ceil(epochs n / k)`` steps.
-    learning_rate : float, default=1.0
-        Step size ``eta_0`` > 0.
-    learning_rate_schedule : {"constant", "sqrt"}, default="constant"
-        ``eta_t = eta_0`` or ``eta_0 / sqrt(t)``.
+    learning_rate : float or None, default=None
+        Step size ``eta_0`` > 0. ``None``: ``2 / beta`` with ``beta`` the
+        smoothness of the loss for rows of norm ``data_norm``
+        (``8 / data_norm^2`` for the logistic loss, ``4 huber_h /
+        data_norm^2`` for Huber), stored in ``learning_rate_``.
+    learning_rate_schedule : {"linear", "constant", "sqrt"}, default="linear"
+        ``eta_t = eta_0 (T - t + 1) / T`` (decreasing to ``eta_0 / T`` at the
+        last step ``T``), ``eta_0`` or ``eta_0 / sqrt(t)``. The defaults of
+        ``batch_size``, ``epochs``, ``learning_rate`` and the schedule were
+        chosen on real tables with rows of unit norm (see the user guide,
+        "Defaults of the SGD classifiers"): the model at a very large
+        ``epsilon`` is then close to scikit-learn's ``LogisticRegression()``.
     alpha : float, default=0.0
         L2 regularization (its gradient is data-independent and added after
         the noise), >= 0. A step multiplies the weights by
@@ -260,6 +314,10 @@ class DPSGDClassifier(PrivateGLMClassifier):
     %(linear_attributes)s
     noise_multiplier_ : float
         ``z``: noise standard deviation divided by ``data_norm``.
+    batch_size_ : int
+        Expected minibatch size used.
+    learning_rate_ : float
+        ``eta_0`` used.
     sample_rate_ : float
         Poisson sampling probability ``q``.
     n_iter_ : int
@@ -314,16 +372,16 @@ class DPSGDClassifier(PrivateGLMClassifier):
     >>> X, y = make_classification(1000, 5, random_state=0)
     >>> clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, epochs=2, classes=[0, 1],
     ...                       random_state=0).fit(X, y)
-    >>> clf.n_iter_
-    8
+    >>> clf.batch_size_, clf.n_iter_, clf.learning_rate_
+    (64, 32, 8.0)
     """
 
     _default_delta = staticmethod(delta_one_over_n_squared)
     _allow_zero_delta = False
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
-                 clipping="gradient", batch_size=256, epochs=5, learning_rate=1.0,
-                 learning_rate_schedule="constant", alpha=0.0, fit_intercept=True, classes=None,
+                 clipping="gradient", batch_size=None, epochs=20, learning_rate=None,
+                 learning_rate_schedule="linear", alpha=0.0, fit_intercept=True, classes=None,
                  class_weight=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
@@ -345,13 +403,26 @@ class DPSGDClassifier(PrivateGLMClassifier):
         self.verbose = verbose
 
     def _check_params(self, n_samples):
-        batch_size = check_positive_int(self.batch_size, "batch_size")
         epochs = check_positive_int(self.epochs, "epochs")
+        batch_size = (dpsgd_default_batch_size(n_samples, epochs) if self.batch_size is None
+                      else check_positive_int(self.batch_size, "batch_size"))
         sample_rate, steps = dpsgd_schedule(n_samples, batch_size, epochs)
-        learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
-                                   low_inclusive=False)
-        alpha = check_real(self.alpha, "alpha", low=0.0)
         data_norm = float(self.data_norm)  # validated by fit
+        if self.learning_rate is None:
+            try:
+                beta = get_loss(self.loss, self.huber_h).smoothness(data_norm)
+            except OverflowError:  # data_norm ** 2 of a Python float
+                beta = math.inf
+            learning_rate = dpsgd_default_learning_rate(beta) if beta > 0.0 else math.inf
+            if not 0.0 < learning_rate < math.inf:
+                raise ValueError(
+                    f"The default learning_rate 2 / beta is {learning_rate:g} for data_norm="
+                    f"{data_norm:g} (beta, the smoothness of the loss, over- or underflows). "
+                    "Pass learning_rate, or rescale the features. Nothing was spent.")
+        else:
+            learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
+                                       low_inclusive=False)
+        alpha = check_real(self.alpha, "alpha", low=0.0)
         schedule = check_option(self.learning_rate_schedule, "learning_rate_schedule", SCHEDULES)
         # Numerics, not privacy: the privacy rests on clipping, noise and the
         # subsampled accounting, whatever the step size. A step multiplies the weights
@@ -375,6 +446,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 f"data_norm={data_norm:g}): the gradient steps would be infinite. Use a "
                 "smaller learning_rate or rescale the features. Nothing was spent.")
         return {
+            "batch_size": batch_size,
             "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
             "schedule": schedule,
             "learning_rate": learning_rate,
@@ -420,6 +492,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
         return w, {"noise_multiplier": z}
 
     def _record(self, infos, settings):
+        self.batch_size_ = settings["batch_size"]
+        self.learning_rate_ = settings["learning_rate"]
         self.noise_multiplier_ = infos[0]["noise_multiplier"]
         self.sample_rate_ = settings["sample_rate"]
         self.n_iter_ = settings["steps"]

@@ -21,7 +21,9 @@ from skdp.utils._validation import check_option, check_positive_int, check_real
 __all__ = [
     "PermutationSGDClassifier",
     "permutation_sgd_batches",
+    "permutation_sgd_default_epochs",
     "permutation_sgd_default_step",
+    "permutation_sgd_noise_step",
     "permutation_sgd_sensitivity",
     "permutation_sgd_sigma",
     "permutation_sgd_weight_bound",
@@ -30,8 +32,51 @@ __all__ = [
 CALIBRATIONS = ("analytic", "thesis")
 MECHANISMS = ("gaussian", "discrete_gaussian")
 # D R of permutation_sgd_default_step: the comparator norm, in units of 1 / data_norm,
-# chosen on generated problems only (skdp/benchmarks/_psgd_step_study.py).
+# chosen on generated problems only (skdp/benchmarks/_psgd_step_study.py). No longer
+# the default (see permutation_sgd_noise_step).
 DEFAULT_STEP_RADIUS = 1.0
+# Expected norm of the output noise targeted by the default step, in units of
+# 1 / data_norm; default batch size, and the most minibatch updates a default run
+# takes (chosen on the derive tables of the real-data collection, docs/guide/sgd.rst).
+DEFAULT_NOISE_NORM = 4.0
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_MAX_UPDATES = 20_000
+
+
+def permutation_sgd_default_epochs(n_samples, batch_size):
+    """Default passes: ``min(50, max(5, ceil(20000 / N)))``, ``N`` minibatches per pass.
+
+    About 20,000 minibatch updates (the convergence of SGD on real rows of
+    unit norm needs thousands of steps), at least 5 and at most 50 passes.
+    The output noise does not grow with the passes: the default step
+    (:func:`permutation_sgd_noise_step`) shrinks as ``1 / epochs``.
+    """
+    n_batches, _ = permutation_sgd_batches(n_samples, batch_size)
+    return int(min(50, max(5, math.ceil(DEFAULT_MAX_UPDATES / n_batches))))
+
+
+def permutation_sgd_noise_step(n_samples, batch_size, epochs, data_norm, n_coef,
+                               noise_per_sensitivity, max_step, noise_norm=DEFAULT_NOISE_NORM):
+    """Default constant step: the largest one whose output noise has norm about ``noise_norm / R``.
+
+    The output noise has per-coordinate deviation ``c Delta`` with
+    ``Delta = 2 k eta R / b`` (:func:`permutation_sgd_sensitivity`, ``b``
+    the smallest minibatch), so its expected norm is about
+    ``2 c k eta R sqrt(d) / b`` for ``d`` coefficients. Setting it to
+    ``noise_norm / R`` gives ``eta = noise_norm b / (2 c k R^2 sqrt(d))``,
+    clamped to ``max_step`` (``1 / beta``, reached at a very large
+    ``epsilon``). Every input is public.
+
+    Returns
+    -------
+    eta : float
+    """
+    _, min_batch = permutation_sgd_batches(n_samples, batch_size)
+    if noise_per_sensitivity == 0.0:
+        return max_step
+    step = noise_norm * min_batch / (2.0 * noise_per_sensitivity * epochs * data_norm ** 2
+                                     * math.sqrt(n_coef))
+    return min(step, max_step)
 
 
 def permutation_sgd_batches(n_samples, batch_size):
@@ -404,7 +449,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     _allow_zero_delta = False
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
-                 strongly_convex=False, alpha=0.0, learning_rate=None, batch_size=50, epochs=5,
+                 strongly_convex=False, alpha=0.0, learning_rate=None, batch_size=64,
+                 epochs=None,
                  calibration="analytic", mechanism="gaussian", fit_intercept=True, classes=None,
                  class_weight=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
@@ -466,7 +512,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
                         f"{data_norm:g})."
                     )
         batch_size = check_positive_int(self.batch_size, "batch_size")
-        epochs = check_positive_int(self.epochs, "epochs")
+        epochs = (permutation_sgd_default_epochs(n_samples, batch_size) if self.epochs is None
+                  else check_positive_int(self.epochs, "epochs"))
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
         mechanism = check_option(self.mechanism, "mechanism", MECHANISMS)
         if mechanism == "discrete_gaussian" and calibration != "analytic":
@@ -523,7 +570,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
                                           settings["calibration"]),
             "The output noise (for the default learning_rate)", budget,
             {"data_norm": settings["data_norm"]})
-        return permutation_sgd_default_step(
+        return permutation_sgd_noise_step(
             settings["n_samples"], settings["batch_size"], settings["epochs"],
             settings["data_norm"], self.n_features_in_ + int(self.fit_intercept), c,
             1.0 / settings["beta"])
@@ -581,4 +628,5 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         self.noise_std_ = infos[0]["sigma"]
         self.noise_granularity_ = infos[0]["granularity"]
         self.learning_rate_ = settings["learning_rate"]
+        self.epochs_ = settings["epochs"]
         self.n_iter_ = settings["epochs"] * settings["n_batches"]
