@@ -415,10 +415,11 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 beta = math.inf
             learning_rate = dpsgd_default_learning_rate(beta) if beta > 0.0 else math.inf
             if not 0.0 < learning_rate < math.inf:
+                how = "overflows" if beta > 1.0 else "underflows"
                 raise ValueError(
                     f"The default learning_rate 2 / beta is {learning_rate:g} for data_norm="
-                    f"{data_norm:g} (beta, the smoothness of the loss, over- or underflows). "
-                    "Pass learning_rate, or rescale the features. Nothing was spent.")
+                    f"{data_norm:g}: beta, the smoothness of the loss, {how}. Pass "
+                    "learning_rate, or rescale the features. Nothing was spent.")
         else:
             learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
                                        low_inclusive=False)
