@@ -53,17 +53,32 @@ def dpsgd_default_batch_size(n_samples, epochs):
     return max(DEFAULT_BATCH_SIZE, int(math.ceil(epochs * n_samples / DEFAULT_MAX_STEPS)))
 
 
-def dpsgd_default_learning_rate(smoothness):
-    """Default step ``eta_0 = 2 / beta`` (8 / data_norm^2 for the logistic loss).
+# Noise-norm target of the default step, in units of 1 / data_norm (docs/guide/sgd.rst).
+DEFAULT_NOISE_NORM = 30.0
 
-    ``beta`` is the smoothness of the loss for rows of norm ``data_norm``
-    (``data_norm^2 / 4`` for logistic, ``data_norm^2 / (2 huber_h)`` for
-    Huber): the largest step for which gradient descent on a ``beta``-smooth
-    loss does not diverge. With the default ``"linear"`` schedule the steps
-    then decrease to ``eta_0 / T``. The step is a post-processing choice:
-    the privacy does not depend on it.
+
+def dpsgd_default_learning_rate(smoothness, noise_multiplier, batch_size, steps, n_coef,
+                                data_norm, noise_norm=None):
+    """Default step ``eta_0 = min(2 / beta, nu b / (z C^2 sqrt(d T / 3)))``.
+
+    ``2 / beta``, with ``beta`` the smoothness of the loss for rows of norm
+    ``C = data_norm`` (``C^2 / 4`` for logistic, ``C^2 / (2 huber_h)`` for
+    Huber), is the largest step for which gradient descent on a
+    ``beta``-smooth loss does not diverge; it is the step at a very large
+    ``epsilon``. The second term caps the noise: with the ``"linear"``
+    schedule the injected noise ``eta_t N(0, (z C)^2 I_d) / b`` sums, over
+    ``T`` steps, to a vector of expected norm about
+    ``eta_0 z C sqrt(d T / 3) / b`` (before the loss' curvature damps it),
+    which the cap holds at ``nu / C`` (``nu = DEFAULT_NOISE_NORM = 30``,
+    chosen on real tables; see the user guide). ``z`` is the calibrated
+    noise multiplier, ``b`` the expected batch size, ``d`` the number of
+    coefficients: all public. The step is a post-processing choice: the
+    privacy does not depend on it.
     """
-    return 2.0 / smoothness
+    nu = DEFAULT_NOISE_NORM if noise_norm is None else noise_norm
+    cap = nu * batch_size / (noise_multiplier * data_norm ** 2
+                             * math.sqrt(n_coef * steps / 3.0))
+    return min(2.0 / smoothness, cap)
 
 
 def dpsgd_schedule(n_samples, batch_size, epochs):
@@ -408,23 +423,40 @@ class DPSGDClassifier(PrivateGLMClassifier):
                       else check_positive_int(self.batch_size, "batch_size"))
         sample_rate, steps = dpsgd_schedule(n_samples, batch_size, epochs)
         data_norm = float(self.data_norm)  # validated by fit
+        alpha = check_real(self.alpha, "alpha", low=0.0)
+        schedule = check_option(self.learning_rate_schedule, "learning_rate_schedule", SCHEDULES)
+        settings = {
+            "batch_size": batch_size,
+            "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
+            "schedule": schedule,
+            "alpha": alpha,
+            "sample_rate": sample_rate,
+            "steps": steps,
+            "expected_batch": sample_rate * n_samples,  # public divisor q n
+            "data_norm": data_norm,
+            "default_step": self.learning_rate is None,
+        }
         if self.learning_rate is None:
             try:
                 beta = get_loss(self.loss, self.huber_h).smoothness(data_norm)
             except OverflowError:  # data_norm ** 2 of a Python float
                 beta = math.inf
-            learning_rate = dpsgd_default_learning_rate(beta) if beta > 0.0 else math.inf
-            if not 0.0 < learning_rate < math.inf:
+            if not (0.0 < beta < math.inf and 2.0 / beta < math.inf):
                 how = "overflows" if beta > 1.0 else "underflows"
                 raise ValueError(
-                    f"The default learning_rate 2 / beta is {learning_rate:g} for data_norm="
-                    f"{data_norm:g}: beta, the smoothness of the loss, {how}. Pass "
-                    "learning_rate, or rescale the features. Nothing was spent.")
-        else:
-            learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
-                                       low_inclusive=False)
-        alpha = check_real(self.alpha, "alpha", low=0.0)
-        schedule = check_option(self.learning_rate_schedule, "learning_rate_schedule", SCHEDULES)
+                    f"The default learning_rate (at most 2 / beta) is not a finite positive "
+                    f"step for data_norm={data_norm:g}: beta, the smoothness of the loss, "
+                    f"{how}. Pass learning_rate, or rescale the features. Nothing was spent.")
+            settings["beta"] = beta  # the step is resolved in _prepare (it needs z)
+            return settings
+        settings["learning_rate"] = check_real(self.learning_rate, "learning_rate", low=0.0,
+                                               low_inclusive=False)
+        self._check_step(settings)
+        return settings
+
+    def _check_step(self, settings):
+        learning_rate, alpha = settings["learning_rate"], settings["alpha"]
+        schedule, steps, data_norm = settings["schedule"], settings["steps"], settings["data_norm"]
         # Numerics, not privacy: the privacy rests on clipping, noise and the
         # subsampled accounting, whatever the step size. A step multiplies the weights
         # by 1 - eta_t alpha; factors below -1 expand them. A run that ends while
@@ -446,17 +478,6 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 f"learning_rate * data_norm overflows (learning_rate={learning_rate:g}, "
                 f"data_norm={data_norm:g}): the gradient steps would be infinite. Use a "
                 "smaller learning_rate or rescale the features. Nothing was spent.")
-        return {
-            "batch_size": batch_size,
-            "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
-            "schedule": schedule,
-            "learning_rate": learning_rate,
-            "alpha": alpha,
-            "sample_rate": sample_rate,
-            "steps": steps,
-            "expected_batch": sample_rate * n_samples,  # public divisor q n
-            "data_norm": data_norm,
-        }
 
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm) if self.clipping == "data" else X
@@ -476,14 +497,20 @@ class DPSGDClassifier(PrivateGLMClassifier):
         # (seconds of PLD accounting per worker).
         def calibrate():
             settings["noise_multiplier"] = self._noise_multiplier(settings, budget)
+            if settings["default_step"]:
+                settings["learning_rate"] = dpsgd_default_learning_rate(
+                    settings["beta"], settings["noise_multiplier"], settings["expected_batch"],
+                    settings["steps"], self.n_features_in_ + int(self.fit_intercept),
+                    settings["data_norm"])
             return (settings["noise_multiplier"] * settings["data_norm"]
                     * max(1.0, settings["learning_rate"] / settings["expected_batch"]))
 
         calibrate_before_charge(
             calibrate, "DP-SGD's noise", budget,
-            {"data_norm": settings["data_norm"], "learning_rate": settings["learning_rate"],
-             "sample_rate": settings["sample_rate"], "steps": settings["steps"]},
-            errors=(Exception,))
+            {"data_norm": settings["data_norm"], "sample_rate": settings["sample_rate"],
+             "steps": settings["steps"]}, errors=(Exception,))
+        if settings["default_step"]:
+            self._check_step(settings)  # the resolved default, still before the charge
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         z = settings["noise_multiplier"]  # calibrated once, in _prepare
