@@ -302,16 +302,20 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         Constant step of Alg. 2, in ``(0, 2 / beta]`` where ``beta`` is the
         smoothness of the regularized loss (``data_norm^2 / 4 + alpha`` for
         logistic, ``data_norm^2 / (2 h) + alpha`` for Huber); a larger step
-        breaks the sensitivity bound and is refused. ``None`` uses the step
-        that minimizes a bound on the excess risk of the released model
-        (:func:`permutation_sgd_default_step`; see Notes), at most
-        ``1 / beta``: it depends on the budget, ``n_samples``, the number of
-        coefficients, ``batch_size`` and ``epochs``, and is stored in
-        ``learning_rate_``. Ignored when ``strongly_convex``.
-    batch_size : int, default=50
+        breaks the sensitivity bound and is refused. ``None`` uses the
+        largest step whose output noise has expected norm about
+        ``4 / data_norm`` (:func:`permutation_sgd_noise_step`; see Notes), at
+        most ``1 / beta`` (reached at a very large ``epsilon``): it depends
+        on the budget, the number of coefficients, ``batch_size`` and
+        ``epochs``, and is stored in ``learning_rate_``. Ignored when
+        ``strongly_convex``.
+    batch_size : int, default=64
         Minibatch size ``b``.
-    epochs : int, default=5
-        Passes ``k`` over the permutation.
+    epochs : int or None, default=None
+        Passes ``k`` over the permutation. ``None``: about 20,000 minibatch
+        updates, ``min(50, max(5, ceil(20000 / N)))`` with ``N =
+        max(1, n // batch_size)`` minibatches per pass
+        (:func:`permutation_sgd_default_epochs`), stored in ``epochs_``.
     calibration : {"analytic", "thesis"}, default="analytic"
         Gaussian calibration of the output noise of ``mechanism="gaussian"``
         (see Privacy). ``"thesis"`` is refused with ``"discrete_gaussian"``,
@@ -349,6 +353,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         ``"gaussian"``.
     learning_rate_ : float or None
         Constant step used (``None`` in the strongly convex case).
+    epochs_ : int
+        Passes used.
     n_iter_ : int
         Minibatch updates per binary problem.
     privacy_spent_ : PrivacyBudget
@@ -397,34 +403,23 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     Notes
     -----
     *Default step (convex case).* The output noise grows with the step: its
-    deviation is ``c Delta`` with ``Delta = 2 k eta R / b``, so the earlier
-    default ``eta = 1 / beta`` (4 for the logistic loss at ``R = 1``) gave
-    noise of deviation 3.9 per coefficient for 5 passes at ``epsilon = 1``
-    (11.5 per class with three classes), against useful weights of norm about
-    2: near-chance models. The default now minimizes the sum of SGD's
-    excess-risk bound after ``T = k N`` constant steps,
-    ``D^2 / (2 eta T) + eta R^2 / 2``, and the cost of the noise for a
-    loss that is ``R``-Lipschitz, ``R E||b|| <= R c Delta sqrt(d)``
-    (``d`` coefficients), which gives
-    ``eta = D / (R sqrt(k N (1 + 4 c sqrt(d) k / b)))``, clamped to
-    ``1 / beta``. ``c`` is the calibration's noise per unit sensitivity for
-    one class problem's budget, so the step shrinks with ``epsilon`` and with
-    the number of classes. The comparator norm ``D = 1 / R`` was chosen on
-    generated problems only (``make_classification``, unit-norm rows,
-    ``n`` 1,000 and 5,000, ``d`` 5 and 20, 2 and 3 classes, ``epsilon`` 0.3,
-    1 and 3) with a rule fixed before the study was run: the candidate
-    (0.5, 1, 2 or 4 over ``R``) of best mean test accuracy, the smallest
-    within 0.005 of it (``skdp/benchmarks/_psgd_step_study.py``). Mean
-    accuracy over those problems: 0.645 for the new default against 0.532 for
-    ``1 / beta`` (candidates 0.642 to 0.647). On unit-norm
-    ``make_classification(6000, 5, n_informative=3)`` at ``epsilon = 1``
-    (4,800 training rows) the default scores 0.70 (two classes) and 0.76
-    (three), against 0.50 and 0.38 for ``1 / beta``. At the optimal step the
-    bound is ``D R sqrt((1 / k + 4 c sqrt(d) / b) / N)``: more passes never
-    hurt, but past ``k ~ b / (4 c sqrt(d))`` (about 1 at ``epsilon = 1``,
-    ``d = 6``, ``b = 50``) they gain little (at ``k = 5`` the bound is
-    within about 10% of its limit), so ``epochs`` keeps its default of 5.
-    An explicit ``learning_rate`` is used as given.
+    per-coordinate deviation is ``c Delta`` with ``Delta = 2 k eta R / b``
+    (``c`` the calibration's noise per unit sensitivity for one class
+    problem's budget), so its expected norm is about
+    ``2 c k eta R sqrt(d) / b`` for ``d`` coefficients, while the distance
+    the weights can travel, ``eta k N``, is ``n / (2 c sqrt(d))`` times
+    that. The default step sets the noise norm to ``4 / R``:
+    ``eta = 4 b / (2 c k R^2 sqrt(d))``, clamped to ``1 / beta``. On rows of
+    unit norm the non-private models of real tables have weight norms of
+    about 8 to 40, so the noise stays a fraction of the signal; at a very
+    large ``epsilon`` the step is ``1 / beta`` and about 20,000 updates
+    (``epochs=None``) bring the model within about a point of
+    scikit-learn's ``LogisticRegression()``. The constant 4 and the
+    update count were chosen on the derive tables of
+    :func:`skdp.datasets.load_real_dataset` (see the user guide, "Defaults
+    of the SGD classifiers"). An explicit ``learning_rate`` is used as
+    given; the earlier excess-risk step remains available as
+    :func:`permutation_sgd_default_step`.
 
     References
     ----------
@@ -440,9 +435,9 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     >>> clf = PermutationSGDClassifier(epsilon=1.0, delta=1e-6, classes=[0, 1],
     ...                                random_state=0).fit(X, y)
     >>> round(clf.learning_rate_, 4)  # the default step (see Notes)
-    0.0312
-    >>> round(clf.sensitivity_ / clf.learning_rate_, 4)  # 2 k R / b = 2 * 5 * 1 / 50
-    0.2
+    0.2474
+    >>> clf.epochs_, clf.sensitivity_ / clf.learning_rate_  # 2 k R / b = 2 * 50 * 1 / 64
+    (50, 1.5625)
     """
 
     _default_delta = staticmethod(delta_one_over_n_squared)
