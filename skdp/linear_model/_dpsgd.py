@@ -41,16 +41,44 @@ DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_STEPS = 20_000
 
 
-def dpsgd_default_batch_size(n_samples, epochs):
-    """Default expected batch size: ``max(64, ceil(epochs n / 20000))``.
+# Noise-to-signal target of the default batch (noise norm on the mean clipped gradient,
+# in units of C) and the constant A of the approximation z ~ A q sqrt(T) / epsilon of the
+# replace-one accountant's multiplier (fitted at delta ~ 1 / n^2, q <= 0.1, z >= 1).
+DEFAULT_GRADIENT_NOISE = 2.0
+_Z_SCALING = 11.0
 
-    64 rows per step, unless ``epochs`` passes would then take more than
-    20,000 steps (``n`` above 64,000 rows at 20 epochs): the batch then grows
-    so that the run takes about 20,000 steps, which keeps the fit time
-    proportional to ``epochs n`` rows and lowers the noise per row. Public
-    inputs only (``n_samples`` is public under replace-one neighbours).
+
+def dpsgd_default_batch_size(n_samples, epochs, epsilon=math.inf, n_coef=1):
+    """Default expected batch size.
+
+    ``b = min(max(64, ceil(epochs n / 20000), ceil(A^2 epochs d / (epsilon^2 n r^2))),
+    max(64, n // 4))`` with ``A = 11``, ``r = 2``.
+
+    * 64 rows per step: small batches give more steps for the same passes,
+      which the badly conditioned problems of real rows need;
+    * at most about 20,000 steps (larger tables get larger batches, so a fit
+      costs about ``epochs n`` row gradients);
+    * at small ``epsilon`` (one class problem's share), a batch large enough
+      that the noise on the mean clipped gradient, of norm about
+      ``z sqrt(d) / b``, stays below ``r C``: with the scaling
+      ``z ~ A q sqrt(T) / epsilon`` of the subsampled Gaussian (Abadi et al.
+      2016, Thm. 1; ``A`` fitted to the replace-one accountant at
+      ``delta ~ 1 / n^2``), that is ``b >= A^2 epochs d / (epsilon^2 n r^2)``;
+    * at most a quarter of the rows (beyond, the amplification by
+      subsampling fades).
+
+    Public inputs only (``n_samples`` is public under replace-one
+    neighbours). The batch size is a hyperparameter of the accounted
+    mechanism: the noise is calibrated for it, whatever rule chose it.
     """
-    return max(DEFAULT_BATCH_SIZE, int(math.ceil(epochs * n_samples / DEFAULT_MAX_STEPS)))
+    b = max(DEFAULT_BATCH_SIZE, int(math.ceil(epochs * n_samples / DEFAULT_MAX_STEPS)))
+    if epsilon < math.inf:
+        # (epsilon * epsilon is inf, not an OverflowError, at a huge epsilon.)
+        noise_b = (_Z_SCALING ** 2 * epochs * n_coef
+                   / (epsilon * epsilon * n_samples * DEFAULT_GRADIENT_NOISE ** 2))
+        if noise_b > b:
+            b = int(min(math.ceil(min(noise_b, 1e18)), max(b, n_samples // 4)))
+    return b
 
 
 # Noise-norm target of the default step, in units of 1 / data_norm (docs/guide/sgd.rst).
@@ -287,15 +315,20 @@ class DPSGDClassifier(PrivateGLMClassifier):
         004, Sec. 4.4.1 "Sample clipping").
     batch_size : int or None, default=None
         Expected minibatch size ``k`` (the sampling rate is ``k / n``).
-        ``None``: ``max(64, ceil(epochs n / 20000))``, 64 rows unless the
-        run would take more than 20,000 steps (stored in ``batch_size_``).
+        ``None``: 64 rows, more when the run would take more than 20,000
+        steps or when a small ``epsilon`` needs a larger batch to keep the
+        noise on the mean gradient below about ``2 data_norm``, at most
+        ``n // 4`` (:func:`dpsgd_default_batch_size`; stored in
+        ``batch_size_``).
     epochs : int, default=20
         Expected passes over the data; the run takes ``ceil(epochs n / k)`` steps.
     learning_rate : float or None, default=None
         Step size ``eta_0`` > 0. ``None``: ``2 / beta`` with ``beta`` the
         smoothness of the loss for rows of norm ``data_norm``
         (``8 / data_norm^2`` for the logistic loss, ``4 huber_h /
-        data_norm^2`` for Huber), stored in ``learning_rate_``.
+        data_norm^2`` for Huber), lowered at small ``epsilon`` so that the
+        summed noise of the steps stays bounded
+        (:func:`dpsgd_default_learning_rate`); stored in ``learning_rate_``.
     learning_rate_schedule : {"linear", "constant", "sqrt"}, default="linear"
         ``eta_t = eta_0 (T - t + 1) / T`` (decreasing to ``eta_0 / T`` at the
         last step ``T``), ``eta_0`` or ``eta_0 / sqrt(t)``. The defaults of
@@ -426,6 +459,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
         alpha = check_real(self.alpha, "alpha", low=0.0)
         schedule = check_option(self.learning_rate_schedule, "learning_rate_schedule", SCHEDULES)
         settings = {
+            "default_batch": self.batch_size is None,
+            "n_samples": n_samples,
+            "epochs": epochs,
             "batch_size": batch_size,
             "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
             "schedule": schedule,
@@ -488,6 +524,15 @@ class DPSGDClassifier(PrivateGLMClassifier):
                                       settings["steps"])
 
     def _prepare(self, settings, budget):
+        if settings["default_batch"]:
+            # One class problem's budget enters the default batch (public).
+            n = settings["n_samples"]
+            batch_size = dpsgd_default_batch_size(
+                n, settings["epochs"], budget.epsilon,
+                self.n_features_in_ + int(self.fit_intercept))
+            q, steps = dpsgd_schedule(n, batch_size, settings["epochs"])
+            settings.update(batch_size=batch_size, sample_rate=q, steps=steps,
+                            expected_batch=q * n)
         # The calibration (cached) is data-independent but can fail, e.g. overflow
         # at epsilon = 1e4, or dp-accounting's own errors (no bracketing interval at
         # epsilon = 1e300): fail before the budget is charged. Checked: the noise
@@ -509,8 +554,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
             calibrate, "DP-SGD's noise", budget,
             {"data_norm": settings["data_norm"], "sample_rate": settings["sample_rate"],
              "steps": settings["steps"]}, errors=(Exception,))
-        if settings["default_step"]:
-            self._check_step(settings)  # the resolved default, still before the charge
+        if settings["default_step"] or settings["default_batch"]:
+            self._check_step(settings)  # the resolved defaults, still before the charge
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         z = settings["noise_multiplier"]  # calibrated once, in _prepare
