@@ -104,9 +104,13 @@ def dpsgd_default_learning_rate(smoothness, noise_multiplier, batch_size, steps,
     privacy does not depend on it.
     """
     nu = DEFAULT_NOISE_NORM if noise_norm is None else noise_norm
-    cap = nu * batch_size / (noise_multiplier * data_norm ** 2
-                             * math.sqrt(n_coef * steps / 3.0))
-    return min(2.0 / smoothness, cap)
+    with np.errstate(over="ignore", divide="ignore"):
+        # (A tiny data_norm makes both terms overflow: the step is then capped at
+        # 1e300, whose image on the weights, 1e300 data_norm, is finite.)
+        step = np.float64(2.0) / np.float64(smoothness)
+        cap = np.float64(nu * batch_size) / (np.float64(noise_multiplier) * data_norm * data_norm
+                                            * math.sqrt(n_coef * steps / 3.0))
+    return float(min(step, cap, 1e300))
 
 
 def dpsgd_schedule(n_samples, batch_size, epochs):
@@ -477,12 +481,11 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 beta = get_loss(self.loss, self.huber_h).smoothness(data_norm)
             except OverflowError:  # data_norm ** 2 of a Python float
                 beta = math.inf
-            if not (0.0 < beta < math.inf and 2.0 / beta < math.inf):
-                how = "overflows" if beta > 1.0 else "underflows"
+            if not beta < math.inf:
                 raise ValueError(
-                    f"The default learning_rate (at most 2 / beta) is not a finite positive "
-                    f"step for data_norm={data_norm:g}: beta, the smoothness of the loss, "
-                    f"{how}. Pass learning_rate, or rescale the features. Nothing was spent.")
+                    f"The default learning_rate (2 / beta) underflows to 0 for data_norm="
+                    f"{data_norm:g}: beta, the smoothness of the loss, overflows. Pass "
+                    "learning_rate, or rescale the features. Nothing was spent.")
             settings["beta"] = beta  # the step is resolved in _prepare (it needs z)
             return settings
         settings["learning_rate"] = check_real(self.learning_rate, "learning_rate", low=0.0,
