@@ -52,9 +52,11 @@ def test_dpsgd_accountant_range_unchanged_below_the_threshold():
     # Privacy constants do not move: up to 2 ln(max float) the multiplier is the
     # accountant's (replace-one PLD), bit for bit.
     assert ACCOUNTANT_MAX_EPSILON == pytest.approx(1419.565, abs=1e-3)
-    z = dpsgd_noise_multiplier(2.0, 1e-5, 0.5, 4)
-    assert z == calibrate_subsampled_gaussian(2.0, 1e-5, 0.5, 4, accountant="pld",
+    # (q = 1, one step: the cheapest accountant run.)
+    z = dpsgd_noise_multiplier(1.0, 1e-5, 1.0, 1)
+    assert z == calibrate_subsampled_gaussian(1.0, 1e-5, 1.0, 1, accountant="pld",
                                               neighbours="replace-one")
+    assert z > gaussian_sigma_analytic(2.0, 1.0, 1e-5) * (1 - 1e-3)  # sensitivity 2C
     # Just above the threshold: the closed form, larger than the accountant's would be
     # but small (T = 4 steps: about 2 sqrt(4 / (2 * 1420)) = 0.075).
     assert dpsgd_noise_multiplier(1420.0, 1e-5, 0.5, 4) == gaussian_sigma_analytic(
