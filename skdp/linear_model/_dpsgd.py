@@ -46,13 +46,14 @@ DEFAULT_MAX_STEPS = 20_000
 # replace-one accountant's multiplier (fitted at delta ~ 1 / n^2, q <= 0.1, z >= 1).
 DEFAULT_GRADIENT_NOISE = 2.0
 _Z_SCALING = 11.0
+_MAX_DEFAULT_SAMPLE_RATE = 0.1
 
 
 def dpsgd_default_batch_size(n_samples, epochs, epsilon=math.inf, n_coef=1):
     """Default expected batch size.
 
     ``b = min(max(64, ceil(epochs n / 20000), ceil(A^2 epochs d / (epsilon^2 n r^2))),
-    max(64, n // 4))`` with ``A = 11``, ``r = 2``.
+    max(64, int(n / 10)))`` with ``A = 11``, ``r = 2``.
 
     * 64 rows per step: small batches give more steps for the same passes,
       which the badly conditioned problems of real rows need;
@@ -64,8 +65,8 @@ def dpsgd_default_batch_size(n_samples, epochs, epsilon=math.inf, n_coef=1):
       ``z ~ A q sqrt(T) / epsilon`` of the subsampled Gaussian (Abadi et al.
       2016, Thm. 1; ``A`` fitted to the replace-one accountant at
       ``delta ~ 1 / n^2``), that is ``b >= A^2 epochs d / (epsilon^2 n r^2)``;
-    * at most a quarter of the rows (beyond, the amplification by
-      subsampling fades).
+    * at most a tenth of the rows (beyond, the amplification by
+      subsampling fades and the steps get few).
 
     Public inputs only (``n_samples`` is public under replace-one
     neighbours). The batch size is a hyperparameter of the accounted
@@ -77,7 +78,8 @@ def dpsgd_default_batch_size(n_samples, epochs, epsilon=math.inf, n_coef=1):
         noise_b = (_Z_SCALING ** 2 * epochs * n_coef
                    / (epsilon * epsilon * n_samples * DEFAULT_GRADIENT_NOISE ** 2))
         if noise_b > b:
-            b = int(min(math.ceil(min(noise_b, 1e18)), max(b, n_samples // 4)))
+            b = int(min(math.ceil(min(noise_b, 1e18)),
+                        max(b, int(n_samples * _MAX_DEFAULT_SAMPLE_RATE))))
     return b
 
 
@@ -322,7 +324,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
         ``None``: 64 rows, more when the run would take more than 20,000
         steps or when a small ``epsilon`` needs a larger batch to keep the
         noise on the mean gradient below about ``2 data_norm``, at most
-        ``n // 4`` (:func:`dpsgd_default_batch_size`; stored in
+        ``n / 10`` (:func:`dpsgd_default_batch_size`; stored in
         ``batch_size_``).
     epochs : int, default=20
         Expected passes over the data; the run takes ``ceil(epochs n / k)`` steps.

@@ -71,18 +71,18 @@ def test_dpsgd_default_batch_size_rule():
     assert dpsgd_default_batch_size(64_000, 20) == 64
     assert dpsgd_default_batch_size(100_000, 20) == 100  # ceil(20 * 1e5 / 2e4)
     assert dpsgd_default_batch_size(245_000, 20) == 245
-    # small epsilon: b >= 11^2 E d / (epsilon^2 n 2^2), at most n // 4
+    # small epsilon: b >= 11^2 E d / (epsilon^2 n 2^2), at most n / 10
     assert dpsgd_default_batch_size(20_000, 20, 1.0, 26) == 64  # 0.8 rows
     assert dpsgd_default_batch_size(20_000, 20, 0.1, 26) == 79  # ceil(78.65)
-    assert dpsgd_default_batch_size(20_000, 20, 0.01, 26) == 5000  # n // 4
+    assert dpsgd_default_batch_size(20_000, 20, 0.01, 26) == 2000  # n / 10
     assert dpsgd_default_batch_size(20_000, 20, 1e300, 26) == 64
 
 
-@pytest.mark.parametrize("epsilon, batch", [(0.05, 300), (1e6, 64)])
+@pytest.mark.parametrize("epsilon, batch", [(0.05, 120), (1e6, 64)])
 def test_dpsgd_default_step_by_hand(unit_rows, epsilon, batch):
     # eta_0 = min(2 / beta, 30 b / (z C^2 sqrt(d T / 3))); logistic, C = 2: beta = 1,
     # 2 / beta = 2; d = 5 + 1; T = ceil(20 / q) steps; at epsilon = 0.05 the batch is
-    # min(121 * 20 * 6 / (0.05^2 * 1200 * 4) = 1210, 1200 // 4 = 300).
+    # min(121 * 20 * 6 / (0.05^2 * 1200 * 4) = 1210, 1200 / 10 = 120).
     X, y = unit_rows
     clf = DPSGDClassifier(epsilon=epsilon, data_norm=2.0, classes=[0, 1],
                           random_state=0).fit(2 * X, y)
