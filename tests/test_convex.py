@@ -706,11 +706,19 @@ def test_binary_y_with_three_declared_classes_splits_the_budget_by_three():
     assert two.fit(X, y).noise_scale_ == pytest.approx(two.sensitivity_ / 3.0)
 
 
+class _FailingCalibrationDPSGD(DPSGDClassifier):
+    def _noise_multiplier(self, settings, budget):
+        raise OverflowError("math range error")
+
+
 def test_dpsgd_calibration_failure_is_refused_before_the_budget_is_charged():
+    # (epsilon = 1e4 used to overflow the accountant; it now has a closed form, see
+    # tests/linear_model/test_sgd_defaults.py: a failing calibration is simulated.)
     X = np.random.default_rng(0).normal(size=(200, 3))
     y = np.arange(200) % 2
     accountant = BudgetAccountant(epsilon=1e9, delta=0.5)
-    clf = DPSGDClassifier(epsilon=1e4, delta=1e-5, classes=[0, 1], accountant=accountant)
+    clf = _FailingCalibrationDPSGD(epsilon=1e4, delta=1e-5, classes=[0, 1],
+                                   accountant=accountant)
     with pytest.raises(ValueError, match="could not be calibrated.*Nothing was spent"):
         clf.fit(X, y)
     assert accountant.spent is None and not hasattr(clf, "coef_")

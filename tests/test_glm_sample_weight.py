@@ -125,7 +125,8 @@ def test_dpsgd_weights_multiply_the_clipped_gradients(data, clipping):
     C, eta, alpha, steps = 0.5, 0.7, 0.01, 3
     clf = _NoiselessDPSGD(epsilon=1.0, delta=1e-5, data_norm=C, clipping=clipping,
                           batch_size=len(y), epochs=steps, learning_rate=eta, alpha=alpha,
-                          fit_intercept=False, classes=[0, 1], random_state=0)
+                          learning_rate_schedule="constant", fit_intercept=False,
+                          classes=[0, 1], random_state=0)
     y_pm1 = 2.0 * y - 1.0
     Xc = X * np.minimum(1.0, C / np.linalg.norm(X, axis=1))[:, None] if clipping == "data" else X
     theta = np.zeros(2)
@@ -281,14 +282,15 @@ def test_class_weight_equals_the_same_sample_weight(cls, kw):
 def test_a_calibration_that_fails_spends_nothing(cls, monkeypatch):
     """A noise calibration that fails on public settings fails before the charge.
 
-    DP-SGD's fails at epsilon = 1e300 (dp-accounting finds no bracket; its error came
-    unexplained). PermutationSGDClassifier charged the accountant first; its analytic
-    Gaussian calibration now succeeds at any finite epsilon, so its failure is simulated.
+    DP-SGD's failed at epsilon = 1e300 (dp-accounting finds no bracket; its error came
+    unexplained); beyond the accountant's range it now uses a closed form. Permutation
+    SGD charged the accountant first; its analytic Gaussian calibration now succeeds at
+    any finite epsilon. Both failures are simulated.
     """
-    if cls is PermutationSGDClassifier:
-        def failing(*args, **kwargs):
-            raise OverflowError("simulated calibration failure")
-        monkeypatch.setattr(cls, "_noise_std", lambda self, settings, budget: failing())
+    def failing(*args, **kwargs):
+        raise OverflowError("simulated calibration failure")
+    hook = "_noise_std" if cls is PermutationSGDClassifier else "_noise_multiplier"
+    monkeypatch.setattr(cls, hook, lambda self, settings, budget: failing())
     X = np.random.default_rng(0).normal(size=(50, 2)) / 3
     accountant = BudgetAccountant(epsilon=np.finfo(float).max, delta=0.5)
     with pytest.raises(ValueError, match="Nothing was spent"):

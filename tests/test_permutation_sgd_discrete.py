@@ -32,7 +32,8 @@ DG = dict(mechanism="discrete_gaussian")
 def test_discrete_gaussian_parameters_by_hand():
     X, y = make_blobs(100, n_features=4, centers=2, random_state=0)
     est = PermutationSGDClassifier(epsilon=2.0, delta=1e-5, data_norm=3.0, classes=[0, 1],
-                                   learning_rate=4 / 9, random_state=0, **DG).fit(X, y)
+                                   learning_rate=4 / 9, batch_size=50, epochs=5,
+                                   random_state=0, **DG).fit(X, y)
     # Logistic beta = R^2 / 4 = 9 / 4, eta = 1 / beta = 4 / 9 (explicit); n = 100, b = 50: 2 minibatches
     # of 50, k = 5 passes. Delta_2 = 2 k eta R / b = 2 * 5 * (4/9) * 3 / 50 = 4 / 15.
     assert est.sensitivity_ == pytest.approx(4 / 15, rel=1e-14)
@@ -170,7 +171,8 @@ def test_pickle_clone_and_grid_search():
     # eta = 1 / beta = 0.04 (explicit): well-separated blobs far from the origin want a
     # larger step than the default (see PermutationSGDClassifier, Notes).
     est = PermutationSGDClassifier(epsilon=2.0, delta=1e-6, classes=[0, 1], data_norm=10.0,
-                                   learning_rate=0.04, random_state=3, **DG).fit(X, y)
+                                   learning_rate=0.04, batch_size=50, epochs=5,
+                                   random_state=3, **DG).fit(X, y)
     again = pickle.loads(pickle.dumps(est))
     assert np.array_equal(again.coef_, est.coef_)
     assert np.array_equal(clone(est).fit(X, y).coef_, est.coef_)  # same seed, same draws

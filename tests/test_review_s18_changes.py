@@ -21,7 +21,7 @@ from skdp.linear_model import (
 from skdp.linear_model._dpsgd import dpsgd_noise_multiplier, dpsgd_schedule
 from skdp.linear_model._frank_wolfe import frank_wolfe_noise
 from skdp.linear_model._permutation_sgd import (
-    permutation_sgd_default_step,
+    permutation_sgd_noise_step,
     permutation_sgd_sensitivity,
     permutation_sgd_sigma,
 )
@@ -57,10 +57,11 @@ def test_permutation_sgd_default_step_split_applied_once(k):
                                    random_state=0).fit(X, y)
     p = 1 if k == 2 else k
     c = permutation_sgd_sigma(1.0, 1.0 / p, 1e-5 / p, "analytic")
-    eta = permutation_sgd_default_step(n, 50, 5, 1.0, d + 1, c, 1.0 / 0.25)
-    # Wu et al. Thm. 3 (seed 004 Alg. 2): Delta = 2 k eta R / b with b = n // (n // 50).
-    sensitivity = permutation_sgd_sensitivity(n, 50, 5, 1.0, learning_rate=eta)
-    assert sensitivity == pytest.approx(2 * 5 * eta / 50, rel=1e-15)
+    # Default batch 64 (N = 3 minibatches of at least 66) and 50 passes.
+    eta = permutation_sgd_noise_step(n, 64, 50, 1.0, d + 1, c, 1.0 / 0.25)
+    # Wu et al. Thm. 3 (seed 004 Alg. 2): Delta = 2 k eta R / b with b = n // (n // 64).
+    sensitivity = permutation_sgd_sensitivity(n, 64, 50, 1.0, learning_rate=eta)
+    assert sensitivity == pytest.approx(2 * 50 * eta / 66, rel=1e-15)
     assert est.learning_rate_ == eta
     assert est.noise_std_ == permutation_sgd_sigma(sensitivity, 1.0 / p, 1e-5 / p, "analytic")
 

@@ -57,7 +57,8 @@ REFUSED = [
     (PermutationSGDClassifier, {"data_norm": 1e-300, "learning_rate": 1e-300}, "sensitivity"),
     # DP-SGD: a weight decay factor 1 - learning_rate * alpha < -1 diverges (NaN weights)
     (DPSGDClassifier, {"learning_rate": 1e300, "alpha": 1e-4}, "alpha"),
-    (DPSGDClassifier, {"learning_rate": 10.0, "alpha": 1.0}, "alpha"),
+    (DPSGDClassifier, {"learning_rate": 10.0, "alpha": 1.0,
+                       "learning_rate_schedule": "constant"}, "alpha"),
     # a step learning_rate * data_norm that overflows (NaN weights)
     (DPSGDClassifier, {"learning_rate": 1e300, "data_norm": 1e300}, "learning_rate"),
     # Frank-Wolfe: the vertex-score sensitivity 2 C R / n overflows (noise scale inf)

@@ -56,7 +56,9 @@ def test_sqrt_schedule_transient_large_step_is_fitted(data):
 
 @pytest.mark.parametrize("params", [
     # constant step: every step expands the weights
-    {"learning_rate": 10.0, "alpha": 1.0},
+    {"learning_rate": 10.0, "alpha": 1.0, "learning_rate_schedule": "constant"},
+    # linear schedule that starts expanding and whose transient overflows
+    {"learning_rate": 1e4, "alpha": 1.0, "learning_rate_schedule": "linear", "epochs": 400},
     # sqrt schedule that ends while still expanding (eta_40 alpha = 20 / sqrt(40) > 2)
     {"learning_rate": 20.0, "alpha": 1.0, "learning_rate_schedule": "sqrt"},
     # sqrt schedule whose transient would overflow the weights (growth about 1e837)

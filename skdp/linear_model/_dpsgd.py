@@ -1,27 +1,118 @@
 """DP-SGD for linear classifiers (seed 004, Alg. 4; Bassily et al. 2014, Abadi et al. 2016)."""
 
 import math
+import sys
 from functools import lru_cache
 
 import numpy as np
 
 from skdp.accounting import calibrate_subsampled_gaussian
+from skdp.linear_model._losses import get_loss
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
     calibrate_before_charge,
     delta_one_over_n_squared,
     fill_glm_doc,
 )
+from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._validation import check_option, check_positive_int, check_real
 
-__all__ = ["DPSGDClassifier", "dpsgd_noise_multiplier", "dpsgd_schedule", "dpsgd_weight_growth"]
+__all__ = ["DPSGDClassifier", "dpsgd_default_batch_size", "dpsgd_default_learning_rate",
+           "dpsgd_noise_multiplier", "dpsgd_schedule", "dpsgd_weight_growth"]
 
 CLIPPINGS = ("gradient", "data")
-SCHEDULES = ("constant", "sqrt")
+SCHEDULES = ("constant", "sqrt", "linear")
 # Largest factor by which the schedule's weight decay may expand the weights before
 # its steps contract them (see dpsgd_weight_growth): beyond it they could overflow.
 _MAX_WEIGHT_GROWTH = 1e100
+# Largest epsilon the subsampled-Gaussian accountant is asked about: its replace-one
+# bracket converts add/remove (epsilon / 2, delta / (1 + e^(epsilon / 2))) by group
+# privacy, and e^(epsilon / 2) overflows a float beyond 2 ln(max float) ~ 1419.6.
+# Above it the noise multiplier comes from a closed form without amplification by
+# subsampling (see dpsgd_noise_multiplier): valid, and already tiny there.
+ACCOUNTANT_MAX_EPSILON = 2.0 * math.log(sys.float_info.max)
+
+
+# The default expected batch size, and the most steps a default run takes (a larger
+# table gets a larger batch instead of more steps): chosen on the derive tables of
+# the real-data collection (docs/guide/sgd.rst).
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_MAX_STEPS = 20_000
+
+
+# Noise-to-signal target of the default batch (noise norm on the mean clipped gradient,
+# in units of C) and the constant A of the approximation z ~ A q sqrt(T) / epsilon of the
+# replace-one accountant's multiplier (fitted at delta ~ 1 / n^2, q <= 0.1, z >= 1).
+DEFAULT_GRADIENT_NOISE = 2.0
+_Z_SCALING = 11.0
+_MAX_DEFAULT_SAMPLE_RATE = 0.1
+
+
+def dpsgd_default_batch_size(n_samples, epochs, epsilon=math.inf, n_coef=1):
+    """Default expected batch size.
+
+    ``b = min(max(64, ceil(epochs n / 20000), ceil(A^2 epochs d / (epsilon^2 n r^2))),
+    max(64, int(n / 10)))`` with ``A = 11``, ``r = 2``.
+
+    * 64 rows per step: small batches give more steps for the same passes,
+      which the badly conditioned problems of real rows need;
+    * at most about 20,000 steps (larger tables get larger batches, so a fit
+      costs about ``epochs n`` row gradients);
+    * at small ``epsilon`` (one class problem's share), a batch large enough
+      that the noise on the mean clipped gradient, of norm about
+      ``z sqrt(d) / b``, stays below ``r C``: with the scaling
+      ``z ~ A q sqrt(T) / epsilon`` of the subsampled Gaussian (Abadi et al.
+      2016, Thm. 1; ``A`` fitted to the replace-one accountant at
+      ``delta ~ 1 / n^2``), that is ``b >= A^2 epochs d / (epsilon^2 n r^2)``;
+    * at most a tenth of the rows (beyond, the amplification by
+      subsampling fades and the steps get few).
+
+    Public inputs only (``n_samples`` is public under replace-one
+    neighbours). The batch size is a hyperparameter of the accounted
+    mechanism: the noise is calibrated for it, whatever rule chose it.
+    """
+    b = max(DEFAULT_BATCH_SIZE, int(math.ceil(epochs * n_samples / DEFAULT_MAX_STEPS)))
+    if epsilon < math.inf:
+        # (epsilon * epsilon is inf, not an OverflowError, at a huge epsilon.)
+        noise_b = (_Z_SCALING ** 2 * epochs * n_coef
+                   / (epsilon * epsilon * n_samples * DEFAULT_GRADIENT_NOISE ** 2))
+        if noise_b > b:
+            b = int(min(math.ceil(min(noise_b, 1e18)),
+                        max(b, int(n_samples * _MAX_DEFAULT_SAMPLE_RATE))))
+    return b
+
+
+# Noise-norm target of the default step, in units of 1 / data_norm (docs/guide/sgd.rst).
+DEFAULT_NOISE_NORM = 30.0
+
+
+def dpsgd_default_learning_rate(smoothness, noise_multiplier, batch_size, steps, n_coef,
+                                data_norm, noise_norm=None):
+    """Default step ``eta_0 = min(2 / beta, nu b / (z C^2 sqrt(d T / 3)))``.
+
+    ``2 / beta``, with ``beta`` the smoothness of the loss for rows of norm
+    ``C = data_norm`` (``C^2 / 4`` for logistic, ``C^2 / (2 huber_h)`` for
+    Huber), is the largest step for which gradient descent on a
+    ``beta``-smooth loss does not diverge; it is the step at a very large
+    ``epsilon``. The second term caps the noise: with the ``"linear"``
+    schedule the injected noise ``eta_t N(0, (z C)^2 I_d) / b`` sums, over
+    ``T`` steps, to a vector of expected norm about
+    ``eta_0 z C sqrt(d T / 3) / b`` (before the loss' curvature damps it),
+    which the cap holds at ``nu / C`` (``nu = DEFAULT_NOISE_NORM = 30``,
+    chosen on real tables; see the user guide). ``z`` is the calibrated
+    noise multiplier, ``b`` the expected batch size, ``d`` the number of
+    coefficients: all public. The step is a post-processing choice: the
+    privacy does not depend on it.
+    """
+    nu = DEFAULT_NOISE_NORM if noise_norm is None else noise_norm
+    with np.errstate(over="ignore", divide="ignore"):
+        # (A tiny data_norm makes both terms overflow: the step is then capped at
+        # 1e300, whose image on the weights, 1e300 data_norm, is finite.)
+        step = np.float64(2.0) / np.float64(smoothness)
+        cap = np.float64(nu * batch_size) / (np.float64(noise_multiplier) * data_norm * data_norm
+                                            * math.sqrt(n_coef * steps / 3.0))
+    return float(min(step, cap, 1e300))
 
 
 def dpsgd_schedule(n_samples, batch_size, epochs):
@@ -85,15 +176,26 @@ def dpsgd_weight_growth(learning_rate, alpha, schedule, steps):
         log_growth = steps * math.log(c - 1.0)
         return (math.exp(log_growth) if log_growth <= math.log(_MAX_WEIGHT_GROWTH)
                 else math.inf), c
-    # eta_t alpha = c / sqrt(t) > 2 (a factor below -1) exactly for t < c^2 / 4, and the
-    # factors have modulus <= 1 afterwards: the largest prefix product ends there.
+    # Both schedules decrease: eta_t alpha > 2 (a factor below -1) on a first stretch of
+    # steps only, and the factors have modulus <= 1 afterwards: the largest prefix
+    # product ends there.
+    factor = _schedule_factor(schedule, steps)
     log_growth, t = 0.0, 1
-    while t <= steps and c / math.sqrt(t) > 2.0:
-        log_growth += math.log(c / math.sqrt(t) - 1.0)
+    while t <= steps and c * factor(t) > 2.0:
+        log_growth += math.log(c * factor(t) - 1.0)
         if log_growth > math.log(_MAX_WEIGHT_GROWTH):
-            return math.inf, c / math.sqrt(steps)
+            return math.inf, c * factor(steps)
         t += 1
-    return math.exp(log_growth), c / math.sqrt(steps)
+    return math.exp(log_growth), c * factor(steps)
+
+
+def _schedule_factor(schedule, steps):
+    """``t -> eta_t / eta_0`` for ``t = 1, ..., steps``."""
+    if schedule == "sqrt":
+        return lambda t: 1.0 / math.sqrt(t)
+    if schedule == "linear":
+        return lambda t: (steps - t + 1) / steps
+    return lambda t: 1.0
 
 
 @lru_cache(maxsize=256)
@@ -111,10 +213,29 @@ def dpsgd_noise_multiplier(epsilon, delta, sample_rate, steps):
     for the averaged gradient, with sampling *with replacement*), which is
     looser and tied to a different sampling scheme.
 
+    For ``epsilon`` above :data:`ACCOUNTANT_MAX_EPSILON` (``2 ln(max
+    float)``, about 1419.6, where the accountant's group-privacy bracket
+    overflows) the multiplier is instead the one that ignores the
+    amplification by subsampling: each step, the differing row sampled or
+    not, is at most a Gaussian mechanism of sensitivity ``2 C`` (replace-one)
+    and noise ``z C``, i.e. ``(2 / z)``-Gaussian DP; ``T`` adaptive steps are
+    ``(2 sqrt(T) / z)``-GDP (Dong, Roth and Su 2019, Cor. 3.3), which is
+    ``(epsilon, delta)``-DP exactly when the Gaussian mechanism of
+    sensitivity ``2 sqrt(T)`` and deviation ``z`` is (Balle and Wang 2018,
+    Thm. 8). That ``z`` (about ``2 sqrt(T / (2 epsilon))``) is larger than the
+    accountant's would be, but small enough that the model is, up to a noise
+    of relative size about ``z / batch_size``, the non-private one: a very
+    large ``epsilon`` never fails.
+
     Returns
     -------
     noise_multiplier : float
     """
+    if epsilon > ACCOUNTANT_MAX_EPSILON:
+        # Dong, Roth and Su (2019), Cor. 3.3 (composition of T (2/z)-GDP steps) and
+        # Balle and Wang (2018), Thm. 8 (the exact (epsilon, delta) of mu-GDP): z is
+        # the analytic Gaussian deviation for sensitivity 2 sqrt(T), noise unit C.
+        return gaussian_sigma_analytic(2.0 * math.sqrt(steps), epsilon, delta)
     # (dp-accounting's notes on the Renyi orders it drops are silenced by the calibration.)
     return calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps,
                                          accountant="pld", neighbours="replace-one")
@@ -153,6 +274,7 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
     clip_gradients = settings["clipping"] == "gradient"
     norms = row_norms_l2(X) if clip_gradients else None
     expected_batch = settings["expected_batch"]  # public divisor (never the realized batch size)
+    factor = _schedule_factor(settings["schedule"], steps)
     w = np.zeros(d)
     for t in range(1, steps + 1):
         if q < 1.0:
@@ -165,9 +287,7 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
                                   loss, settings["data_norm"], clip_gradients,
                                   None if sample_weight is None else sample_weight[batch])
         g += rng.normal(0.0, noise_std, size=d)
-        eta = settings["learning_rate"]
-        if settings["schedule"] == "sqrt":
-            eta = eta / math.sqrt(t)
+        eta = settings["learning_rate"] * factor(t)
         w -= eta * (g / expected_batch + settings["alpha"] * w)
     return w
 
@@ -199,14 +319,29 @@ class DPSGDClassifier(PrivateGLMClassifier):
     clipping : {"gradient", "data"}, default="gradient"
         Per-example gradient clipping (Abadi et al.) or row clipping (seed
         004, Sec. 4.4.1 "Sample clipping").
-    batch_size : int, default=256
+    batch_size : int or None, default=None
         Expected minibatch size ``k`` (the sampling rate is ``k / n``).
-    epochs : int, default=5
+        ``None``: 64 rows, more when the run would take more than 20,000
+        steps or when a small ``epsilon`` needs a larger batch to keep the
+        noise on the mean gradient below about ``2 data_norm``, at most
+        ``n / 10`` (:func:`dpsgd_default_batch_size`; stored in
+        ``batch_size_``).
+    epochs : int, default=20
         Expected passes over the data; the run takes ``ceil(epochs n / k)`` steps.
-    learning_rate : float, default=1.0
-        Step size ``eta_0`` > 0.
-    learning_rate_schedule : {"constant", "sqrt"}, default="constant"
-        ``eta_t = eta_0`` or ``eta_0 / sqrt(t)``.
+    learning_rate : float or None, default=None
+        Step size ``eta_0`` > 0. ``None``: ``2 / beta`` with ``beta`` the
+        smoothness of the loss for rows of norm ``data_norm``
+        (``8 / data_norm^2`` for the logistic loss, ``4 huber_h /
+        data_norm^2`` for Huber), lowered at small ``epsilon`` so that the
+        summed noise of the steps stays bounded
+        (:func:`dpsgd_default_learning_rate`); stored in ``learning_rate_``.
+    learning_rate_schedule : {"linear", "constant", "sqrt"}, default="linear"
+        ``eta_t = eta_0 (T - t + 1) / T`` (decreasing to ``eta_0 / T`` at the
+        last step ``T``), ``eta_0`` or ``eta_0 / sqrt(t)``. The defaults of
+        ``batch_size``, ``epochs``, ``learning_rate`` and the schedule were
+        chosen on real tables with rows of unit norm (see the user guide,
+        "Defaults of the SGD classifiers"): the model at a very large
+        ``epsilon`` is then close to scikit-learn's ``LogisticRegression()``.
     alpha : float, default=0.0
         L2 regularization (its gradient is data-independent and added after
         the noise), >= 0. A step multiplies the weights by
@@ -233,6 +368,10 @@ class DPSGDClassifier(PrivateGLMClassifier):
     %(linear_attributes)s
     noise_multiplier_ : float
         ``z``: noise standard deviation divided by ``data_norm``.
+    batch_size_ : int
+        Expected minibatch size used.
+    learning_rate_ : float
+        ``eta_0`` used.
     sample_rate_ : float
         Poisson sampling probability ``q``.
     n_iter_ : int
@@ -287,16 +426,16 @@ class DPSGDClassifier(PrivateGLMClassifier):
     >>> X, y = make_classification(1000, 5, random_state=0)
     >>> clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, epochs=2, classes=[0, 1],
     ...                       random_state=0).fit(X, y)
-    >>> clf.n_iter_
-    8
+    >>> clf.batch_size_, clf.n_iter_, clf.learning_rate_
+    (64, 32, 8.0)
     """
 
     _default_delta = staticmethod(delta_one_over_n_squared)
     _allow_zero_delta = False
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
-                 clipping="gradient", batch_size=256, epochs=5, learning_rate=1.0,
-                 learning_rate_schedule="constant", alpha=0.0, fit_intercept=True, classes=None,
+                 clipping="gradient", batch_size=None, epochs=20, learning_rate=None,
+                 learning_rate_schedule="linear", alpha=0.0, fit_intercept=True, classes=None,
                  class_weight=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
@@ -318,14 +457,47 @@ class DPSGDClassifier(PrivateGLMClassifier):
         self.verbose = verbose
 
     def _check_params(self, n_samples):
-        batch_size = check_positive_int(self.batch_size, "batch_size")
         epochs = check_positive_int(self.epochs, "epochs")
+        batch_size = (dpsgd_default_batch_size(n_samples, epochs) if self.batch_size is None
+                      else check_positive_int(self.batch_size, "batch_size"))
         sample_rate, steps = dpsgd_schedule(n_samples, batch_size, epochs)
-        learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
-                                   low_inclusive=False)
-        alpha = check_real(self.alpha, "alpha", low=0.0)
         data_norm = float(self.data_norm)  # validated by fit
+        alpha = check_real(self.alpha, "alpha", low=0.0)
         schedule = check_option(self.learning_rate_schedule, "learning_rate_schedule", SCHEDULES)
+        settings = {
+            "default_batch": self.batch_size is None,
+            "n_samples": n_samples,
+            "epochs": epochs,
+            "batch_size": batch_size,
+            "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
+            "schedule": schedule,
+            "alpha": alpha,
+            "sample_rate": sample_rate,
+            "steps": steps,
+            "expected_batch": sample_rate * n_samples,  # public divisor q n
+            "data_norm": data_norm,
+            "default_step": self.learning_rate is None,
+        }
+        if self.learning_rate is None:
+            try:
+                beta = get_loss(self.loss, self.huber_h).smoothness(data_norm)
+            except OverflowError:  # data_norm ** 2 of a Python float
+                beta = math.inf
+            if not beta < math.inf:
+                raise ValueError(
+                    f"The default learning_rate (2 / beta) underflows to 0 for data_norm="
+                    f"{data_norm:g}: beta, the smoothness of the loss, overflows. Pass "
+                    "learning_rate, or rescale the features. Nothing was spent.")
+            settings["beta"] = beta  # the step is resolved in _prepare (it needs z)
+            return settings
+        settings["learning_rate"] = check_real(self.learning_rate, "learning_rate", low=0.0,
+                                               low_inclusive=False)
+        self._check_step(settings)
+        return settings
+
+    def _check_step(self, settings):
+        learning_rate, alpha = settings["learning_rate"], settings["alpha"]
+        schedule, steps, data_norm = settings["schedule"], settings["steps"], settings["data_norm"]
         # Numerics, not privacy: the privacy rests on clipping, noise and the
         # subsampled accounting, whatever the step size. A step multiplies the weights
         # by 1 - eta_t alpha; factors below -1 expand them. A run that ends while
@@ -347,16 +519,6 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 f"learning_rate * data_norm overflows (learning_rate={learning_rate:g}, "
                 f"data_norm={data_norm:g}): the gradient steps would be infinite. Use a "
                 "smaller learning_rate or rescale the features. Nothing was spent.")
-        return {
-            "clipping": check_option(self.clipping, "clipping", CLIPPINGS),
-            "schedule": schedule,
-            "learning_rate": learning_rate,
-            "alpha": alpha,
-            "sample_rate": sample_rate,
-            "steps": steps,
-            "expected_batch": sample_rate * n_samples,  # public divisor q n
-            "data_norm": data_norm,
-        }
 
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm) if self.clipping == "data" else X
@@ -367,6 +529,15 @@ class DPSGDClassifier(PrivateGLMClassifier):
                                       settings["steps"])
 
     def _prepare(self, settings, budget):
+        if settings["default_batch"]:
+            # One class problem's budget enters the default batch (public).
+            n = settings["n_samples"]
+            batch_size = dpsgd_default_batch_size(
+                n, settings["epochs"], budget.epsilon,
+                self.n_features_in_ + int(self.fit_intercept))
+            q, steps = dpsgd_schedule(n, batch_size, settings["epochs"])
+            settings.update(batch_size=batch_size, sample_rate=q, steps=steps,
+                            expected_batch=q * n)
         # The calibration (cached) is data-independent but can fail, e.g. overflow
         # at epsilon = 1e4, or dp-accounting's own errors (no bracketing interval at
         # epsilon = 1e300): fail before the budget is charged. Checked: the noise
@@ -376,14 +547,20 @@ class DPSGDClassifier(PrivateGLMClassifier):
         # (seconds of PLD accounting per worker).
         def calibrate():
             settings["noise_multiplier"] = self._noise_multiplier(settings, budget)
+            if settings["default_step"]:
+                settings["learning_rate"] = dpsgd_default_learning_rate(
+                    settings["beta"], settings["noise_multiplier"], settings["expected_batch"],
+                    settings["steps"], self.n_features_in_ + int(self.fit_intercept),
+                    settings["data_norm"])
             return (settings["noise_multiplier"] * settings["data_norm"]
                     * max(1.0, settings["learning_rate"] / settings["expected_batch"]))
 
         calibrate_before_charge(
             calibrate, "DP-SGD's noise", budget,
-            {"data_norm": settings["data_norm"], "learning_rate": settings["learning_rate"],
-             "sample_rate": settings["sample_rate"], "steps": settings["steps"]},
-            errors=(Exception,))
+            {"data_norm": settings["data_norm"], "sample_rate": settings["sample_rate"],
+             "steps": settings["steps"]}, errors=(Exception,))
+        if settings["default_step"] or settings["default_batch"]:
+            self._check_step(settings)  # the resolved defaults, still before the charge
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         z = settings["noise_multiplier"]  # calibrated once, in _prepare
@@ -393,6 +570,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
         return w, {"noise_multiplier": z}
 
     def _record(self, infos, settings):
+        self.batch_size_ = settings["batch_size"]
+        self.learning_rate_ = settings["learning_rate"]
         self.noise_multiplier_ = infos[0]["noise_multiplier"]
         self.sample_rate_ = settings["sample_rate"]
         self.n_iter_ = settings["steps"]

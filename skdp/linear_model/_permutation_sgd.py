@@ -21,7 +21,9 @@ from skdp.utils._validation import check_option, check_positive_int, check_real
 __all__ = [
     "PermutationSGDClassifier",
     "permutation_sgd_batches",
+    "permutation_sgd_default_epochs",
     "permutation_sgd_default_step",
+    "permutation_sgd_noise_step",
     "permutation_sgd_sensitivity",
     "permutation_sgd_sigma",
     "permutation_sgd_weight_bound",
@@ -30,8 +32,51 @@ __all__ = [
 CALIBRATIONS = ("analytic", "thesis")
 MECHANISMS = ("gaussian", "discrete_gaussian")
 # D R of permutation_sgd_default_step: the comparator norm, in units of 1 / data_norm,
-# chosen on generated problems only (skdp/benchmarks/_psgd_step_study.py).
+# chosen on generated problems only (skdp/benchmarks/_psgd_step_study.py). No longer
+# the default (see permutation_sgd_noise_step).
 DEFAULT_STEP_RADIUS = 1.0
+# Expected norm of the output noise targeted by the default step, in units of
+# 1 / data_norm; default batch size, and the most minibatch updates a default run
+# takes (chosen on the derive tables of the real-data collection, docs/guide/sgd.rst).
+DEFAULT_NOISE_NORM = 4.0
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_MAX_UPDATES = 20_000
+
+
+def permutation_sgd_default_epochs(n_samples, batch_size):
+    """Default passes: ``min(50, max(5, ceil(20000 / N)))``, ``N`` minibatches per pass.
+
+    About 20,000 minibatch updates (the convergence of SGD on real rows of
+    unit norm needs thousands of steps), at least 5 and at most 50 passes.
+    The output noise does not grow with the passes: the default step
+    (:func:`permutation_sgd_noise_step`) shrinks as ``1 / epochs``.
+    """
+    n_batches, _ = permutation_sgd_batches(n_samples, batch_size)
+    return int(min(50, max(5, math.ceil(DEFAULT_MAX_UPDATES / n_batches))))
+
+
+def permutation_sgd_noise_step(n_samples, batch_size, epochs, data_norm, n_coef,
+                               noise_per_sensitivity, max_step, noise_norm=DEFAULT_NOISE_NORM):
+    """Default constant step: the largest one whose output noise has norm about ``noise_norm / R``.
+
+    The output noise has per-coordinate deviation ``c Delta`` with
+    ``Delta = 2 k eta R / b`` (:func:`permutation_sgd_sensitivity`, ``b``
+    the smallest minibatch), so its expected norm is about
+    ``2 c k eta R sqrt(d) / b`` for ``d`` coefficients. Setting it to
+    ``noise_norm / R`` gives ``eta = noise_norm b / (2 c k R^2 sqrt(d))``,
+    clamped to ``max_step`` (``1 / beta``, reached at a very large
+    ``epsilon``). Every input is public.
+
+    Returns
+    -------
+    eta : float
+    """
+    _, min_batch = permutation_sgd_batches(n_samples, batch_size)
+    if noise_per_sensitivity == 0.0:
+        return max_step
+    step = noise_norm * min_batch / (2.0 * noise_per_sensitivity * epochs * data_norm ** 2
+                                     * math.sqrt(n_coef))
+    return min(step, max_step)
 
 
 def permutation_sgd_batches(n_samples, batch_size):
@@ -257,16 +302,20 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         Constant step of Alg. 2, in ``(0, 2 / beta]`` where ``beta`` is the
         smoothness of the regularized loss (``data_norm^2 / 4 + alpha`` for
         logistic, ``data_norm^2 / (2 h) + alpha`` for Huber); a larger step
-        breaks the sensitivity bound and is refused. ``None`` uses the step
-        that minimizes a bound on the excess risk of the released model
-        (:func:`permutation_sgd_default_step`; see Notes), at most
-        ``1 / beta``: it depends on the budget, ``n_samples``, the number of
-        coefficients, ``batch_size`` and ``epochs``, and is stored in
-        ``learning_rate_``. Ignored when ``strongly_convex``.
-    batch_size : int, default=50
+        breaks the sensitivity bound and is refused. ``None`` uses the
+        largest step whose output noise has expected norm about
+        ``4 / data_norm`` (:func:`permutation_sgd_noise_step`; see Notes), at
+        most ``1 / beta`` (reached at a very large ``epsilon``): it depends
+        on the budget, the number of coefficients, ``batch_size`` and
+        ``epochs``, and is stored in ``learning_rate_``. Ignored when
+        ``strongly_convex``.
+    batch_size : int, default=64
         Minibatch size ``b``.
-    epochs : int, default=5
-        Passes ``k`` over the permutation.
+    epochs : int or None, default=None
+        Passes ``k`` over the permutation. ``None``: about 20,000 minibatch
+        updates, ``min(50, max(5, ceil(20000 / N)))`` with ``N =
+        max(1, n // batch_size)`` minibatches per pass
+        (:func:`permutation_sgd_default_epochs`), stored in ``epochs_``.
     calibration : {"analytic", "thesis"}, default="analytic"
         Gaussian calibration of the output noise of ``mechanism="gaussian"``
         (see Privacy). ``"thesis"`` is refused with ``"discrete_gaussian"``,
@@ -304,6 +353,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         ``"gaussian"``.
     learning_rate_ : float or None
         Constant step used (``None`` in the strongly convex case).
+    epochs_ : int
+        Passes used.
     n_iter_ : int
         Minibatch updates per binary problem.
     privacy_spent_ : PrivacyBudget
@@ -352,34 +403,23 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     Notes
     -----
     *Default step (convex case).* The output noise grows with the step: its
-    deviation is ``c Delta`` with ``Delta = 2 k eta R / b``, so the earlier
-    default ``eta = 1 / beta`` (4 for the logistic loss at ``R = 1``) gave
-    noise of deviation 3.9 per coefficient for 5 passes at ``epsilon = 1``
-    (11.5 per class with three classes), against useful weights of norm about
-    2: near-chance models. The default now minimizes the sum of SGD's
-    excess-risk bound after ``T = k N`` constant steps,
-    ``D^2 / (2 eta T) + eta R^2 / 2``, and the cost of the noise for a
-    loss that is ``R``-Lipschitz, ``R E||b|| <= R c Delta sqrt(d)``
-    (``d`` coefficients), which gives
-    ``eta = D / (R sqrt(k N (1 + 4 c sqrt(d) k / b)))``, clamped to
-    ``1 / beta``. ``c`` is the calibration's noise per unit sensitivity for
-    one class problem's budget, so the step shrinks with ``epsilon`` and with
-    the number of classes. The comparator norm ``D = 1 / R`` was chosen on
-    generated problems only (``make_classification``, unit-norm rows,
-    ``n`` 1,000 and 5,000, ``d`` 5 and 20, 2 and 3 classes, ``epsilon`` 0.3,
-    1 and 3) with a rule fixed before the study was run: the candidate
-    (0.5, 1, 2 or 4 over ``R``) of best mean test accuracy, the smallest
-    within 0.005 of it (``skdp/benchmarks/_psgd_step_study.py``). Mean
-    accuracy over those problems: 0.645 for the new default against 0.532 for
-    ``1 / beta`` (candidates 0.642 to 0.647). On unit-norm
-    ``make_classification(6000, 5, n_informative=3)`` at ``epsilon = 1``
-    (4,800 training rows) the default scores 0.70 (two classes) and 0.76
-    (three), against 0.50 and 0.38 for ``1 / beta``. At the optimal step the
-    bound is ``D R sqrt((1 / k + 4 c sqrt(d) / b) / N)``: more passes never
-    hurt, but past ``k ~ b / (4 c sqrt(d))`` (about 1 at ``epsilon = 1``,
-    ``d = 6``, ``b = 50``) they gain little (at ``k = 5`` the bound is
-    within about 10% of its limit), so ``epochs`` keeps its default of 5.
-    An explicit ``learning_rate`` is used as given.
+    per-coordinate deviation is ``c Delta`` with ``Delta = 2 k eta R / b``
+    (``c`` the calibration's noise per unit sensitivity for one class
+    problem's budget), so its expected norm is about
+    ``2 c k eta R sqrt(d) / b`` for ``d`` coefficients, while the distance
+    the weights can travel, ``eta k N``, is ``n / (2 c sqrt(d))`` times
+    that. The default step sets the noise norm to ``4 / R``:
+    ``eta = 4 b / (2 c k R^2 sqrt(d))``, clamped to ``1 / beta``. On rows of
+    unit norm the non-private models of real tables have weight norms of
+    about 8 to 40, so the noise stays a fraction of the signal; at a very
+    large ``epsilon`` the step is ``1 / beta`` and about 20,000 updates
+    (``epochs=None``) bring the model within about a point of
+    scikit-learn's ``LogisticRegression()``. The constant 4 and the
+    update count were chosen on the derive tables of
+    :func:`skdp.datasets.load_real_dataset` (see the user guide, "Defaults
+    of the SGD classifiers"). An explicit ``learning_rate`` is used as
+    given; the earlier excess-risk step remains available as
+    :func:`permutation_sgd_default_step`.
 
     References
     ----------
@@ -395,16 +435,17 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     >>> clf = PermutationSGDClassifier(epsilon=1.0, delta=1e-6, classes=[0, 1],
     ...                                random_state=0).fit(X, y)
     >>> round(clf.learning_rate_, 4)  # the default step (see Notes)
-    0.0312
-    >>> round(clf.sensitivity_ / clf.learning_rate_, 4)  # 2 k R / b = 2 * 5 * 1 / 50
-    0.2
+    0.2474
+    >>> clf.epochs_, clf.sensitivity_ / clf.learning_rate_  # 2 k R / b = 2 * 50 * 1 / 64
+    (50, 1.5625)
     """
 
     _default_delta = staticmethod(delta_one_over_n_squared)
     _allow_zero_delta = False
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
-                 strongly_convex=False, alpha=0.0, learning_rate=None, batch_size=50, epochs=5,
+                 strongly_convex=False, alpha=0.0, learning_rate=None, batch_size=64,
+                 epochs=None,
                  calibration="analytic", mechanism="gaussian", fit_intercept=True, classes=None,
                  class_weight=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
@@ -466,7 +507,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
                         f"{data_norm:g})."
                     )
         batch_size = check_positive_int(self.batch_size, "batch_size")
-        epochs = check_positive_int(self.epochs, "epochs")
+        epochs = (permutation_sgd_default_epochs(n_samples, batch_size) if self.epochs is None
+                  else check_positive_int(self.epochs, "epochs"))
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
         mechanism = check_option(self.mechanism, "mechanism", MECHANISMS)
         if mechanism == "discrete_gaussian" and calibration != "analytic":
@@ -523,7 +565,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
                                           settings["calibration"]),
             "The output noise (for the default learning_rate)", budget,
             {"data_norm": settings["data_norm"]})
-        return permutation_sgd_default_step(
+        return permutation_sgd_noise_step(
             settings["n_samples"], settings["batch_size"], settings["epochs"],
             settings["data_norm"], self.n_features_in_ + int(self.fit_intercept), c,
             1.0 / settings["beta"])
@@ -581,4 +623,5 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         self.noise_std_ = infos[0]["sigma"]
         self.noise_granularity_ = infos[0]["granularity"]
         self.learning_rate_ = settings["learning_rate"]
+        self.epochs_ = settings["epochs"]
         self.n_iter_ = settings["epochs"] * settings["n_batches"]

@@ -29,9 +29,16 @@ EXPECTED_FAILED_CHECKS = {
     name: {"check_classifiers_train": _TINY_DATA, **WEIGHT_CHECKS}
     for name in ("PrivateFrankWolfeClassifier", "OutputPerturbationClassifier")
 }
-# With its default step (the excess-risk bound's minimizer, not 1 / beta), permutation SGD
-# passes the accuracy threshold on the checks' data, in both noise options.
-EXPECTED_FAILED_CHECKS["PermutationSGDClassifier"] = dict(WEIGHT_CHECKS)
+# The default step targets an output noise of norm 4 / data_norm, chosen for real rows of
+# unit norm (docs/guide/sgd.rst): on the checks' 300 raw make_blobs rows (clipped to norm
+# 1) the Gaussian instance passes the accuracy threshold, the discrete Gaussian one (about
+# 20% more noise) does not.
+EXPECTED_FAILED_CHECKS["PermutationSGDClassifier"] = {
+    "check_classifiers_train": "accuracy threshold 0.83 on 300 make_blobs samples: with "
+                               "mechanism='discrete_gaussian' the output noise of the "
+                               "real-data default step is too large there (DP cost on "
+                               "tiny data)",
+    **WEIGHT_CHECKS}
 # With the tight Jacobian term (half the paper's), objective perturbation's noise at
 # epsilon=1 now passes the accuracy threshold on the checks' data.
 EXPECTED_FAILED_CHECKS["ObjectivePerturbationClassifier"] = dict(WEIGHT_CHECKS)
