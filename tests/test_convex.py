@@ -528,7 +528,8 @@ def test_multiclass_splits_the_budget(cls):
 
 def test_multiclass_noise_is_calibrated_to_the_split_budget():
     X, y = make_classification(300, 6, n_informative=4, n_classes=3, random_state=0)
-    est = PrivateFrankWolfeClassifier(epsilon=3.0, delta=1e-4, max_iter=10, random_state=0)
+    est = PrivateFrankWolfeClassifier(epsilon=3.0, delta=1e-4, max_iter=10, l1_radius=1.0,
+                                      accounting="thesis", random_state=0)
     est.fit(X, y)
     scale, step, _ = frank_wolfe_noise(300, 1.0, 1.0, 1.0, 1e-4 / 3, 10, "thesis")
     assert est.noise_scale_ == pytest.approx(scale)

@@ -15,13 +15,9 @@ INSTANCES = [
                      random_state=0),
 ]
 
-# Weighted fits whose weights must lie in [0, 1] (refused above) and are divided by the public
-# n (shared with common_instances.kernel_methods).
-BOUNDED_WEIGHT_CHECKS = {
-    check: ("DP bounds one record's influence by a weight of 1: the check's weights "
-            "above 1 are refused, not clipped (clipping would change a weighted mean silently)")
-    for check in ("check_sample_weights_list", "check_sample_weights_not_overwritten")
-}
+# Weighted fits whose weights are clipped to [0, 1] and divided by the public n (shared with
+# common_instances.kernel_methods).
+BOUNDED_WEIGHT_CHECKS = {}
 BOUNDED_WEIGHT_CHECKS.update({
     check: ("weights are bounded by 1 and the sums are divided by the public n, not by the "
             "private weight sum, so repeating a row is not weighting it by 2 (DP)")
