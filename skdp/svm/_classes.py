@@ -13,11 +13,20 @@ from skdp.utils._validation import check_real
 __all__ = ["PrivateLinearSVM", "PrivateSVMRFF"]
 
 _SHARED_PARAMS = """\
-C : float, default=1.0
+C : "auto" or float, default="auto"
         Regularization: the objective is ``||w||^2 / 2 + (C/n) sum_i s_i loss_i``
-        with row weights ``s_i`` (1 by default; see ``fit``), seed 001's
-        parametrization (scikit-learn's ``LinearSVC(C=c)`` is ``C = c n``
-        here). The noise grows linearly with ``C``.
+        with row weights ``s_i`` (1 by default; see ``fit``), Rubinstein et
+        al.'s (2012) parametrization (scikit-learn's ``LinearSVC(C=c)`` is
+        ``C = c n`` here). The noise grows linearly with ``C``. ``"auto"``
+        sets it from public quantities only, before the budget is charged,
+        to ``n / (kappa^2 max(f, 4 r))`` (stored in ``C_``): ``r`` is the
+        noise's per-coordinate scale per unit sensitivity of one class
+        problem (``sqrt(F) / epsilon_k`` for the Laplace mechanisms, the
+        analytic Gaussian's ``sigma`` for unit sensitivity at ``(epsilon_k,
+        delta_k)`` for the Gaussian ones; ``F`` coefficients) and ``f`` the
+        non-private limit (see the class' ``C_``). Privacy does not depend
+        on how ``C`` was chosen: it enters the sensitivity like a given
+        value.
     loss : {"hinge", "huber"}, default="hinge"
         Hinge loss, or the Huber (smoothed hinge) loss of half-width
         ``huber_h``; both are 1-Lipschitz.
@@ -77,6 +86,8 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
     n_iter_ : int
         Largest number of solver iterations over the class problems. Not
         private (see Privacy).
+    C_ : float
+        The ``C`` used (``C``, or its ``"auto"`` value).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` spent by the fit."""
 
@@ -174,15 +185,22 @@ class PrivateSVMRFF(BasePrivateSVM):
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Translation-invariant kernel (seed 001, Tables 1-2); see
         :class:`~skdp.kernel_approximation.RandomFourierFeatures`.
-    gamma : "auto" or float, default="auto"
+    gamma : "norm", "auto" or float, default="norm"
         Kernel parameter, > 0, chosen without looking at the private data.
-        ``"auto"`` is ``1 / n_features_in_`` (scikit-learn's ``SVC(gamma=
-        "auto")``), public, and for features of unit variance the same as
-        ``SVC``'s default ``gamma="scale"``, ``1 / (n_features X.var())``;
-        standardize with public bounds (or
-        :class:`~skdp.preprocessing.DPStandardScaler`) first. ``"scale"``
-        itself is refused: it reads the variance of the private data. The
-        value used is stored in ``gamma_``.
+        ``"norm"`` is ``1 / data_norm**2``: on rows of norm ``data_norm``
+        (e.g. after :class:`~sklearn.preprocessing.Normalizer`, with
+        ``data_norm=1``) ``SVC``'s default ``gamma="scale"``, ``1 /
+        (n_features X.var())``, is ``1 / (data_norm**2 - ||mean row||^2)``,
+        at least ``1 / data_norm**2`` (equal for centred rows). On
+        standardized features ``data_norm = sqrt(n_features)`` gives
+        ``1 / n_features``, which is ``"auto"`` (scikit-learn's ``SVC(gamma=
+        "auto")``). ``"scale"`` itself is refused: it reads the variance of
+        the private data. The value used is stored in ``gamma_``.
+    data_norm : float, default=1.0
+        Public typical L2 norm of the input rows, used only by
+        ``gamma="norm"``. Rows are not clipped to it: the random Fourier
+        features have norm 1 whatever the input, which is all the privacy
+        proof uses.
     n_components : int, default=100
         Number of random frequencies ``d_hat``; the model has
         ``2 n_components`` coefficients. More components approximate the
@@ -203,8 +221,8 @@ class PrivateSVMRFF(BasePrivateSVM):
     Attributes
     ----------
     gamma_ : float
-        The kernel parameter used (``gamma``, or ``1 / n_features_in_`` for
-        ``"auto"``).
+        The kernel parameter used (``gamma``, ``1 / data_norm**2`` for
+        ``"norm"``, ``1 / n_features_in_`` for ``"auto"``).
     random_fourier_features_ : RandomFourierFeatures
         The fitted feature map; its ``frequencies_`` are released with the model.
     %(svm_attributes)s
@@ -250,14 +268,15 @@ class PrivateSVMRFF(BasePrivateSVM):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma="auto", n_components=100,
-                 C=1.0, loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
+    def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma="norm", data_norm=1.0,
+                 n_components=100, C="auto", loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
                  max_iter=200, classes=None, class_weight=None, n_jobs=None, random_state=None,
                  accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.kernel = kernel
         self.gamma = gamma
+        self.data_norm = data_norm
         self.n_components = n_components
         self.C = C
         self.loss = loss
@@ -273,19 +292,23 @@ class PrivateSVMRFF(BasePrivateSVM):
         self.verbose = verbose
 
     def _resolve_gamma(self):
-        """``gamma``, with ``"auto"`` = ``1 / n_features_in_`` (the public column count)."""
+        """``gamma``: ``"norm"`` = ``1 / data_norm**2``, ``"auto"`` = ``1 / n_features_in_``."""
         if not isinstance(self.gamma, str):
             return self.gamma  # checked by RandomFourierFeatures
+        if self.gamma == "norm":
+            data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
+            return 1.0 / data_norm**2
         if self.gamma == "auto":
             return 1.0 / self.n_features_in_
         if self.gamma == "scale":
             raise ValueError(
                 "gamma='scale' (scikit-learn's 1 / (n_features * X.var())) reads the variance "
                 "of the private training data, which this estimator does not release without "
-                "noise. Use gamma='auto' (1 / n_features, the same for features of unit "
-                "variance: standardize with public bounds first) or a float chosen without "
+                "noise. Use gamma='norm' (1 / data_norm**2, at most scikit-learn's value on "
+                "rows of norm data_norm), 'auto' (1 / n_features) or a float chosen without "
                 "the data. Nothing was spent.")
-        raise ValueError(f"gamma must be 'auto' or a real number > 0, got {self.gamma!r}.")
+        raise ValueError(
+            f"gamma must be 'norm', 'auto' or a real number > 0, got {self.gamma!r}.")
 
     def _make_map(self, random_state):
         return RandomFourierFeatures(kernel=self.kernel, gamma=self._resolve_gamma(),
@@ -293,6 +316,7 @@ class PrivateSVMRFF(BasePrivateSVM):
                                      random_state=random_state)
 
     def _check_feature_params(self):
+        check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         self._make_map(None)._check_params()
 
     def _public_shape(self, X):
@@ -370,6 +394,12 @@ class PrivateLinearSVM(BasePrivateSVM):
     ----------
     %(svm_attributes)s
 
+    With ``C="auto"`` the non-private limit is ``f = 1/4``, i.e. ``C = 4 n /
+    data_norm^2``: scikit-learn's ``LinearSVC()`` (``C=1``, squared hinge) on
+    rows of norm ``data_norm``, where the intercept column inside the norm
+    halves the squared feature norm (a factor 2) and the hinge loss needs
+    about twice the squared hinge's ``C`` (measured).
+
     Privacy
     -------
     %(svm_privacy)s
@@ -404,7 +434,7 @@ class PrivateLinearSVM(BasePrivateSVM):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=0.0, *, data_norm=1.0, fit_intercept=True, C=1.0,
+    def __init__(self, epsilon=1.0, delta=0.0, *, data_norm=1.0, fit_intercept=True, C="auto",
                  loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=200,
                  classes=None, class_weight=None, n_jobs=None, random_state=None,
                  accountant=None, verbose=0):
@@ -424,6 +454,8 @@ class PrivateLinearSVM(BasePrivateSVM):
         self.random_state = random_state
         self.accountant = accountant
         self.verbose = verbose
+
+    _C_FLOOR = 0.25
 
     def _check_feature_params(self):
         check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
