@@ -54,7 +54,8 @@ default="laplace"
         minimizer's sensitivity of that minimizer; the noise is then
         calibrated to ``(1 + tol)`` times that sensitivity. Data-independent.
     max_iter : int, default=200
-        Newton steps allowed to reach the certificate; if it is not reached,
+        Newton steps allowed to reach the certificate (the hinge loss' Huber
+        fallback, see Notes, gets as many again); if it is not reached,
         :class:`~skdp.exceptions.CertificationError` is raised and nothing is
         released."""
 
@@ -139,7 +140,14 @@ Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
     ``g`` (hinge) certifies ``||w - w*|| <= sqrt(2 g)`` and a gradient norm
     (Huber) certifies ``||w - w*|| <= ||grad||``; the solver must reach the
     data-independent bound ``tol C L kappa / n`` (rounding errors included)
-    or raise :class:`~skdp.exceptions.CertificationError`. Rows clipped to
+    or raise :class:`~skdp.exceptions.CertificationError`. When no hinge
+    point's duality gap meets it (many duplicate rows on the margin can stall
+    it), the hinge fit releases a certified minimizer of the Huber loss of
+    width ``h`` about ``radius^2 / C`` instead: the exact Huber and hinge
+    minimizers are within ``sqrt(C h) / 2`` of each other for every dataset
+    (both objectives are 1-strongly convex and differ by at most ``C h / 4``),
+    so the released point is within the same radius of the hinge minimizer
+    and the sensitivity is unchanged. Rows clipped to
     ``kappa`` in floating point can have an exact norm a few ulps above it,
     which moves the exact minimizer by ``(C / n)(||x|| + ||x'||)``: the
     certificate also pays ``(C / n)`` times that excess (bounded from the
