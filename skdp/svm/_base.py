@@ -202,8 +202,14 @@ def noise_ratio(mechanism, n_coef, epsilon, delta):
     return gaussian_sigma_analytic(1.0, epsilon, delta)
 
 
+# Cap of n Lambda / kappa^2 in default_regularization: beyond it the model is the mean of
+# y x shrunk to nothing anyway, and a larger Lambda only pushes the minimizer (about
+# 1 / Lambda) towards the subnormal range, where no certificate holds.
+_MAX_SCALED_REGULARIZATION = 1e12
+
+
 def default_regularization(n_samples, kappa, ratio, multiplier, floor):
-    """Default ridge strength ``Lambda = kappa^2 max(floor, multiplier ratio) / n``.
+    """Default ridge strength ``Lambda = kappa^2 min(1e12, max(floor, multiplier ratio)) / n``.
 
     The strength of ``(Lambda / 2) ||w||^2`` next to the mean loss (``1 / C``
     in the SVMs' parametrization ``||w||^2 / 2 + (C / n) sum loss``). Every
@@ -215,13 +221,16 @@ def default_regularization(n_samples, kappa, ratio, multiplier, floor):
     reproduces scikit-learn's default ``C = 1`` on rows of norm ``kappa``)
     and ``multiplier ratio`` keeps the output noise of the released weights
     a fixed fraction of their scale. The constants are derived in the user
-    guide (SVMs and perturbation methods).
+    guide (SVMs and perturbation methods). The cap ``1e12`` only binds at an
+    epsilon below about ``1e-11`` (a useless model), where a larger value
+    would push the minimizer into the subnormal range.
 
     Returns
     -------
     Lambda : float
     """
-    return kappa * kappa * max(floor, multiplier * ratio) / n_samples
+    scaled = min(_MAX_SCALED_REGULARIZATION, max(floor, multiplier * ratio))
+    return kappa * kappa * scaled / n_samples
 
 
 def svm_noise_granularity(scale, weight_bound):
@@ -418,7 +427,14 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         # A certified solver lands within `radius` of the exact minimizer on
         # every dataset, so released points differ by at most exact + 2 radius.
         radius = 0.5 * tol * exact
-        _check_float_range(C, kappa, n_samples, tol, radius)
+        try:
+            _check_float_range(C, kappa, n_samples, tol, radius)
+        except ValueError as error:
+            if self.C != "auto":
+                raise
+            raise ValueError(
+                f"{error} (C='auto' gave C={C!r} for epsilon={part.epsilon!r} per class "
+                "problem: use a larger epsilon or pass C.)") from None
         sensitivity = exact + 2.0 * radius
         scale = svm_noise_scale(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta)
         if not math.isfinite(scale):  # would release coef_ = +-inf (or nan)
