@@ -627,6 +627,7 @@ _FALLBACK_HESSIAN_WORK = 5e7
 # Newton steps per width of the fallback's continuation (its intermediate widths only
 # steer the warm start).
 _FALLBACK_LEVEL_STEPS = 20
+_FALLBACK_LEVEL_FACTOR = 0.3
 
 
 def _huber_fallback(Z, U, C, kappa, radius, reserve, w, max_iter):
@@ -655,7 +656,7 @@ def _huber_fallback(Z, U, C, kappa, radius, reserve, w, max_iter):
     # A width this small puts many rows (duplicates on the margin) in the quadratic zone:
     # the Newton steps use all of them while the Hessian stays cheap.
     max_rows = max(_HESSIAN_ROWS, int(_FALLBACK_HESSIAN_WORK / Z.shape[1] ** 2))
-    steps_total, level = 0, 0.01
+    steps_total, start = 0, w
     for share in _FALLBACK_SHARES:
         h = (2.0 * share * budget) ** 2 / C
         if not h > 0.0 or not math.isfinite(h):
@@ -665,13 +666,16 @@ def _huber_fallback(Z, U, C, kappa, radius, reserve, w, max_iter):
         room = budget - smoothing
         if not room > 0.0:
             continue
-        while level > h and steps_total < max_iter:  # continuation down to h (warm starts)
+        # Each share gets up to max_iter Newton steps: a continuation down to h (warm
+        # starts), then the solve at h itself.
+        w, level, steps_share = start, 0.01, 0
+        while level > h and steps_share < max_iter:
             w, _, steps = _newton_huber(Z, U, level, w, max(1e-2 * level, 0.25 * room),
-                                        min(_FALLBACK_LEVEL_STEPS, max_iter - steps_total),
+                                        min(_FALLBACK_LEVEL_STEPS, max_iter - steps_share),
                                         max_rows)
-            steps_total, level = steps_total + steps, 0.1 * level
-        w, _, steps = _newton_huber(Z, U, h, w, 0.25 * room, max_iter - steps_total, max_rows)
-        steps_total += steps
+            steps_share, level = steps_share + steps, _FALLBACK_LEVEL_FACTOR * level
+        w, _, steps = _newton_huber(Z, U, h, w, 0.25 * room, max_iter - steps_share, max_rows)
+        steps_total += steps_share + steps
         gnorm, distance = _huber_certificate(Z, U, C, kappa, h, w)
         total = (distance + smoothing) * _UP
         if (total + reserve) * _UP <= radius:
