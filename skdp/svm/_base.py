@@ -327,8 +327,9 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
     """Validation, budget, one-vs-rest, certified solve and output noise.
 
     Subclasses implement ``_check_feature_params()``,
-    ``_public_shape(X) -> (n_coef, kappa)`` (the coefficient count and the
-    feature-norm bound, from the parameters and ``X``'s shape only),
+    ``_public_shape(X, part) -> (n_coef, kappa)`` (the coefficient count and the
+    feature-norm bound, from the parameters, ``X``'s shape and one class
+    problem's budget ``part`` only),
     ``_features(X, rng) -> (features, fitted)`` and turn the fitted
     weight vectors (and ``fitted``, anything the feature step must keep) into
     attributes in ``_set_model(W, fitted)``. ``classes_`` and the model
@@ -414,9 +415,9 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         # The whole calibration reads public quantities only (the budget, n, the
         # coefficient count and kernel bound fixed by the parameters), so it runs before
         # the charge: a noise that cannot be calibrated fails with nothing spent.
-        n_coef, kappa = self._public_shape(X)
         budget = self._resolve_budget(n_samples, allow_zero_delta=allow_zero_delta)
         part = budget.split(1 if n_classes == 2 else n_classes)
+        n_coef, kappa = self._public_shape(X, part)
         if C is None:
             C = self._default_C(n_samples, n_coef, kappa, part)
 
