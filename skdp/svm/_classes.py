@@ -5,7 +5,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.kernel_approximation import RandomFourierFeatures
 from skdp.linear_model._base import add_intercept_column
-from skdp.svm._base import BasePrivateSVM, noise_ratio
+from skdp.svm._base import BasePrivateSVM
 from skdp.utils._clipping import clip_rows_l2
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._validation import check_real
@@ -209,16 +209,12 @@ class PrivateSVMRFF(BasePrivateSVM):
         ``gamma="norm"``. Rows are not clipped to it: the random Fourier
         features have norm 1 whatever the input, which is all the privacy
         proof uses.
-    n_components : "auto" or int, default="auto"
+    n_components : int, default=100
         Number of random frequencies ``d_hat``; the model has
         ``2 n_components`` coefficients. More components approximate the
         kernel better but add noise (Laplace noise grows like
-        ``sqrt(n_components)`` per coordinate). ``"auto"`` (public: the
-        budget and the mechanism only) is 300 once the noise no longer sets
-        ``C`` (``C="auto"`` at its non-private value ``n`` with 300
-        components: ``epsilon`` per class problem above about 100 with
-        Laplace noise, about 20 with Gaussian noise at ``delta = 1e-6``),
-        100 otherwise; stored in ``n_components_``.
+        ``sqrt(n_components)`` per coordinate) and make the certified hinge
+        solve harder at large ``C``.
     %(svm_params)s
     %(classes)s
     %(class_weight)s
@@ -236,8 +232,6 @@ class PrivateSVMRFF(BasePrivateSVM):
     gamma_ : float
         The kernel parameter used (``gamma``, ``1 / data_norm**2`` for
         ``"norm"``, ``1 / n_features_in_`` for ``"auto"``).
-    n_components_ : int
-        The number of random frequencies used.
     random_fourier_features_ : RandomFourierFeatures
         The fitted feature map; its ``frequencies_`` are released with the model.
     %(svm_attributes)s
@@ -284,9 +278,9 @@ class PrivateSVMRFF(BasePrivateSVM):
     """
 
     def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma="norm", data_norm=1.0,
-                 n_components="auto", C="auto", loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
-                 max_iter=200, classes=None, class_weight=None, n_jobs=None, random_state=None,
-                 accountant=None, verbose=0):
+                 n_components=100, C="auto", loss="hinge", huber_h=0.1, mechanism="laplace",
+                 tol=0.01, max_iter=200, classes=None, class_weight=None, n_jobs=None,
+                 random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.kernel = kernel
@@ -325,28 +319,9 @@ class PrivateSVMRFF(BasePrivateSVM):
         raise ValueError(
             f"gamma must be 'norm', 'auto' or a real number > 0, got {self.gamma!r}.")
 
-    # n_components="auto": _AUTO_COMPONENTS[1] once the noise no longer sets C (the C rule is
-    # at its non-private floor with that many components), _AUTO_COMPONENTS[0] otherwise.
-    _AUTO_COMPONENTS = (100, 300)
-
-    def _resolve_n_components(self, part):
-        """``n_components``, or its ``"auto"`` value for one class problem's budget ``part``."""
-        if not isinstance(self.n_components, str):
-            return self.n_components  # checked by RandomFourierFeatures
-        if self.n_components != "auto":
-            raise ValueError(
-                f"n_components must be 'auto' or a positive int, got {self.n_components!r}.")
-        if part is None:  # parameter validation only
-            return self._AUTO_COMPONENTS[0]
-        few, many = self._AUTO_COMPONENTS
-        ratio = noise_ratio(self.mechanism, 2 * many, part.epsilon, part.delta)
-        return many if self._C_MULTIPLIER * ratio <= self._C_FLOOR else few
-
-    def _make_map(self, random_state, n_components=None):
-        if n_components is None:
-            n_components = self._resolve_n_components(None)
+    def _make_map(self, random_state):
         return RandomFourierFeatures(kernel=self.kernel, gamma=self._resolve_gamma(),
-                                     n_components=n_components,
+                                     n_components=self.n_components,
                                      random_state=random_state)
 
     def _check_feature_params(self):
@@ -355,11 +330,10 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     def _public_shape(self, X, part):
         # phi(x) = (cos, sin)(W x) / sqrt(D): 2 n_components coefficients, ||phi(x)|| = 1.
-        self._n_components_fit = self._resolve_n_components(part)
-        return 2 * self._n_components_fit, 1.0
+        return 2 * self.n_components, 1.0
 
     def _features(self, X, rng):
-        feature_map = self._make_map(rng, self._n_components_fit).fit(X)
+        feature_map = self._make_map(rng).fit(X)
         # The frequencies are drawn; the spawned generator must not stay in the released
         # map: its seed sequence holds the root entropy, from which the sibling stream that
         # draws the output noise can be rebuilt.
@@ -368,7 +342,6 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     def _set_model(self, W, feature_map):
         self.gamma_ = feature_map.gamma
-        self.n_components_ = feature_map.n_components
         self.random_fourier_features_ = feature_map
         self.coef_ = W
         self.intercept_ = np.zeros(W.shape[0])

@@ -40,19 +40,17 @@ def test_linear_svm_C_auto_uses_one_class_problems_budget():
     assert est.C_ == pytest.approx(400 / (4 * 2.0 / 1.0), rel=1e-12)
 
 
-@pytest.mark.parametrize("epsilon, mechanism, delta, components", [
-    (1.0, "laplace", 0.0, 100),
-    (1e6, "laplace", 0.0, 300),
-    (50.0, "laplace", 0.0, 100),  # 4 sqrt(600) / 50 > 1: the noise still sets C
-    (1e6, "gaussian", 1e-6, 300),
+@pytest.mark.parametrize("epsilon, mechanism, delta", [
+    (1.0, "laplace", 0.0), (1e6, "laplace", 0.0), (50.0, "laplace", 0.0),
+    (1.0, "gaussian", 1e-6), (1e6, "gaussian", 1e-6),
 ])
-def test_rff_defaults(epsilon, mechanism, delta, components):
+def test_rff_defaults(epsilon, mechanism, delta):
     X, y = _data()
     est = PrivateSVMRFF(epsilon=epsilon, delta=delta, mechanism=mechanism, classes=[0, 1],
                         random_state=0).fit(X, y)
-    assert est.n_components_ == components and est.coef_.shape == (1, 2 * components)
+    assert est.coef_.shape == (1, 200)
     assert est.gamma_ == 1.0  # 1 / data_norm**2
-    ratio = (math.sqrt(2 * components) / epsilon if mechanism == "laplace"
+    ratio = (math.sqrt(200) / epsilon if mechanism == "laplace"
              else gaussian_sigma_analytic(1.0, epsilon, delta))
     assert est.C_ == pytest.approx(400 / max(1.0, 4 * ratio), rel=1e-12)
 
@@ -67,8 +65,7 @@ def test_C_auto_enters_the_calibration_like_a_given_C(cls, kw):
     np.testing.assert_array_equal(auto.coef_, given.coef_)
 
 
-@pytest.mark.parametrize("cls, param", [(PrivateLinearSVM, "C"), (PrivateSVMRFF, "C"),
-                                        (PrivateSVMRFF, "n_components")])
+@pytest.mark.parametrize("cls, param", [(PrivateLinearSVM, "C"), (PrivateSVMRFF, "C")])
 def test_bad_auto_strings_refused_before_the_charge(cls, param):
     X, y = _data()
     acc = BudgetAccountant(epsilon=5.0)
@@ -97,13 +94,17 @@ def _unit_rows_table():
     return X[:2000], y[:2000], X[2000:], y[2000:]
 
 
-@pytest.mark.parametrize("cls, twin", [(PrivateLinearSVM, LinearSVC()), (PrivateSVMRFF, SVC())])
-def test_default_at_huge_epsilon_matches_scikit_learn_on_unit_rows(cls, twin):
+@pytest.mark.parametrize("cls, twin, slack", [
+    (PrivateLinearSVM, LinearSVC(), 0.015),
+    # 100 random features approximate SVC's kernel to about 2 points here (300: 0.5).
+    (PrivateSVMRFF, SVC(), 0.03),
+])
+def test_default_at_huge_epsilon_matches_scikit_learn_on_unit_rows(cls, twin, slack):
     X_tr, y_tr, X_te, y_te = _unit_rows_table()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         p = make_pipeline(Normalizer(), cls(epsilon=1e6, classes=[0, 1], random_state=0))
         t = make_pipeline(Normalizer(), twin)
         private, baseline = p.fit(X_tr, y_tr).score(X_te, y_te), t.fit(X_tr, y_tr).score(X_te, y_te)
-    assert baseline > 0.85  # the majority class is 0.74
-    assert private >= baseline - 0.015
+    assert baseline > 0.85  # the majority class is 0.74 (the old defaults' score)
+    assert private >= baseline - slack
