@@ -236,6 +236,10 @@ class PrivateSVMRFF(BasePrivateSVM):
         The fitted feature map; its ``frequencies_`` are released with the model.
     %(svm_attributes)s
 
+    With ``C="auto"`` the non-private limit is ``f = 1``, i.e. ``C = n``:
+    scikit-learn's ``SVC()`` (``C=1``, hinge loss) on the norm-1 random
+    features, which have no intercept column.
+
     Privacy
     -------
     %(svm_privacy)s
