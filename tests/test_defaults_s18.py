@@ -21,32 +21,37 @@ from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
 
 
-# 1. PrivateSVMRFF gamma="auto" (1 / n_features_in_, public) by default.
+# 1. PrivateSVMRFF gamma="norm" (1 / data_norm**2, public) by default; "auto" is 1 / n_features.
 
-def test_rff_gamma_auto_is_the_default_and_resolved_in_gamma_():
+def test_rff_gamma_norm_is_the_default_and_resolved_in_gamma_():
     X, y = make_blobs(60, n_features=4, centers=2, random_state=0)
     est = PrivateSVMRFF(n_components=10, classes=[0, 1], random_state=0)
-    assert est.gamma == "auto"
+    assert est.gamma == "norm"
     est.fit(X, y)
-    assert est.gamma_ == 0.25
-    assert est.random_fourier_features_.gamma == 0.25
-    assert est.get_params()["gamma"] == "auto"  # the parameter is never overwritten
+    assert est.gamma_ == 1.0
+    assert est.random_fourier_features_.gamma == 1.0
+    assert est.get_params()["gamma"] == "norm"  # the parameter is never overwritten
+    wide = PrivateSVMRFF(data_norm=2.0, n_components=10, classes=[0, 1], random_state=0)
+    assert wide.fit(X, y).gamma_ == 0.25
+    auto = PrivateSVMRFF(gamma="auto", n_components=10, classes=[0, 1], random_state=0)
+    assert auto.fit(X, y).gamma_ == 0.25
     fixed = PrivateSVMRFF(gamma=0.3, n_components=10, classes=[0, 1], random_state=0).fit(X, y)
     assert fixed.gamma_ == 0.3 and fixed.gamma == 0.3
 
 
 def test_rff_default_gamma_beats_chance_on_ordinary_data():
-    # make_classification(2000, 10): the old default gamma=1.0 scored 0.50-0.54 held out.
+    # make_classification(2000, 10): gamma=1.0 on the raw rows (norm about sqrt(10)) scored
+    # 0.50-0.54 held out; data_norm=sqrt(10) gives gamma = 1/10, as gamma="auto".
     X, y = make_classification(2000, 10, random_state=7)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0)
-    scores = [PrivateSVMRFF(classes=[0, 1], random_state=s).fit(X_tr, y_tr).score(X_te, y_te)
-              for s in range(3)]
+    scores = [PrivateSVMRFF(data_norm=math.sqrt(10), classes=[0, 1], random_state=s)
+              .fit(X_tr, y_tr).score(X_te, y_te) for s in range(3)]
     assert np.mean(scores) > 0.7
 
 
 @pytest.mark.parametrize("gamma, error, match", [
     ("scale", ValueError, "variance of the private training data"),
-    ("median", ValueError, "gamma must be 'auto' or a real number"),
+    ("median", ValueError, "gamma must be 'norm', 'auto' or a real number"),
     (0.0, ValueError, "gamma must be > 0"),
 ])
 def test_rff_bad_gamma_refused_before_spending(gamma, error, match):

@@ -218,7 +218,8 @@ def test_zero_weight_rows_still_count_in_n():
     X = np.random.default_rng(4).normal(size=(400, 2))
     y = np.arange(400) % 2
     w = np.r_[np.zeros(300), np.ones(100)]
-    out = OutputPerturbationClassifier(epsilon=1.0, classes=[0, 1], random_state=0)
+    # (alpha fixed: alpha="auto" itself scales with 1 / n.)
+    out = OutputPerturbationClassifier(epsilon=1.0, alpha=0.01, classes=[0, 1], random_state=0)
     full = out.fit(X, y).sensitivity_
     assert out.fit(X, y, sample_weight=w).sensitivity_ == full
     assert out.fit(X[300:], y[300:]).sensitivity_ == pytest.approx(4 * full)  # dropping rows

@@ -114,7 +114,7 @@ def test_tiny_n_and_batch_larger_than_n(n):
 
 def test_svm_rff_auto_gamma_public_and_refusal_before_charge():
     X, y = _data(50, 4, 2)
-    auto = PrivateSVMRFF(random_state=0, classes=[0, 1]).fit(X, y)
+    auto = PrivateSVMRFF(gamma="auto", random_state=0, classes=[0, 1]).fit(X, y)
     explicit = PrivateSVMRFF(gamma=0.25, random_state=0, classes=[0, 1]).fit(X, y)
     assert auto.gamma_ == 0.25
     np.testing.assert_array_equal(auto.coef_, explicit.coef_)
@@ -184,9 +184,12 @@ def test_no_new_fitted_attribute_reads_data_values():
     X, y = _data(60, 3, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = PrivateSVMRFF(random_state=0, classes=[0, 1]).fit(X, y)
-        b = PrivateSVMRFF(random_state=0, classes=[0, 1]).fit(7.0 * X + 3.0, y)
+        a = PrivateSVMRFF(gamma="auto", random_state=0, classes=[0, 1]).fit(X, y)
+        b = PrivateSVMRFF(gamma="auto", random_state=0, classes=[0, 1]).fit(7.0 * X + 3.0, y)
+        c = PrivateSVMRFF(random_state=0, classes=[0, 1]).fit(X, y)
+        d = PrivateSVMRFF(random_state=0, classes=[0, 1]).fit(7.0 * X + 3.0, y)
     assert a.gamma_ == b.gamma_ == 1.0 / 3
+    assert c.gamma_ == d.gamma_ == 1.0 and c.C_ == d.C_
 
 
 class _QuarterPSGD(PermutationSGDClassifier):

@@ -77,7 +77,7 @@ def test_tol_below_the_rounding_floor_is_refused_before_the_charge(est):
 def test_moderate_parameters_still_fit():
     X, y = _data()
     for est in (PrivateLinearSVM(C=1e-100), PrivateLinearSVM(C=1e40),
-                PrivateLinearSVM(tol=1e-9), PrivateSVMRFF(n_components=5, C=1e30)):
+                PrivateLinearSVM(C=1.0, tol=1e-9), PrivateSVMRFF(n_components=5, C=1e30)):
         acc = _fit_charged(est, X, y)
         assert acc.spent is not None and np.all(np.isfinite(est.coef_))
 
@@ -113,7 +113,7 @@ def test_rff_projection_overflow_keeps_norm_one_and_fits(kernel):
                                  PrivateLinearSVM(epsilon=1e-300, C=1e10),
                                  PrivateLinearSVM(epsilon=1e-300, delta=1e-300, C=1e10,
                                                   mechanism="gaussian"),
-                                 PrivateSVMRFF(epsilon=1e-310, n_components=5)])
+                                 PrivateSVMRFF(epsilon=1e-310, n_components=5, C=1.0)])
 def test_infinite_noise_scale_is_refused_before_the_charge(est):
     # Was: the fit spent the budget and released coef_ = +-inf (or nan).
     _assert_refused(est, "epsilon")

@@ -238,7 +238,8 @@ def test_uncalibratable_discrete_noise_fails_before_spending(estimator, mechanis
     # come before the accountant is charged.
     X, y = make_blobs(40, 2, centers=2, random_state=0)
     accountant = BudgetAccountant(1.0, 0.5)
-    model = estimator(epsilon=epsilon, delta=delta, mechanism=mechanism, classes=[0, 1],
+    # (C fixed: C="auto" shrinks with epsilon and would be refused as out of float range.)
+    model = estimator(epsilon=epsilon, delta=delta, mechanism=mechanism, classes=[0, 1], C=1.0,
                       accountant=accountant, random_state=0)
     with pytest.raises(ValueError, match=match):
         model.fit(X, y)

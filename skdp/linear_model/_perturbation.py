@@ -27,7 +27,13 @@ from skdp.linear_model._private_glm import (
 )
 from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms._discrete import check_grid_noise_parameter
-from skdp.svm._base import svm_discrete_noise, svm_noise_granularity, svm_noise_scale
+from skdp.svm._base import (
+    default_regularization,
+    noise_ratio,
+    svm_discrete_noise,
+    svm_noise_granularity,
+    svm_noise_scale,
+)
 from skdp.utils._clipping import clip_rows_l2
 from skdp.utils._validation import (
     check_mechanism_delta,
@@ -239,8 +245,42 @@ def objective_perturbation_terms(epsilon, n_samples, alpha, smoothness, data_nor
 _MIN_TOL = 2.0**-500
 
 
+# Default ridge strength alpha="auto" (default_regularization): n alpha / data_norm^2 is
+# max(_ALPHA_FLOOR, multiplier * noise_ratio) per class problem. The floor 1/2 is
+# LogisticRegression(C=1) on unit-norm rows whose intercept column halves the squared norm
+# (clipping [x, 1] to data_norm); the multipliers were fitted on the derive tables (see
+# the user guide, SVMs and perturbation methods).
+_ALPHA_FLOOR = 0.5
+_OBJECTIVE_MULTIPLIER = 0.4
+_OUTPUT_MULTIPLIER = 4.0
+
+
+def _check_alpha(alpha):
+    """``None`` for ``"auto"`` (resolved by :func:`_resolve_alpha` in ``_prepare``)."""
+    if isinstance(alpha, str):
+        if alpha == "auto":
+            return None
+        raise ValueError(f"alpha must be 'auto' or a real number > 0, got {alpha!r}.")
+    return check_real(alpha, "alpha", low=0.0, low_inclusive=False)
+
+
+def _resolve_alpha(est, settings, budget, mechanism, multiplier):
+    """Fill ``settings["alpha"]`` for ``alpha="auto"`` from public quantities only.
+
+    ``n``, ``data_norm``, the number of coefficients and one class problem's
+    ``(epsilon, delta)``: the value is fixed before the budget is charged and
+    enters every sensitivity exactly as a user-given ``alpha`` does.
+    """
+    if settings["alpha"] is None:
+        n_coef = est.n_features_in_ + int(est.fit_intercept)
+        ratio = noise_ratio(mechanism, n_coef, budget.epsilon, budget.delta)
+        settings["alpha"] = default_regularization(settings["n_samples"], settings["data_norm"],
+                                                   ratio, multiplier, _ALPHA_FLOOR)
+    return settings["alpha"]
+
+
 def _check_solver_params(est, n_samples):
-    alpha = check_real(est.alpha, "alpha", low=0.0, low_inclusive=False)
+    alpha = _check_alpha(est.alpha)
     if est.tol is None:
         tol = 1e-5 * float(est.data_norm) / n_samples
     else:
@@ -323,6 +363,13 @@ default="l2_laplace"
     Attributes
     ----------
     %(linear_attributes)s
+    alpha_ : float
+        The regularization strength used: ``alpha``, or for ``"auto"``
+        ``data_norm**2 * max(1/2, 4 * r) / n_samples`` with ``r =
+        sqrt(n_coef) / epsilon_k`` for the pure-DP mechanisms and the analytic
+        Gaussian's ``sigma`` for unit sensitivity at ``(epsilon_k, delta_k)``
+        for ``"discrete_gaussian"`` (``n_coef`` counts the intercept;
+        ``epsilon_k``, ``delta_k``: one class problem's share).
     sensitivity_ : float
         L2 sensitivity the noise is calibrated to.
     noise_scale_ : float
@@ -403,7 +450,7 @@ default="l2_laplace"
     _non_private_attributes = ("gradient_norm_", "n_iter_")
 
     def __init__(self, epsilon=1.0, delta=0.0, *, loss="logistic", huber_h=0.1, data_norm=1.0,
-                 alpha=0.01, fit_intercept=True, mechanism="l2_laplace", tol=None,
+                 alpha="auto", fit_intercept=True, mechanism="l2_laplace", tol=None,
                  solver="newton", max_iter=100, classes=None, class_weight=None, n_jobs=None,
                  random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
@@ -438,6 +485,7 @@ default="l2_laplace"
         # Every calibration runs before the budget is charged: the discrete one can fail
         # (e.g. at a tiny epsilon), and the l2_laplace scale can overflow (the release
         # was +-inf weights) or underflow to 0 (the bare minimizer).
+        _resolve_alpha(self, settings, budget, settings["mechanism"], _OUTPUT_MULTIPLIER)
         if settings["mechanism"] != "l2_laplace":
             settings["discrete"] = self._discrete_noise(settings, budget)
             return
@@ -484,6 +532,7 @@ default="l2_laplace"
                    "grad_norm": result.grad_norm, "n_iter": result.n_iter}
 
     def _record(self, infos, settings):
+        self.alpha_ = settings["alpha"]
         self.sensitivity_ = infos[0]["sensitivity"]
         self.noise_scale_ = infos[0]["noise_scale"]
         self.noise_granularity_ = infos[0]["granularity"]
@@ -529,6 +578,11 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     Attributes
     ----------
     %(linear_attributes)s
+    alpha_ : float
+        The regularization strength ``Lambda`` used (before ``Delta``):
+        ``alpha``, or for ``"auto"`` ``data_norm**2 * max(1/2, 0.4 *
+        sqrt(n_coef) / epsilon_k) / n_samples`` (``n_coef`` counts the
+        intercept, ``epsilon_k`` is one class problem's share).
     epsilon_prime_ : float
         Epsilon spent on the density of ``b`` (per class).
     extra_regularization_ : float
@@ -639,7 +693,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
 
     _non_private_attributes = ("gradient_norm_", "n_iter_")
 
-    def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha=0.01,
+    def __init__(self, epsilon=1.0, *, loss="logistic", huber_h=0.1, data_norm=1.0, alpha="auto",
                  fit_intercept=True, tol=None, certification_fraction=0.01, solver="newton",
                  max_iter=100, classes=None, class_weight=None, n_jobs=None, random_state=None,
                  accountant=None, verbose=0):
@@ -674,6 +728,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         # The noise terms depend on no data but can fail (ZeroDivisionError at a
         # vanishing epsilon, OverflowError for data_norm^2), overflow (+-inf weights)
         # or underflow to 0: refuse all of that before the budget is charged.
+        _resolve_alpha(self, settings, budget, "l2_laplace", _OBJECTIVE_MULTIPLIER)
         loss = get_loss(self.loss, self.huber_h)
         n_coef = self.n_features_in_ + int(self.fit_intercept)
         parameters = {name: settings[name] for name in
@@ -727,6 +782,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
                    "n_iter": result.n_iter}
 
     def _record(self, infos, settings):
+        self.alpha_ = settings["alpha"]
         self.epsilon_prime_ = infos[0]["epsilon_prime"]
         self.extra_regularization_ = infos[0]["extra_reg"]
         self.noise_scale_ = infos[0]["noise_scale"]

@@ -52,8 +52,17 @@ delta : float or None, default=None
     In ``(0, 1)``. ``None`` uses ``1 / n_samples^2`` (seed 004, Sec. 4.4.1),
     stored in ``delta_``.""",
     "ridge": """\
-alpha : float, default=0.01
-    Regularization strength ``Lambda`` > 0.
+alpha : "auto" or float, default="auto"
+    Regularization strength ``Lambda`` > 0. ``"auto"`` sets it from public
+    quantities only, before the budget is charged, to
+    ``data_norm**2 * max(1/2, m * r) / n_samples`` (stored in ``alpha_``),
+    where ``r`` is the noise's per-coordinate scale per unit sensitivity of
+    one class problem (see ``alpha_``) and ``m`` a fixed constant: the
+    non-private limit ``1/2`` is :class:`~sklearn.linear_model.LogisticRegression`'s
+    default ``C=1`` on rows of norm ``data_norm`` (with the intercept
+    column inside the norm), and ``m * r`` keeps the noise a fixed fraction
+    of the weights' scale. Privacy does not depend on how it was chosen: it
+    enters the sensitivity exactly like a given value.
 fit_intercept : bool, default=True
     Append a constant feature 1 (before clipping, so it counts in the row
     norm) whose weight is the intercept; it is regularized like the others.""",

@@ -35,7 +35,14 @@ from skdp.utils._validation import (
     check_real,
 )
 
-__all__ = ["svm_discrete_noise", "svm_noise_granularity", "svm_noise_scale", "svm_sensitivity"]
+__all__ = [
+    "default_regularization",
+    "noise_ratio",
+    "svm_discrete_noise",
+    "svm_noise_granularity",
+    "svm_noise_scale",
+    "svm_sensitivity",
+]
 
 LOSSES = ("hinge", "huber")
 MECHANISMS = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian")
@@ -165,6 +172,67 @@ def svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta):
     return gaussian_sigma_analytic(sensitivity, epsilon, delta)
 
 
+def noise_ratio(mechanism, n_coef, epsilon, delta):
+    """Per-coordinate noise scale per unit of L2 sensitivity, from public quantities only.
+
+    ``sqrt(F) / epsilon`` for the pure-DP mechanisms (Laplace on the L1 bound
+    ``sqrt(F) Delta_2``, and the norm-Gamma noise of Chaudhuri et al. (2011),
+    whose per-coordinate spread is about ``sqrt(F) Delta_2 / epsilon`` too);
+    the analytic Gaussian's ``sigma / Delta_2`` (Balle and Wang 2018)
+    otherwise (the discrete Gaussian adds 20-30% to it, ignored here). It
+    drives the default regularization (:func:`default_regularization`) and
+    never a noise scale.
+
+    Parameters
+    ----------
+    mechanism : str
+        ``"laplace"``, ``"discrete_laplace"`` or ``"l2_laplace"`` (pure DP);
+        ``"gaussian"`` or ``"discrete_gaussian"``.
+    n_coef : int
+        Number of released coefficients ``F``.
+    epsilon, delta : float
+        One class problem's budget.
+
+    Returns
+    -------
+    ratio : float
+    """
+    if mechanism in PURE_DP_MECHANISMS or mechanism == "l2_laplace":
+        return math.sqrt(n_coef) / epsilon
+    return gaussian_sigma_analytic(1.0, epsilon, delta)
+
+
+# Cap of n Lambda / kappa^2 in default_regularization: beyond it the model is the mean of
+# y x shrunk to nothing anyway, and a larger Lambda only pushes the minimizer (about
+# 1 / Lambda) towards the subnormal range, where no certificate holds.
+_MAX_SCALED_REGULARIZATION = 1e12
+
+
+def default_regularization(n_samples, kappa, ratio, multiplier, floor):
+    """Default ridge strength ``Lambda = kappa^2 min(1e12, max(floor, multiplier ratio)) / n``.
+
+    The strength of ``(Lambda / 2) ||w||^2`` next to the mean loss (``1 / C``
+    in the SVMs' parametrization ``||w||^2 / 2 + (C / n) sum loss``). Every
+    input is public (``n``, the row-norm bound ``kappa``, the budget through
+    ``ratio``, :func:`noise_ratio`), so the value is a hyperparameter: it
+    enters the sensitivity exactly as a user-given one would. ``n Lambda /
+    kappa^2`` is scale-free (rows and weights rescaled together leave every
+    margin unchanged); ``floor`` is its non-private limit (the value that
+    reproduces scikit-learn's default ``C = 1`` on rows of norm ``kappa``)
+    and ``multiplier ratio`` keeps the output noise of the released weights
+    a fixed fraction of their scale. The constants are derived in the user
+    guide (SVMs and perturbation methods). The cap ``1e12`` only binds at an
+    epsilon below about ``1e-11`` (a useless model), where a larger value
+    would push the minimizer into the subnormal range.
+
+    Returns
+    -------
+    Lambda : float
+    """
+    scaled = min(_MAX_SCALED_REGULARIZATION, max(floor, multiplier * ratio))
+    return kappa * kappa * scaled / n_samples
+
+
 def svm_noise_granularity(scale, weight_bound):
     """Public power-of-two grid ``g`` of the weights released by the discrete mechanisms.
 
@@ -259,8 +327,9 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
     """Validation, budget, one-vs-rest, certified solve and output noise.
 
     Subclasses implement ``_check_feature_params()``,
-    ``_public_shape(X) -> (n_coef, kappa)`` (the coefficient count and the
-    feature-norm bound, from the parameters and ``X``'s shape only),
+    ``_public_shape(X, part) -> (n_coef, kappa)`` (the coefficient count and the
+    feature-norm bound, from the parameters, ``X``'s shape and one class
+    problem's budget ``part`` only),
     ``_features(X, rng) -> (features, fitted)`` and turn the fitted
     weight vectors (and ``fitted``, anything the feature step must keep) into
     attributes in ``_set_model(W, fitted)``. ``classes_`` and the model
@@ -271,7 +340,12 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
     """
 
     def _check_svm_params(self):
-        C = check_real(self.C, "C", low=0.0, low_inclusive=False)
+        if isinstance(self.C, str):
+            if self.C != "auto":
+                raise ValueError(f"C must be 'auto' or a real number > 0, got {self.C!r}.")
+            C = None  # resolved in fit from public quantities (_default_C)
+        else:
+            C = check_real(self.C, "C", low=0.0, low_inclusive=False)
         check_option(self.loss, "loss", LOSSES)
         huber_h = HuberSVMLoss(self.huber_h).h
         check_option(self.mechanism, "mechanism", MECHANISMS)
@@ -279,6 +353,22 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         max_iter = check_positive_int(self.max_iter, "max_iter")
         check_mechanism_delta(self.mechanism, self.delta, PURE_DP_MECHANISMS)
         return C, huber_h, tol, max_iter
+
+    # C="auto" (_default_C): n / (C kappa^2) = max(_C_FLOOR, _C_MULTIPLIER * noise_ratio),
+    # derived on the real-data derive tables (user guide, SVMs and perturbation methods).
+    _C_MULTIPLIER = 4.0
+    _C_FLOOR = 1.0
+
+    def _default_C(self, n_samples, n_coef, kappa, part):
+        """``C="auto"``: ``1 / default_regularization(...)``, from public quantities only.
+
+        ``n``, the coefficient count, the feature-norm bound ``kappa`` and one
+        class problem's budget ``part``: the value is fixed before the charge
+        and enters the sensitivity ``2 C kappa / n`` exactly as a given ``C``.
+        """
+        ratio = noise_ratio(self.mechanism, n_coef, part.epsilon, part.delta)
+        return 1.0 / default_regularization(n_samples, kappa, ratio, self._C_MULTIPLIER,
+                                            self._C_FLOOR)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the SVM and release its noisy weights.
@@ -325,8 +415,11 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         # The whole calibration reads public quantities only (the budget, n, the
         # coefficient count and kernel bound fixed by the parameters), so it runs before
         # the charge: a noise that cannot be calibrated fails with nothing spent.
-        n_coef, kappa = self._public_shape(X)
         budget = self._resolve_budget(n_samples, allow_zero_delta=allow_zero_delta)
+        part = budget.split(1 if n_classes == 2 else n_classes)
+        n_coef, kappa = self._public_shape(X, part)
+        if C is None:
+            C = self._default_C(n_samples, n_coef, kappa, part)
 
         # Weights in [0, 1] keep this bound: the replaced row's weighted loss is still
         # L kappa-Lipschitz in w and the regularizer's strong convexity does not depend on
@@ -335,9 +428,15 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         # A certified solver lands within `radius` of the exact minimizer on
         # every dataset, so released points differ by at most exact + 2 radius.
         radius = 0.5 * tol * exact
-        _check_float_range(C, kappa, n_samples, tol, radius)
+        try:
+            _check_float_range(C, kappa, n_samples, tol, radius)
+        except ValueError as error:
+            if self.C != "auto":
+                raise
+            raise ValueError(
+                f"{error} (C='auto' gave C={C!r} for epsilon={part.epsilon!r} per class "
+                "problem: use a larger epsilon or pass C.)") from None
         sensitivity = exact + 2.0 * radius
-        part = budget.split(1 if n_classes == 2 else n_classes)
         scale = svm_noise_scale(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta)
         if not math.isfinite(scale):  # would release coef_ = +-inf (or nan)
             raise ValueError(
@@ -402,6 +501,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
                       f"in {sol.n_iter} Newton steps")
         self.classes_ = classes
         self._set_model(np.vstack([w for w, _ in results]), fitted)
+        self.C_ = C
         self.sensitivity_, self.noise_scale_ = sensitivity, scale
         self.noise_granularity_ = granularity
         self.certified_distance_ = max(sol.distance_bound for _, sol in results)

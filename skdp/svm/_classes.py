@@ -13,11 +13,20 @@ from skdp.utils._validation import check_real
 __all__ = ["PrivateLinearSVM", "PrivateSVMRFF"]
 
 _SHARED_PARAMS = """\
-C : float, default=1.0
+C : "auto" or float, default="auto"
         Regularization: the objective is ``||w||^2 / 2 + (C/n) sum_i s_i loss_i``
-        with row weights ``s_i`` (1 by default; see ``fit``), seed 001's
-        parametrization (scikit-learn's ``LinearSVC(C=c)`` is ``C = c n``
-        here). The noise grows linearly with ``C``.
+        with row weights ``s_i`` (1 by default; see ``fit``), Rubinstein et
+        al.'s (2012) parametrization (scikit-learn's ``LinearSVC(C=c)`` is
+        ``C = c n`` here). The noise grows linearly with ``C``. ``"auto"``
+        sets it from public quantities only, before the budget is charged,
+        to ``n / (kappa^2 max(f, 4 r))`` (stored in ``C_``): ``r`` is the
+        noise's per-coordinate scale per unit sensitivity of one class
+        problem (``sqrt(F) / epsilon_k`` for the Laplace mechanisms, the
+        analytic Gaussian's ``sigma`` for unit sensitivity at ``(epsilon_k,
+        delta_k)`` for the Gaussian ones; ``F`` coefficients) and ``f`` the
+        non-private limit (see the class' ``C_``). Privacy does not depend
+        on how ``C`` was chosen: it enters the sensitivity like a given
+        value.
     loss : {"hinge", "huber"}, default="hinge"
         Hinge loss, or the Huber (smoothed hinge) loss of half-width
         ``huber_h``; both are 1-Lipschitz.
@@ -45,7 +54,8 @@ default="laplace"
         minimizer's sensitivity of that minimizer; the noise is then
         calibrated to ``(1 + tol)`` times that sensitivity. Data-independent.
     max_iter : int, default=200
-        Newton steps allowed to reach the certificate; if it is not reached,
+        Newton steps allowed to reach the certificate (the hinge loss' Huber
+        fallback, see Notes, gets as many again); if it is not reached,
         :class:`~skdp.exceptions.CertificationError` is raised and nothing is
         released."""
 
@@ -77,6 +87,8 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
     n_iter_ : int
         Largest number of solver iterations over the class problems. Not
         private (see Privacy).
+    C_ : float
+        The ``C`` used (``C``, or its ``"auto"`` value).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` spent by the fit."""
 
@@ -128,7 +140,14 @@ Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
     ``g`` (hinge) certifies ``||w - w*|| <= sqrt(2 g)`` and a gradient norm
     (Huber) certifies ``||w - w*|| <= ||grad||``; the solver must reach the
     data-independent bound ``tol C L kappa / n`` (rounding errors included)
-    or raise :class:`~skdp.exceptions.CertificationError`. Rows clipped to
+    or raise :class:`~skdp.exceptions.CertificationError`. When no hinge
+    point's duality gap meets it (many duplicate rows on the margin can stall
+    it), the hinge fit releases a certified minimizer of the Huber loss of
+    width ``h`` about ``radius^2 / C`` instead: the exact Huber and hinge
+    minimizers are within ``sqrt(C h) / 2`` of each other for every dataset
+    (both objectives are 1-strongly convex and differ by at most ``C h / 4``),
+    so the released point is within the same radius of the hinge minimizer
+    and the sensitivity is unchanged. Rows clipped to
     ``kappa`` in floating point can have an exact norm a few ulps above it,
     which moves the exact minimizer by ``(C / n)(||x|| + ||x'||)``: the
     certificate also pays ``(C / n)`` times that excess (bounded from the
@@ -174,20 +193,28 @@ class PrivateSVMRFF(BasePrivateSVM):
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Translation-invariant kernel (seed 001, Tables 1-2); see
         :class:`~skdp.kernel_approximation.RandomFourierFeatures`.
-    gamma : "auto" or float, default="auto"
+    gamma : "norm", "auto" or float, default="norm"
         Kernel parameter, > 0, chosen without looking at the private data.
-        ``"auto"`` is ``1 / n_features_in_`` (scikit-learn's ``SVC(gamma=
-        "auto")``), public, and for features of unit variance the same as
-        ``SVC``'s default ``gamma="scale"``, ``1 / (n_features X.var())``;
-        standardize with public bounds (or
-        :class:`~skdp.preprocessing.DPStandardScaler`) first. ``"scale"``
-        itself is refused: it reads the variance of the private data. The
-        value used is stored in ``gamma_``.
+        ``"norm"`` is ``1 / data_norm**2``: on rows of norm ``data_norm``
+        (e.g. after :class:`~sklearn.preprocessing.Normalizer`, with
+        ``data_norm=1``) ``SVC``'s default ``gamma="scale"``, ``1 /
+        (n_features X.var())``, is ``1 / (data_norm**2 - ||mean row||^2)``,
+        at least ``1 / data_norm**2`` (equal for centred rows). On
+        standardized features ``data_norm = sqrt(n_features)`` gives
+        ``1 / n_features``, which is ``"auto"`` (scikit-learn's ``SVC(gamma=
+        "auto")``). ``"scale"`` itself is refused: it reads the variance of
+        the private data. The value used is stored in ``gamma_``.
+    data_norm : float, default=1.0
+        Public typical L2 norm of the input rows, used only by
+        ``gamma="norm"``. Rows are not clipped to it: the random Fourier
+        features have norm 1 whatever the input, which is all the privacy
+        proof uses.
     n_components : int, default=100
         Number of random frequencies ``d_hat``; the model has
         ``2 n_components`` coefficients. More components approximate the
         kernel better but add noise (Laplace noise grows like
-        ``sqrt(n_components)`` per coordinate).
+        ``sqrt(n_components)`` per coordinate) and make the certified hinge
+        solve harder at large ``C``.
     %(svm_params)s
     %(classes)s
     %(class_weight)s
@@ -203,11 +230,15 @@ class PrivateSVMRFF(BasePrivateSVM):
     Attributes
     ----------
     gamma_ : float
-        The kernel parameter used (``gamma``, or ``1 / n_features_in_`` for
-        ``"auto"``).
+        The kernel parameter used (``gamma``, ``1 / data_norm**2`` for
+        ``"norm"``, ``1 / n_features_in_`` for ``"auto"``).
     random_fourier_features_ : RandomFourierFeatures
         The fitted feature map; its ``frequencies_`` are released with the model.
     %(svm_attributes)s
+
+    With ``C="auto"`` the non-private limit is ``f = 1``, i.e. ``C = n``:
+    scikit-learn's ``SVC()`` (``C=1``, hinge loss) on the norm-1 random
+    features, which have no intercept column.
 
     Privacy
     -------
@@ -250,14 +281,15 @@ class PrivateSVMRFF(BasePrivateSVM):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma="auto", n_components=100,
-                 C=1.0, loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01,
-                 max_iter=200, classes=None, class_weight=None, n_jobs=None, random_state=None,
-                 accountant=None, verbose=0):
+    def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma="norm", data_norm=1.0,
+                 n_components=100, C="auto", loss="hinge", huber_h=0.1, mechanism="laplace",
+                 tol=0.01, max_iter=200, classes=None, class_weight=None, n_jobs=None,
+                 random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.kernel = kernel
         self.gamma = gamma
+        self.data_norm = data_norm
         self.n_components = n_components
         self.C = C
         self.loss = loss
@@ -273,19 +305,23 @@ class PrivateSVMRFF(BasePrivateSVM):
         self.verbose = verbose
 
     def _resolve_gamma(self):
-        """``gamma``, with ``"auto"`` = ``1 / n_features_in_`` (the public column count)."""
+        """``gamma``: ``"norm"`` = ``1 / data_norm**2``, ``"auto"`` = ``1 / n_features_in_``."""
         if not isinstance(self.gamma, str):
             return self.gamma  # checked by RandomFourierFeatures
+        if self.gamma == "norm":
+            data_norm = check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
+            return 1.0 / data_norm**2
         if self.gamma == "auto":
             return 1.0 / self.n_features_in_
         if self.gamma == "scale":
             raise ValueError(
                 "gamma='scale' (scikit-learn's 1 / (n_features * X.var())) reads the variance "
                 "of the private training data, which this estimator does not release without "
-                "noise. Use gamma='auto' (1 / n_features, the same for features of unit "
-                "variance: standardize with public bounds first) or a float chosen without "
+                "noise. Use gamma='norm' (1 / data_norm**2, at most scikit-learn's value on "
+                "rows of norm data_norm), 'auto' (1 / n_features) or a float chosen without "
                 "the data. Nothing was spent.")
-        raise ValueError(f"gamma must be 'auto' or a real number > 0, got {self.gamma!r}.")
+        raise ValueError(
+            f"gamma must be 'norm', 'auto' or a real number > 0, got {self.gamma!r}.")
 
     def _make_map(self, random_state):
         return RandomFourierFeatures(kernel=self.kernel, gamma=self._resolve_gamma(),
@@ -293,9 +329,10 @@ class PrivateSVMRFF(BasePrivateSVM):
                                      random_state=random_state)
 
     def _check_feature_params(self):
+        check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         self._make_map(None)._check_params()
 
-    def _public_shape(self, X):
+    def _public_shape(self, X, part):
         # phi(x) = (cos, sin)(W x) / sqrt(D): 2 n_components coefficients, ||phi(x)|| = 1.
         return 2 * self.n_components, 1.0
 
@@ -370,6 +407,12 @@ class PrivateLinearSVM(BasePrivateSVM):
     ----------
     %(svm_attributes)s
 
+    With ``C="auto"`` the non-private limit is ``f = 1/4``, i.e. ``C = 4 n /
+    data_norm^2``: scikit-learn's ``LinearSVC()`` (``C=1``, squared hinge) on
+    rows of norm ``data_norm``, where the intercept column inside the norm
+    halves the squared feature norm (a factor 2) and the hinge loss needs
+    about twice the squared hinge's ``C`` (measured).
+
     Privacy
     -------
     %(svm_privacy)s
@@ -404,7 +447,7 @@ class PrivateLinearSVM(BasePrivateSVM):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=0.0, *, data_norm=1.0, fit_intercept=True, C=1.0,
+    def __init__(self, epsilon=1.0, delta=0.0, *, data_norm=1.0, fit_intercept=True, C="auto",
                  loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=200,
                  classes=None, class_weight=None, n_jobs=None, random_state=None,
                  accountant=None, verbose=0):
@@ -425,12 +468,14 @@ class PrivateLinearSVM(BasePrivateSVM):
         self.accountant = accountant
         self.verbose = verbose
 
+    _C_FLOOR = 0.25
+
     def _check_feature_params(self):
         check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
 
-    def _public_shape(self, X):
+    def _public_shape(self, X, part):
         # Rows (with the intercept column) are clipped to L2 norm data_norm.
         return X.shape[1] + bool(self.fit_intercept), float(self.data_norm)
 

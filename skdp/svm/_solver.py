@@ -58,8 +58,13 @@ Hinge loss is solved by a continuation on Huber smoothings of shrinking width
 (damped Newton steps on the rows inside the quadratic zone), each followed by
 an exact active-set "polish" of the hinge optimality conditions; every
 candidate is scored by its exact duality gap, and only a candidate whose
-certificate meets the requested radius is returned. Otherwise
-:class:`~skdp.exceptions.CertificationError` is raised and nothing is released.
+certificate meets the requested radius is returned. If none does (many
+duplicate rows on the margin can stall the duality gap), a certified
+solution of the Huber loss of width ``h ~ radius^2 / C`` is returned
+instead: the exact Huber minimizer lies within ``sqrt(C h) / 2`` of the
+exact hinge one (:func:`_huber_fallback`), so it is certified within the
+same radius. Only if that fails too is
+:class:`~skdp.exceptions.CertificationError` raised and nothing released.
 """
 
 import math
@@ -172,16 +177,19 @@ class _Signed:
         return B * self.y[idx, None]
 
 
-def _newton_direction(Z, band, c, grad):
-    """Solve ``(I + c sum_b s_b z_b z_b^T) d = -grad`` for the rows ``b`` in the quadratic zone."""
+def _newton_direction(Z, band, c, grad, max_rows=_HESSIAN_ROWS):
+    """Solve ``(I + c sum_b s_b z_b z_b^T) d = -grad`` for the rows ``b`` in the quadratic zone.
+
+    Beyond ``max_rows`` such rows, an evenly spaced subset stands in for them.
+    """
     if Z.s is not None:
         band = band & (Z.s > 0.0)
     rows = np.flatnonzero(band)
     if rows.size == 0:
         return -grad
-    if rows.size > _HESSIAN_ROWS:
-        c *= rows.size / _HESSIAN_ROWS
-        rows = rows[np.linspace(0, rows.size - 1, _HESSIAN_ROWS).astype(int)]
+    if rows.size > max_rows:
+        c *= rows.size / max_rows
+        rows = rows[np.linspace(0, rows.size - 1, max_rows).astype(int)]
     B = Z.rows(rows)
     if Z.s is not None:
         B *= np.sqrt(Z.s[rows])[:, None]
@@ -196,7 +204,7 @@ def _newton_direction(Z, band, c, grad):
     return -linalg.cho_solve(linalg.cho_factor(H, check_finite=False), grad, check_finite=False)
 
 
-def _newton_huber(Z, U, h, w, gtol, max_iter):
+def _newton_huber(Z, U, h, w, gtol, max_iter, max_rows=_HESSIAN_ROWS):
     """Damped Newton on the Huber-smoothed primal; returns ``(w, grad_norm, steps)``.
 
     The line search moves along precomputed margins, so each step costs two
@@ -209,7 +217,7 @@ def _newton_huber(Z, U, h, w, gtol, max_iter):
     steps = 0
     while steps < max_iter and gnorm > gtol:
         steps += 1
-        step = _newton_direction(Z, band, U / (2.0 * h), grad)
+        step = _newton_direction(Z, band, U / (2.0 * h), grad, max_rows)
         slope = float(grad @ step)
         if slope >= 0.0:
             step, slope = -grad, -gnorm**2
@@ -370,13 +378,20 @@ def _huber_certificate(Z, U, C, kappa, h, w):
     the computed margins (:func:`_margins`, fresh: the Newton iterations'
     margins are updated along steps and have drifted). Its error is at most:
 
-    * ``s_i (m_err / (2h) + 5u) + 2**-1075`` per row for ``fl(s_i d_i)``
-      against ``s_i l'(<z_i, w>)``: ``l'`` is ``1/(2h)``-Lipschitz; its
-      evaluation is within ``4u`` (three roundings in the quadratic zone, ``2h``
-      is exact; a computed ``1 - m`` on the other side of ``+-h`` than the
-      exact one is within ``u h`` of it, where ``l'`` moves by ``u/2``), the
-      product by ``s_i`` adds ``u |s_i d_i| <= u s_i``; weighted by
-      ``(C/n) ||x_i||`` and summed: ``C kappa (m_err / (2h) + 5u + 2**-1075)``;
+    * ``s_i (e_i + 5u) + 2**-1075`` per row for ``fl(s_i d_i)`` against
+      ``s_i l'(<z_i, w>)``: ``l'`` is ``1/(2h)``-Lipschitz and takes values in
+      ``[-1, 0]``, so the margin error moves it by ``e_i <= min(1, m_err /
+      (2h))``, and by nothing for a row whose computed ``1 - m_i`` lies
+      beyond ``h`` plus that row's bound on ``|1 - m_i - (1 - <z_i, w>)|``
+      (``m_err + 2u |1 - m_i|``): the exact value is then outside the
+      quadratic zone on the same side, where ``l'`` is exactly ``-1`` or
+      ``0``, as computed. The other rows are "exposed". Its evaluation is
+      within ``4u`` (three roundings in the quadratic zone, ``2h`` is exact;
+      a computed ``1 - m`` on the other side of ``+-h`` than the exact one is
+      within ``u h`` of it, where ``l'`` moves by ``u/2``), the product by
+      ``s_i`` adds ``u |s_i d_i| <= u s_i``; weighted by ``(C/n) ||x_i||`` and
+      summed: ``C kappa (5u + 2**-1075) + (C/n) kappa n_exposed min(1, m_err /
+      (2h))``;
     * :func:`_sum_error` for the sum of the float terms ``|fl(s_i d_i)| <= 1``;
     * ``u ||fl(grad)||`` for the final addition (no underflow in additions).
 
@@ -389,11 +404,23 @@ def _huber_certificate(Z, U, C, kappa, h, w):
     """
     kappa_up = _kappa_bound(kappa, Z.shape[1])
     m, m_error = _margins(Z, w, kappa_up)
+    u = 1.0 - m
     deriv = _huber_parts(m, h)[1]
     gnorm = _norm_bound(w + U * Z.rmatvec_blocked(Z.weigh(deriv)))
+    # Only "exposed" rows carry the margin error into l': a row whose computed 1 - m lies
+    # beyond h + (m_err + 2u|1 - m|) (rounded up) has its exact 1 - <z_i, w> on the same
+    # side of the quadratic zone, where l' is exactly -1 or 0 as computed.
+    slack = (m_error + 2.0 * _ROUNDOFF * np.abs(u)) * (1.0 + 4.0 * _ROUNDOFF) + 2.0 * _UNDERFLOW
+    exposed = np.abs(u) <= (h + slack) * _UP
+    if Z.s is not None:
+        exposed &= Z.s > 0.0
+    # (C/n) sum over exposed rows of ||x_i|| min(1, m_err / (2h)), with C/n rounded up.
+    c_over_n = (U + _UNDERFLOW) / (1.0 - _ROUNDOFF) * _UP
+    margin_term = (c_over_n * float(np.count_nonzero(exposed)) * kappa_up
+                   * min(1.0, m_error / (2.0 * h)) * _UP)
     error = (_sum_error(Z, C, kappa_up)
-             + C * kappa_up * (m_error / (2.0 * h) + 5.0 * _ROUNDOFF + _UNDERFLOW)
-             + _ROUNDOFF * gnorm + 4.0 * _UNDERFLOW)  # (the products above may underflow)
+             + C * kappa_up * (5.0 * _ROUNDOFF + _UNDERFLOW) + margin_term
+             + _ROUNDOFF * gnorm + 6.0 * _UNDERFLOW)  # (the products above may underflow)
     return gnorm, (gnorm + error) * _UP
 
 
@@ -592,6 +619,70 @@ def _norm_reserve(C, n_samples, kappa, n_features, norm_bound):
     return (C / n_samples + _UNDERFLOW) * excess / (1.0 - _ROUNDOFF) * _UP + 2.0 * _UNDERFLOW
 
 
+# Shares of the radius given to the smoothing term sqrt(C h) / 2 of _huber_fallback, tried
+# in this order (the rest pays the Huber certificate).
+_FALLBACK_SHARES = (0.5, 0.8, 0.25)
+# Largest rows * d^2 of the fallback's Newton systems (a few tenths of a second per step).
+_FALLBACK_HESSIAN_WORK = 5e7
+# Newton steps per width of the fallback's continuation (its intermediate widths only
+# steer the warm start).
+_FALLBACK_LEVEL_STEPS = 20
+_FALLBACK_LEVEL_FACTOR = 0.3
+
+
+def _huber_fallback(Z, U, C, kappa, radius, reserve, w, max_iter):
+    """A certified Huber solution within ``radius`` of the exact *hinge* minimizer, or None.
+
+    Smoothing bound. With ``P`` the hinge primal and ``P_h`` the Huber one
+    (:func:`_huber_parts`: ``0 <= l_h - hinge <= h / 4`` pointwise, the gap
+    ``h / 4`` at ``1 - m = 0``), ``P <= P_h <= P + (C/n) sum_i s_i h / 4 <= P + C h / 4``
+    (weights in ``[0, 1]``). Both are 1-strongly convex; adding
+    ``P(w_h) - P(w*) >= ||w_h - w*||^2 / 2`` and ``P_h(w*) - P_h(w_h) >=
+    ||w_h - w*||^2 / 2`` gives ``||w_h - w*||^2 <= (P_h - P)(w*) - (P_h - P)(w_h)
+    <= C h / 4``, so ``||w_h - w*|| <= sqrt(C h) / 2`` for every dataset (the
+    one-sided argument gives ``sqrt(C h / 2)``). A point ``w`` with a
+    certified ``||w - w_h|| <= g`` (:func:`_huber_certificate`) is then within
+    ``sqrt(C h) / 2 + g`` of the hinge minimizer: ``h`` is chosen so that the
+    first term is a fixed share of the radius and the Huber solve must certify
+    the rest. The release is as private as a certified hinge point (the
+    sensitivity only needs every released point within ``radius`` of the
+    exact minimizer), and which of the two is released is not revealed.
+
+    Returns
+    -------
+    (w, distance, gradient_norm, steps) or None
+    """
+    budget = radius / _UP - reserve  # what (distance + reserve) * _UP <= radius leaves
+    # A width this small puts many rows (duplicates on the margin) in the quadratic zone:
+    # the Newton steps use all of them while the Hessian stays cheap.
+    max_rows = max(_HESSIAN_ROWS, int(_FALLBACK_HESSIAN_WORK / Z.shape[1] ** 2))
+    steps_total, start = 0, w
+    for share in _FALLBACK_SHARES:
+        h = (2.0 * share * budget) ** 2 / C
+        if not h > 0.0 or not math.isfinite(h):
+            continue
+        # sqrt(C h) / 2 for the float h the loss uses, rounded up (C h may underflow).
+        smoothing = math.sqrt(C * h + 2.0 * _UNDERFLOW) * 0.5 * _UP
+        room = budget - smoothing
+        if not room > 0.0:
+            continue
+        # Each share gets up to max_iter Newton steps: a continuation down to h (warm
+        # starts), then the solve at h itself.
+        w, level, steps_share = start, 0.01, 0
+        while level > h and steps_share < max_iter:
+            w, _, steps = _newton_huber(Z, U, level, w, max(1e-2 * level, 0.25 * room),
+                                        min(_FALLBACK_LEVEL_STEPS, max_iter - steps_share),
+                                        max_rows)
+            steps_share, level = steps_share + steps, _FALLBACK_LEVEL_FACTOR * level
+        w, _, steps = _newton_huber(Z, U, h, w, 0.25 * room, max_iter - steps_share, max_rows)
+        steps_total += steps_share + steps
+        gnorm, distance = _huber_certificate(Z, U, C, kappa, h, w)
+        total = (distance + smoothing) * _UP
+        if (total + reserve) * _UP <= radius:
+            return w, total, gnorm, steps_total
+    return None
+
+
 def _solve(Z, C, loss, huber_h, radius, max_iter, norm_bound=None):
     n_samples = Z.shape[0]
     U = C / n_samples
@@ -639,6 +730,13 @@ def _solve(Z, C, loss, huber_h, radius, max_iter, norm_bound=None):
             if polished[1] < gap:
                 w_cand, gap, _ = polished
         h *= 0.1
+    # No hinge candidate was certified (e.g. many duplicate rows on the margin make the
+    # duality gap stall): release a certified Huber solution instead, which is as close to
+    # the exact hinge minimizer as the radius requires (_huber_fallback).
+    fallback = _huber_fallback(Z, U, C, kappa, radius, reserve, w, max_iter)
+    if fallback is not None:
+        w_fb, distance, gnorm, steps = fallback
+        return CertifiedSVM(w_fb, distance, gnorm, total + steps + 1)
     raise CertificationError(  # after the charge: public values only
         f"the SVM solver could not certify a distance <= {radius:.3g} to the exact minimizer "
         f"(a duality gap below about {0.5 * radius**2:.3g}) within max_iter Newton steps, "
