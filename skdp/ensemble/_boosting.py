@@ -206,6 +206,11 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
                                              hess_norm, k_out)
         return sigma_prior, sigma_g, sigma_h
 
+    def _add_leaf_noise(self, G, H, sigma_g, sigma_h, rng):
+        """The Gaussian release of one tree's leaf sums (a method so tests can observe it)."""
+        return (G + sigma_g * rng.standard_normal(G.shape),
+                H + sigma_h * rng.standard_normal(H.shape))
+
     def fit(self, X, y):
         """Spend the budget on a boosted ensemble of random trees.
 
@@ -272,8 +277,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
             H = np.bincount(index, hess.ravel(), minlength=size).reshape(-1, k_out)
             # Maddock et al. (2022), Sec. 4: Gaussian noise on the leaf sums; scales from
             # leaf_noise_scales (Bun and Steinke 2016, Prop. 1.6).
-            G += sigma_g * rng.standard_normal(G.shape)
-            H += sigma_h * rng.standard_normal(H.shape)
+            G, H = self._add_leaf_noise(G, H, sigma_g, sigma_h, rng)
             value = -learning_rate * G / (np.maximum(H, 0.0) + shrink)
             raw += value[leaf]
             trees.append(tree)

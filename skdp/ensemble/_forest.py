@@ -12,8 +12,17 @@ from skdp.ensemble._random_trees import (
     check_auto_int,
     grow_random_tree,
 )
+from skdp.utils._validation import check_positive_int
 
 __all__ = ["DPRandomForestClassifier"]
+
+
+def default_forest_depth(n, n_features, n_trees, rho):
+    """Public rule: ``clip(min(d, floor(log2(n sqrt(rho / T))) + 3), 3, 10)`` (user guide)."""
+    if not math.isfinite(rho):
+        return int(np.clip(n_features, 3, 10))
+    budget_rows = max(n * math.sqrt(rho / n_trees), 1.0)
+    return int(np.clip(min(n_features, math.floor(math.log2(budget_rows)) + 3), 3, 10))
 
 
 def _leaf_counts(tree, B, y_index, n_classes):
@@ -48,10 +57,14 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         :class:`~skdp.PrivacyLeakWarning`.
-    n_estimators : int, default=20
+    n_estimators : int, default=50
         Number of trees.
     max_depth : int or "auto", default="auto"
-        Depth of every tree. ``"auto"``: 10 (user guide).
+        Depth of every tree. ``"auto"``: ``clip(min(d, floor(log2(n
+        sqrt(rho / T))) + 3), 3, 10)``, ``d`` the number of features, ``T``
+        the number of trees and ``rho`` the zCDP budget of ``(epsilon,
+        delta)``: deep enough to use the features, shallow enough that the
+        leaves hold more rows than noise (user guide).
     n_bins : int, default=32
         Number of equal-width bins per feature (2 to 65536).
     n_jobs : int or None, default=None
@@ -111,7 +124,7 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=None, *, bounds=None, classes=None, n_estimators=20,
+    def __init__(self, epsilon=1.0, delta=None, *, bounds=None, classes=None, n_estimators=50,
                  max_depth="auto", n_bins=32, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -148,16 +161,15 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
         """
         X, y_index, classes, lower, upper, n_bins = self._validate_common(X, y)
         n, d = X.shape
-        n_trees = check_auto_int(self.n_estimators, "n_estimators", high=100_000)
-        n_trees = 20 if n_trees is None else n_trees
+        n_trees = check_positive_int(self.n_estimators, "n_estimators", high=100_000)
         depth = check_auto_int(self.max_depth, "max_depth", high=20)
-        depth = 10 if depth is None else depth
 
         def default_delta(m):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
 
         planned = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         rho = zcdp_for_dp(planned.epsilon, planned.delta) if planned.epsilon < 1e5 else math.inf
+        depth = default_forest_depth(n, d, n_trees, rho) if depth is None else depth
         sigma = self._noise_scale(rho, n_trees)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)

@@ -114,7 +114,8 @@ class RandomTreeClassifierBase(DPEstimatorMixin, ClassifierMixin, BaseEstimator)
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # checks that the model is fitted
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
