@@ -198,8 +198,6 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         k_out = 1 if n_classes == 2 else n_classes
         # Hessian rows: p (1 - p) <= 1/4 (binary); sum_k p_k^2 (1 - p_k)^2 <= 1/4 (softmax).
         hess_norm = 0.25 if k_out == 1 else 0.5
-        if not math.isfinite(rho):
-            return 0.0, 0.0, 0.0
         # Class counts: replace-one changes two counts by 1, Delta_2 = sqrt(2); rho = 1 / sigma^2.
         sigma_prior = math.sqrt(1.0 / (_PRIOR_SHARE * rho))
         sigma_g, sigma_h = leaf_noise_scales((1.0 - _PRIOR_SHARE) * rho / n_trees, grad_norm,
@@ -243,7 +241,8 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
 
         planned = self._resolve_budget(n, default_delta, allow_zero_delta=False)
-        rho = zcdp_for_dp(planned.epsilon, planned.delta) if planned.epsilon < 1e5 else math.inf
+        # Never zero noise: a huge epsilon gives a tiny sigma, not an unprotected release.
+        rho = zcdp_for_dp(planned.epsilon, planned.delta)
         n_trees = default_n_estimators(n, n_classes, rho) if n_trees is None else n_trees
         depth = default_depth(n, n_classes, rho) if depth is None else depth
         sigma_prior, sigma_g, sigma_h = self._noise_scales(rho, n_classes, n_trees, grad_norm)

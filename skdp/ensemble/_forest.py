@@ -139,8 +139,6 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
 
     def _noise_scale(self, rho, n_trees):
         """Gaussian noise on every count (a method so tests can under-noise a copy)."""
-        if not math.isfinite(rho):
-            return 0.0
         # Delta_2 = sqrt(2) per tree; rho / T = Delta^2 / (2 sigma^2) (Bun and Steinke 2016,
         # Prop. 1.6), so sigma = sqrt(T / rho).
         return math.sqrt(n_trees / rho)
@@ -168,7 +166,8 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
 
         planned = self._resolve_budget(n, default_delta, allow_zero_delta=False)
-        rho = zcdp_for_dp(planned.epsilon, planned.delta) if planned.epsilon < 1e5 else math.inf
+        # Never zero noise: a huge epsilon gives a tiny sigma, not an unprotected release.
+        rho = zcdp_for_dp(planned.epsilon, planned.delta)
         depth = default_forest_depth(n, d, n_trees, rho) if depth is None else depth
         sigma = self._noise_scale(rho, n_trees)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
