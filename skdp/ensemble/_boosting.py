@@ -10,7 +10,6 @@ from skdp.ensemble._random_trees import (
     RandomTreeClassifierBase,
     bin_data,
     check_auto_int,
-    check_auto_real,
     grow_random_tree,
 )
 from skdp.utils._validation import check_real

@@ -7,8 +7,6 @@ free, and only the statistics stored in its leaves spend privacy. This is the
 Islam (2017, Sec. 4) and Maddock et al. (2022, Sec. 4.1).
 """
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -141,13 +139,3 @@ def check_auto_int(value, name, low=1, high=None):
         raise ValueError(f"{name} must be 'auto' or an int, got {value!r}.")
     return check_positive_int(value, name, low=low, high=high)
 
-
-def check_auto_real(value, name, low, high):
-    """``"auto"`` or a real in ``(low, high]``."""
-    if isinstance(value, str) and value == "auto":
-        return None
-    if (not isinstance(value, numbers.Real) or isinstance(value, bool)
-            or not np.isfinite(value) or not low < value <= high):
-        raise ValueError(f"{name} must be 'auto' or a real in ({low:g}, {high:g}], "
-                         f"got {value!r}.")
-    return float(value)

@@ -1,7 +1,6 @@
 """Private tree ensembles: noise calibration, an empirical audit, input refusal, accuracy."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
