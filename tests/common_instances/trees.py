@@ -6,7 +6,7 @@ from skdp.ensemble import DPHistGradientBoostingClassifier, DPRandomForestClassi
 # bounds; a huge epsilon so that the checks' accuracy thresholds hold on tens of rows.
 _BOUNDS = (-12.0, 12.0)
 INSTANCES = [
-    DPHistGradientBoostingClassifier(epsilon=1e6, bounds=_BOUNDS, random_state=0),
-    DPRandomForestClassifier(epsilon=1e6, bounds=_BOUNDS, random_state=0),
+    DPHistGradientBoostingClassifier(epsilon=1e5, bounds=_BOUNDS, random_state=0),
+    DPRandomForestClassifier(epsilon=1e5, bounds=_BOUNDS, random_state=0),
 ]
 EXPECTED_FAILED_CHECKS = {}
