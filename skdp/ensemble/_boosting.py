@@ -111,7 +111,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         delta)``, ``K'`` = 1 for binary problems, else the number of
         classes); see the user guide.
     max_depth : int or "auto", default="auto"
-        Depth of every tree (``2**max_depth`` leaves). ``"auto"``:
+        Depth of every tree (``2**max_depth`` leaves), 1 to 16. ``"auto"``:
         ``clip(floor(log2(m / 100)), 3, 6)``.
     learning_rate : float, default=0.5
         Shrinkage of every Newton step.
@@ -225,7 +225,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         X, y_index, classes, lower, upper, n_bins = self._validate_common(X, y)
         n, d = X.shape
         n_trees = check_auto_int(self.n_estimators, "n_estimators", high=100_000)
-        depth = check_auto_int(self.max_depth, "max_depth", high=20)
+        depth = check_auto_int(self.max_depth, "max_depth", high=16)
         learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
                                    low_inclusive=False)
         n_classes = classes.size

@@ -60,7 +60,7 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     n_estimators : int, default=50
         Number of trees.
     max_depth : int or "auto", default="auto"
-        Depth of every tree. ``"auto"``: ``clip(min(d, floor(log2(n
+        Depth of every tree, 1 to 16. ``"auto"``: ``clip(min(d, floor(log2(n
         sqrt(rho / T))) + 3), 3, 10)``, ``d`` the number of features, ``T``
         the number of trees and ``rho`` the zCDP budget of ``(epsilon,
         delta)``: deep enough to use the features, shallow enough that the
@@ -160,7 +160,7 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
         X, y_index, classes, lower, upper, n_bins = self._validate_common(X, y)
         n, d = X.shape
         n_trees = check_positive_int(self.n_estimators, "n_estimators", high=100_000)
-        depth = check_auto_int(self.max_depth, "max_depth", high=20)
+        depth = check_auto_int(self.max_depth, "max_depth", high=16)
 
         def default_delta(m):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
