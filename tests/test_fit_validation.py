@@ -25,7 +25,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import common_instances.convex
 import common_instances.svm
-from common_instances import amp, ensemble, kernel_methods, model_selection
+from common_instances import amp, ensemble, kernel_methods, model_selection, trees
 from skdp import BudgetAccountant
 from skdp.ensemble import LabelPrivateBudget, ModelAgnosticPrivateClassifier, _answerer
 from skdp.ensemble._teachers import fit_teachers
@@ -93,7 +93,7 @@ def test_delta_of_one_over_n_or_more_warns():
 
 _INSTANCES = {}
 for _module in (amp, common_instances.convex, ensemble, kernel_methods, model_selection,
-                common_instances.svm):
+                common_instances.svm, trees):
     for _est in _module.INSTANCES:
         _INSTANCES.setdefault(type(_est).__name__, _est)
 # The selector hands its n_jobs to candidates that have one (its common instance's has none).

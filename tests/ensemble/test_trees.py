@@ -1,0 +1,246 @@
+"""Private tree ensembles: noise calibration, an empirical audit, input refusal, accuracy."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skdp.accounting import BudgetAccountant, zcdp_for_dp
+from skdp.ensemble import DPHistGradientBoostingClassifier, DPRandomForestClassifier
+from skdp.ensemble._boosting import default_depth, default_n_estimators, leaf_noise_scales
+from skdp.ensemble._random_trees import bin_data, grow_random_tree
+from skdp.testing import audit_epsilon
+
+MODELS = [DPHistGradientBoostingClassifier, DPRandomForestClassifier]
+
+
+def _xor_data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(n, 4))
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.5)).astype(int)
+    return X, y
+
+
+# -- calibration ---------------------------------------------------------------------------
+
+def test_forest_noise_is_sqrt_trees_over_rho():
+    X, y = _xor_data(500)
+    clf = DPRandomForestClassifier(epsilon=1.0, delta=1e-6, bounds=(0, 1), classes=[0, 1],
+                                   n_estimators=7, random_state=0).fit(X, y)
+    # Delta_2 = sqrt(2) per tree, rho / 7 = 2 / (2 sigma^2).
+    assert clf.noise_scale_ == pytest.approx(math.sqrt(7 / zcdp_for_dp(1.0, 1e-6)), rel=1e-12)
+
+
+def test_boosting_leaf_noise_spends_exactly_the_tree_budget():
+    for n_outputs, same_h in ((1, 1.0), (5, 2.0)):
+        sg, sh = leaf_noise_scales(0.01, 1.0, 0.25, n_outputs)
+        a, b = 1.0 / sg**2, 0.25**2 / sh**2
+        # Worst of: same leaf (4a + b or 4a + 2b), two leaves (2a + 2b); rho = max / 2.
+        assert max(4 * a + same_h * b, 2 * a + 2 * b) / 2 == pytest.approx(0.01, rel=1e-12)
+        assert b / (2 * a) == pytest.approx(0.1 / 0.9, rel=1e-12)  # the hessian share
+
+
+def test_boosting_scales_compose_to_the_budget():
+    X, y = _xor_data(2000)
+    clf = DPHistGradientBoostingClassifier(epsilon=2.0, delta=1e-6, bounds=(0, 1),
+                                           classes=[0, 1], n_estimators=10,
+                                           random_state=0).fit(X, y)
+    rho = zcdp_for_dp(2.0, 1e-6)
+    s_prior, s_g, s_h = clf.noise_scales_
+    tree_rho = max(4 / s_g**2 + 0.0625 / s_h**2, 2 / s_g**2 + 0.125 / s_h**2) / 2
+    assert 1 / s_prior**2 + 10 * tree_rho == pytest.approx(rho, rel=1e-12)
+
+
+def test_random_trees_never_read_the_data():
+    a = grow_random_tree(np.random.default_rng(3), 5, 16, 4)
+    b = grow_random_tree(np.random.default_rng(3), 5, 16, 4)
+    np.testing.assert_array_equal(a.feature, b.feature)
+    np.testing.assert_array_equal(a.threshold, b.threshold)
+    # Every leaf is reachable and the thresholds stay inside the feature's path range.
+    B = bin_data(np.random.default_rng(0).uniform(0, 1, (20000, 5)), np.zeros(5), np.ones(5), 16)
+    assert np.unique(a.apply(B)).size == 16
+
+
+def test_default_rules_are_public_formulas():
+    rho = zcdp_for_dp(1.0, 1e-8)
+    m = 10_000 * math.sqrt(rho)
+    assert default_depth(10_000, 2, rho) == int(np.clip(math.floor(math.log2(m / 100)), 3, 6))
+    assert default_n_estimators(10_000, 2, rho) == int(np.clip(m / 20, 20, 100))
+    assert default_depth(10, 2, math.inf) == 6 and default_n_estimators(10, 2, math.inf) == 100
+
+
+# -- audit ---------------------------------------------------------------------------------
+
+class _QuarterNoiseForest(DPRandomForestClassifier):
+    def _noise_scale(self, rho, n_trees):
+        return super()._noise_scale(rho, n_trees) / 4
+
+
+class _ObservedBoosting(DPHistGradientBoostingClassifier):
+    def _add_leaf_noise(self, G, H, sigma_g, sigma_h, rng):
+        self.exact_ = (G[:, 0].copy(), H[:, 0].copy())
+        G, H = super()._add_leaf_noise(G, H, sigma_g, sigma_h, rng)
+        self.released_ = (G[:, 0], H[:, 0])
+        return G, H
+
+
+class _QuarterNoiseBoosting(_ObservedBoosting):
+    def _noise_scales(self, *args):
+        return tuple(s / 4 for s in super()._noise_scales(*args))
+
+
+# One feature, two bins: the only split separates x = 0.25 from x = 0.75. One row, moved
+# from (left leaf, class 0) to (right leaf, class 1): the worst case of the count table,
+# and no other row's gradient moves with the noisy prior.
+_D0 = (np.array([[0.25]]), np.array([0]))
+_D1 = (np.array([[0.75]]), np.array([1]))
+_TINY = dict(epsilon=1.0, bounds=(0, 1), classes=[0, 1], n_estimators=1, max_depth=1,
+             n_bins=2)
+
+
+def test_forest_audit_passes_and_catches_a_quarter_of_the_noise():
+    def audit(cls):
+        def mechanism(data, rng):
+            clf = cls(delta=1e-5, random_state=rng, **_TINY).fit(*data)
+            return clf.leaf_counts_[0][1, 1] - clf.leaf_counts_[0][0, 0]
+
+        return audit_epsilon(mechanism, _D0, _D1, n_runs=1000, delta=1e-5,
+                             random_state=0).epsilon_lower_bound
+
+    assert audit(DPRandomForestClassifier) <= 1.0
+    assert audit(_QuarterNoiseForest) > 1.0
+
+
+def test_boosting_releases_the_exact_sums_plus_the_calibrated_noise():
+    # What the vectorized audit below simulates: the first round's leaf sums are the
+    # exact gradient and hessian sums at the noisy prior, plus N(0, sigma^2) noise.
+    fits = [_ObservedBoosting(delta=1e-3, random_state=s, **_TINY).fit(*_D0) for s in range(300)]
+    p = np.array([1 / (1 + np.exp(-f.init_score_[0])) for f in fits])
+    exact_g = np.array([f.exact_[0] for f in fits])
+    np.testing.assert_allclose(exact_g[:, 0], p)  # the row's gradient p - 0, left leaf
+    np.testing.assert_allclose(exact_g[:, 1], 0.0)
+    np.testing.assert_allclose([f.exact_[1][0] for f in fits], p * (1 - p))
+    _, sigma_g, sigma_h = fits[0].noise_scales_
+    noise_g = np.array([f.released_[0] for f in fits]) - exact_g
+    noise_h = np.array([f.released_[1] - f.exact_[1] for f in fits])
+    assert np.std(noise_g) == pytest.approx(sigma_g, rel=0.1)
+    assert np.std(noise_h) == pytest.approx(sigma_h, rel=0.1)
+
+
+def test_boosting_audit_passes_and_catches_a_quarter_of_the_noise():
+    # The first round's release (prior counts, then leaf sums), vectorized with the
+    # estimator's own noise scales; the statistic is the log-likelihood ratio of the leaf
+    # sums given the released prior p. The first round uses about a quarter of the
+    # gradient budget (p - y moves by 1; the calibration allows 2 for later rounds), so
+    # the audit needs delta = 1e-3 and 20000 runs to certify the quarter-noise copy.
+    def audit(cls):
+        scales = cls(delta=1e-3, random_state=0, **_TINY).fit(*_D0).noise_scales_
+        sigma_prior, sigma_g, sigma_h = scales
+
+        def mechanism(data, rng, n):
+            left = data[0][0, 0] < 0.5
+            counts = np.array([1.0, 0.0]) if left else np.array([0.0, 1.0])
+            counts = np.maximum(counts + sigma_prior * rng.standard_normal((n, 2)), 1.0)
+            p = counts[:, 1] / counts.sum(axis=1)
+            h = p * (1 - p)
+            G = sigma_g * rng.standard_normal((n, 2))
+            H = sigma_h * rng.standard_normal((n, 2))
+            if left:
+                G[:, 0] += p
+                H[:, 0] += h
+            else:
+                G[:, 1] += p - 1
+                H[:, 1] += h
+            mu0 = np.column_stack([p, 0 * p])
+            mu1 = np.column_stack([0 * p, p - 1])
+            llr_g = (np.sum(G * (mu1 - mu0), axis=1)
+                     - (np.sum(mu1**2, axis=1) - np.sum(mu0**2, axis=1)) / 2) / sigma_g**2
+            return llr_g + h * (H[:, 1] - H[:, 0]) / sigma_h**2
+
+        return audit_epsilon(mechanism, _D0, _D1, n_runs=20000, delta=1e-3, vectorized=True,
+                             random_state=0).epsilon_lower_bound
+
+    assert audit(DPHistGradientBoostingClassifier) <= 1.0
+    assert audit(_QuarterNoiseBoosting) > 1.0
+
+
+# -- input refused before any budget is spent ----------------------------------------------
+
+@pytest.mark.parametrize("cls", MODELS)
+@pytest.mark.parametrize("params,error", [
+    (dict(bounds=None), "bounds"),
+    (dict(bounds=(1, 0)), "lower < upper"),
+    (dict(bounds=[(0, 1)] * 3), "shape"),
+    (dict(n_bins=1), "n_bins"),
+    (dict(max_depth=0), "max_depth"),
+    (dict(n_estimators="many"), "n_estimators"),
+    (dict(n_estimators=0), "n_estimators"),
+    (dict(classes=[0, 2]), "not in classes"),
+    (dict(delta=0.0), "delta"),
+])
+def test_bad_input_is_refused_before_any_spend(cls, params, error):
+    X, y = _xor_data(100)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    kwargs = dict(bounds=(0, 1), classes=[0, 1], accountant=acc, random_state=0)
+    kwargs.update(params)
+    with pytest.raises((ValueError, TypeError), match=error):
+        cls(**kwargs).fit(X, y)
+    assert acc.spent is None
+
+
+def test_boosting_refuses_a_bad_learning_rate_and_clipping_norm():
+    X, y = _xor_data(100)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    for params in (dict(learning_rate=0.0), dict(max_gradient_norm=-1.0)):
+        with pytest.raises(ValueError):
+            DPHistGradientBoostingClassifier(bounds=(0, 1), classes=[0, 1], accountant=acc,
+                                             **params).fit(X, y)
+    assert acc.spent is None
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_spends_the_budget_once_and_reports_it(cls):
+    X, y = _xor_data(500)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    clf = cls(epsilon=0.5, delta=1e-6, bounds=(0, 1), classes=[0, 1], accountant=acc,
+              random_state=0).fit(X, y)
+    assert clf.privacy_spent_.epsilon == 0.5 and clf.privacy_spent_.delta == 1e-6
+    assert acc.spent.epsilon == pytest.approx(0.5)
+
+
+# -- accuracy ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_learns_an_interaction_a_linear_model_cannot(cls):
+    # XOR of two features: a linear model scores about 1/2, trees far more.
+    X, y = _xor_data(6000)
+    X_test, y_test = _xor_data(2000, seed=1)
+    clf = cls(epsilon=1.0, bounds=(0, 1), classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.score(X_test, y_test) > 0.85
+
+
+def test_boosting_multiclass_beats_the_majority_class():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(6000, 3))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1], [0.5, 0.9, 1.2])
+    clf = DPHistGradientBoostingClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1, 2, 3],
+                                           random_state=0).fit(X, y)
+    proba = clf.predict_proba(X)
+    assert proba.shape == (6000, 4)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert clf.score(X, y) > np.bincount(y).max() / y.size + 0.2
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_huge_epsilon_gives_the_noise_free_model(cls):
+    X, y = _xor_data(3000)
+    clf = cls(epsilon=1e300, bounds=(0, 1), classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.95
+
+
+def test_forest_results_do_not_depend_on_n_jobs():
+    X, y = _xor_data(500)
+    kw = dict(epsilon=1.0, bounds=(0, 1), classes=[0, 1], random_state=0)
+    a = DPRandomForestClassifier(n_jobs=1, **kw).fit(X, y)
+    b = DPRandomForestClassifier(n_jobs=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
