@@ -57,7 +57,13 @@ def _cases():
     from sklearn.naive_bayes import GaussianNB
 
     from skdp.cluster import DPKMeans
-    from skdp.ensemble import ModelAgnosticPrivateClassifier
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+
+    from skdp.ensemble import (
+        DPHistGradientBoostingClassifier,
+        DPRandomForestClassifier,
+        ModelAgnosticPrivateClassifier,
+    )
     from skdp.kernel_methods import (
         PrivateGaussianProcessRegressor,
         PrivateKernelClassifier,
@@ -119,6 +125,14 @@ def _cases():
                      DecisionTreeClassifier(random_state=0), epsilon=eps, classes=split.classes),
                  lambda: DecisionTreeClassifier(random_state=0), normalize=False,
                  kind="ensemble", max_train=50_000),
+        RealCase("DPHistGradientBoostingClassifier", lambda eps, split:
+                 DPHistGradientBoostingClassifier(epsilon=eps, bounds=split.meta.bounds,
+                                                  classes=split.classes),
+                 HistGradientBoostingClassifier, normalize=False, kind="trees"),
+        RealCase("DPRandomForestClassifier", lambda eps, split:
+                 DPRandomForestClassifier(epsilon=eps, bounds=split.meta.bounds,
+                                          classes=split.classes),
+                 lambda: RandomForestClassifier(random_state=0), normalize=False, kind="trees"),
         RealCase("DPGaussianNB", lambda eps, split: DPGaussianNB(
             epsilon=eps, bounds=split.meta.bounds, classes=split.classes), GaussianNB,
             normalize=False, kind="naive_bayes"),
