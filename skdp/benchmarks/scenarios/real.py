@@ -197,8 +197,20 @@ def cases():
     return {case.name: case for case in _cases()}
 
 
-def score_case(case, dataset, epsilon, seeds, max_train=None):
+def _seeded(estimator, seed):
+    """``estimator`` with every ``random_state`` parameter (nested ones too) set to ``seed``."""
+    if seed is None:
+        return estimator
+    names = [k for k in estimator.get_params() if k == "random_state" or
+             k.endswith("__random_state")]
+    return estimator.set_params(**{k: seed for k in names})
+
+
+def score_case(case, dataset, epsilon, seeds, max_train=None, random_state=None):
     """Private and twin scores of ``case`` on ``dataset`` over ``seeds``.
+
+    ``random_state`` seeds the private estimator's noise (every ``random_state``
+    parameter of it): ``None`` keeps its default, fresh noise.
 
     Returns ``(private_scores, twin_scores, trivial_scores, fit_seconds)``.
     """
@@ -207,7 +219,7 @@ def score_case(case, dataset, epsilon, seeds, max_train=None):
     for split in real_splits(dataset, seeds=seeds, max_train=cap):
         start = time.perf_counter()
         reference = case.twin(split) if case.twin_uses_split else case.twin()
-        p, t = score_pair(case.make(epsilon, split), reference, split,
+        p, t = score_pair(_seeded(case.make(epsilon, split), random_state), reference, split,
                           normalize=case.normalize)
         seconds.append(time.perf_counter() - start)
         private.append(p)
