@@ -23,7 +23,7 @@ EXPECTED_FAILED_CHECKS = {
             "and the default C=1 is LinearSVC's C=1/n (seed 001's parametrization; the noise "
             "grows with C), so on the check's unscaled blobs (std 20) no class weight moves 87% "
             "of the predictions to one class (without noise it passes with data_norm=100 and "
-            "C=10, not with C=1); tests/test_svm_sample_weight.py checks class_weight"),
+            "C=10, not with C=1); tests/svm/test_sample_weight.py checks class_weight"),
     },
     "PrivateSVMRFF": {
         **WEIGHT_CHECKS,
@@ -31,6 +31,6 @@ EXPECTED_FAILED_CHECKS = {
             "the kernel width gamma='auto' (1 / n_features) is public (SVC's gamma='scale' "
             "reads the private feature variance), too narrow for the check's std-20 blobs, and at "
             "epsilon=1 the noise calibrated to its 50 rows dominates (it passes with "
-            "gamma=1e-3 and no noise); tests/test_svm_sample_weight.py checks class_weight"),
+            "gamma=1e-3 and no noise); tests/svm/test_sample_weight.py checks class_weight"),
     },
 }

@@ -14,7 +14,7 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from skdp import BudgetAccountant
 from skdp.ensemble import ModelAgnosticPrivateClassifier, PrivateQueryAnswerer
-from test_ensemble import _blobs
+from ensemble.test_ensemble import _blobs
 
 QUERIES = [[4.0, 0.0], [-4.0, 0.0], [3.0, 1.0], [-3.0, -1.0]]
 

@@ -21,7 +21,7 @@ from sklearn.preprocessing import StandardScaler
 from skdp import BudgetAccountant, PrivacyBudget
 from skdp.ensemble import ModelAgnosticPrivateClassifier, PrivateQueryAnswerer
 from skdp.linear_model import DPLogisticRegressionAMP
-from test_ensemble import _blobs
+from ensemble.test_ensemble import _blobs
 
 
 @pytest.mark.parametrize("make", [

@@ -151,7 +151,7 @@ def _tddl_mechanism(dataset, rng):
 
 
 def _net_mechanism(dataset, rng):
-    # TDIL's Laplace step (as tests/test_kernel_methods_audit.py::test_audit_tdil): one
+    # TDIL's Laplace step (as tests/kernel_methods/test_kernel_methods_audit.py::test_audit_tdil): one
     # round on a 2-point net, threshold at D1's value.
     est = PrivateKernelNetClassifier(alpha=10.0, loss="huber", bounds=(-50.0, 50.0),
                                      n_public=2, n_rounds=1, threshold=0.02, epsilon=1.0,

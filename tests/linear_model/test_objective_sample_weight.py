@@ -201,7 +201,7 @@ def test_bad_weights_fail_before_the_budget_is_charged(binary):
 
 
 # --------------------------------------------------------------------------- audit
-# The AMP audit's worst case for the Huber loss (tests/test_amp.py) with
+# The AMP audit's worst case for the Huber loss (tests/linear_model/test_amp.py) with
 # weights: the other rows weigh 0.5 and the replaced row asks for 4. Clipped
 # to 1 it is the worst case the noise is calibrated for; a copy that skipped
 # the clipping would let that row move the gradient four times as far.

@@ -22,7 +22,7 @@ from skdp.linear_model._permutation_sgd import (
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
 from skdp.utils import clip_rows_l2, spawn_random_states
-from test_convex import _pair  # rows x = 0 plus one row x = 1 whose label flips
+from linear_model.test_convex import _pair  # rows x = 0 plus one row x = 1 whose label flips
 
 DG = dict(mechanism="discrete_gaussian")
 

@@ -17,7 +17,7 @@ from skdp.linear_model import OutputPerturbationClassifier
 from skdp.linear_model._private_glm import release_on_grid
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
-from test_convex import _pair  # rows x = 0 plus one row x = 1 whose label flips
+from linear_model.test_convex import _pair  # rows x = 0 plus one row x = 1 whose label flips
 
 DISCRETE = [("discrete_laplace", 0.0), ("discrete_gaussian", 1e-5)]
 
@@ -203,7 +203,7 @@ def _audit(cls, mechanism, delta, epsilon, n_runs, seed):
 @pytest.mark.parametrize("mechanism, delta, epsilon, n_catch", [
     ("discrete_laplace", 0.0, 1.0, 600), ("discrete_gaussian", 1e-5, 2.0, 1500)])
 def test_audit_passes_and_catches_quarter_noise(mechanism, delta, epsilon, n_catch):
-    # As for the SVMs (tests/test_svm_discrete.py), the zCDP-calibrated discrete Gaussian is
+    # As for the SVMs (tests/svm/test_classes_discrete.py), the zCDP-calibrated discrete Gaussian is
     # audited at epsilon = 2, where its quarter-noise copy is caught with a clear margin.
     assert _audit(OutputPerturbationClassifier, mechanism, delta, epsilon, 600, 0) <= epsilon
     assert _audit(_QuarterNoise, mechanism, delta, epsilon, n_catch, 1) > epsilon

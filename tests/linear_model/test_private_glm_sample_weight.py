@@ -229,7 +229,7 @@ def test_zero_weight_rows_still_count_in_n():
 # Weighted audit through one cheap estimator
 # --------------------------------------------------------------------------
 # The template clips the weights for every mechanism, so one audit covers the
-# clipping. Output perturbation on the pair of tests/test_convex.py (rows
+# clipping. Output perturbation on the pair of tests/linear_model/test_convex.py (rows
 # x = 0, the last row x = 1 with its label flipped; Huber loss in its linear
 # zone, so the minimizers attain the sensitivity 2 / (n Lambda)) is about as
 # cheap as one Frank-Wolfe step and much tighter (a continuous statistic):

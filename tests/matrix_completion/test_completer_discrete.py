@@ -36,7 +36,7 @@ from skdp.matrix_completion._solvers import (
     truncated_rows,
 )
 from skdp.testing import audit_epsilon
-from test_matrix_completion import _rmse, ratings  # noqa: F401 (a fixture)
+from matrix_completion.test_completer import _rmse, ratings  # noqa: F401 (a fixture)
 
 CONFIGS = [
     dict(method="frank_wolfe", eigensolver="exact", n_iter=3),

@@ -128,7 +128,7 @@ class _QuarterNoiseSVM(PrivateLinearSVM):
 
 
 def _audit(cls, mechanism, delta, n_runs, seed, epsilon=1.0):
-    # tests/test_svm.py's worst-case pair: one feature, C = 1/2, w* = 0.4 vs 0.5, the full
+    # tests/svm/test_classes.py's worst-case pair: one feature, C = 1/2, w* = 0.4 vs 0.5, the full
     # sensitivity 2 C / n = 0.1 (every margin stays below 1, w* = (C/n) sum y_i x_i).
     X0 = np.ones((10, 1))
     X1 = X0.copy()

@@ -21,7 +21,7 @@ from skdp.svm._solver import (
 )
 from skdp.testing import audit_epsilon
 
-import test_glm_sample_weight as glm_tests
+import linear_model.test_private_glm_sample_weight as glm_tests
 
 ESTIMATORS = [
     (PrivateLinearSVM, {}),
@@ -206,7 +206,7 @@ def test_class_weights_act_and_bad_ones_are_refused_before_spending(cls, kw):
 # --------------------------------------------------------------------------
 # Weighted audit
 # --------------------------------------------------------------------------
-# The worst-case pair of tests/test_svm.py (1 feature, no intercept, C = 1/2, n = 10,
+# The worst-case pair of tests/svm/test_classes.py (1 feature, no intercept, C = 1/2, n = 10,
 # the last row x = 1 replaced by x = -1, label -1): the other rows weigh 0.5 and the
 # replaced row asks for 4. Every margin stays below 1, so w* = (C/n) sum_i s_i y_i x_i:
 # 0.175 against 0.275 with the weight clipped to 1, exactly the sensitivity 2C/n = 0.1

@@ -149,7 +149,7 @@ def test_html_repr_does_not_warn_about_the_privacy_section():
             "    warnings.simplefilter('always')\n"
             "    DPLogisticRegressionAMP()._repr_html_()\n"
             "assert any('Privacy' in str(w.message) for w in caught)\n")
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", code],
                             cwd=root, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
