@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COVERAGE = [
     ("skdp/mechanisms/_discrete.py", ["tests/mechanisms/test_discrete.py",
                                       "tests/mechanisms/test_discrete_sampler.py",
-                                      "tests/test_review_s17_sampler.py"]),
+                                      "tests/mechanisms/test_discrete_sampler_exactness.py"]),
     ("skdp/mechanisms/", ["tests/mechanisms/test_mechanisms.py", "tests/testing/test_audit.py",
                           "tests/test_rounding.py"]),
     ("skdp/accounting/", ["tests/accounting/test_accountant.py", "tests/test_rounding.py",
@@ -54,7 +54,7 @@ COVERAGE = [
                               "tests/kernel_methods/test_classifiers_discrete.py"]),
     ("skdp/matrix_completion/", ["tests/matrix_completion/test_completer.py",
                                  "tests/matrix_completion/test_completer_discrete.py",
-                                 "tests/test_review_s17_mc.py"]),
+                                 "tests/matrix_completion/test_calibration_discrete.py"]),
     ("skdp/ensemble/", ["tests/ensemble/test_ensemble.py", "tests/ensemble/test_ensemble_privacy.py",
                         "tests/test_rounding.py"]),
     ("skdp/preprocessing/", ["tests/preprocessing/test_dp_scaler.py", "tests/preprocessing/test_dp_scaler_sample_weight.py"]),

@@ -1,4 +1,4 @@
-"""Session 18 review of the tight zCDP -> (epsilon, delta) conversion (CKS 2020, Cor. 13).
+"""The tight zCDP -> (epsilon, delta) conversion (CKS 2020, Cor. 13).
 
 Reference infima are computed here independently of skdp's Newton search: the minimiser of
 ``ln delta_t = t ((1 + t) rho - epsilon) - t ln(1 + 1/t) - ln(1 + t)`` (``t = alpha - 1``)

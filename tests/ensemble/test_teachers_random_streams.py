@@ -1,4 +1,4 @@
-"""Session 19 second review of the merged privacy fixes (ensemble global streams, perturbation, weights)."""
+"""Teachers' random streams: global generator isolation in threads, BLAS threads restored, one record changes one teacher."""
 
 import subprocess
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 _NESTED = """
 import joblib, numpy as np

@@ -1,5 +1,5 @@
-"""Session-19 review: kernel ERM learners spent the budget, then raised ``CertificationError``,
-at a regularization ``alpha`` too small for the certified Newton solver in floating point."""
+"""Kernel ERM learners refuse, before the charge, a regularization ``alpha`` too small for the
+certified Newton solver in floating point (it would raise ``CertificationError`` after it)."""
 
 import warnings
 
@@ -95,7 +95,7 @@ def test_refusal_threshold_is_the_hand_computed_condition_number():
         check_newton_conditioning(get_loss("logistic", 0.5), 1e200, 1.0, "x")
 
 
-def test_certification_error_before_the_fix_is_what_the_refusal_prevents():
+def test_certification_error_at_tiny_alpha_is_what_the_refusal_prevents():
     # The setting of the first test, fitted by the solver directly: it cannot certify.
     from sklearn.metrics.pairwise import rbf_kernel
 

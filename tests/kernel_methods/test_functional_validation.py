@@ -1,5 +1,5 @@
-"""Defects found by the session-19 privacy review of the functional-perturbation family
-(PrivateKernelDensity, PrivateHistogram, PrivateGaussianProcessRegressor; seed 003)."""
+"""The functional-perturbation family (PrivateKernelDensity, PrivateHistogram,
+PrivateGaussianProcessRegressor; seed 003): refusals before the charge, releases within sensitivity."""
 
 import warnings
 

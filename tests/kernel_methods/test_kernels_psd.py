@@ -1,5 +1,4 @@
-"""Defects found by the session-19 privacy review of the kernel classifiers (seed 000, seed 003):
-kernels that are not positive semi-definite, and releases that overflow after the charge."""
+"""Kernel classifiers (seed 000, seed 003): kernels that are not positive semi-definite, and releases that overflow after the charge."""
 
 import warnings
 
@@ -57,7 +56,7 @@ def _pair(n=8, at=10.0):
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-def test_indefinite_callable_moved_the_svc_release_50_times_its_sensitivity():
+def test_indefinite_callable_is_refused_where_it_would_move_the_svc_release_50_times():
     # Before the fix: the private rows at x = 10 and the public support in [-3, 3] are each
     # PSD for the callable above, so support_factor accepted it, but f(u) = sum_i beta_i
     # k(u, x_i) = M sum_i beta_i: one flipped label moved every released value by

@@ -1,4 +1,4 @@
-"""Review s19 of the convex baselines of skdp.linear_model (seed 004 Ch. 4, seed 002).
+"""Objective and output perturbation (seed 004 Ch. 4, seed 002): calibrations refused before the charge.
 
 Calibration failures of objective and output perturbation that depend on no data
 must be refused before the accountant is charged, and a fit that is charged must

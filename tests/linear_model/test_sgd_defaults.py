@@ -1,4 +1,4 @@
-"""Stop 18: DP-SGD's calibration runs once per fit (not in every class problem), and
+"""DP-SGD's calibration runs once per fit (not in every class problem), and
 PermutationSGDClassifier's default step minimizes an excess-risk bound."""
 
 import math
@@ -127,7 +127,7 @@ def test_default_is_an_explicit_step_bit_for_bit(three_classes):
 
 
 @pytest.mark.parametrize("n_classes, floor", [(2, 0.65), (3, 0.7)])
-def test_default_beats_the_old_one_over_beta(n_classes, floor):
+def test_default_step_beats_one_over_beta(n_classes, floor):
     # The brief's case: unit-norm rows, epsilon = 1. Measured (10 draws): 0.70 / 0.76 for
     # the new default, 0.50 / 0.38 for 1 / beta = 4.
     X, y = make_classification(6000, 5, n_informative=3, n_classes=n_classes, random_state=0)

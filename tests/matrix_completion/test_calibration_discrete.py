@@ -1,4 +1,4 @@
-"""Review of DPMatrixCompleter(noise="discrete_gaussian") (session 17).
+"""DPMatrixCompleter(noise="discrete_gaussian"): the grid, the noise and the Gram matrix at extreme inputs.
 
 Calibration refused before the charge when the noise would exceed 2**52 grid
 steps, the rounding term of the symmetric release counted over the full

@@ -1,4 +1,4 @@
-"""Adversarial review of the vectorized exact discrete samplers (CKS 2020 Alg. 1-3).
+"""Adversarial checks of the vectorized exact discrete samplers (CKS 2020 Alg. 1-3).
 
 Each test checks one claim the exactness of ``skdp/mechanisms/_discrete.py`` rests
 on, against exact rational arithmetic or against a hand-enumerated law, and each

@@ -1,4 +1,4 @@
-"""PrivateParameterSelector: output bounds that were not upper bounds (review of stop 17).
+"""PrivateParameterSelector: output bounds of the public steps are upper bounds.
 
 Each case is a candidate whose real fit produced infinity (an error that depends on the
 private rows, raised after the charge) while the output-bound check accepted it.

@@ -1,4 +1,4 @@
-"""Session 18 review of skdp.svm / kernel_approximation: calibrations at the edge of the floats."""
+"""skdp.svm / kernel_approximation: calibrations at the edge of the floats."""
 
 import warnings
 

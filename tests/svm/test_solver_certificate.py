@@ -1,4 +1,4 @@
-"""Review s19: adversarial checks of the SVM certificate (blocked sums) in exact arithmetic.
+"""Adversarial checks of the SVM certificate (blocked sums) in exact arithmetic.
 
 Every certificate is compared with the exact value (``fractions.Fraction`` over
 the floats as stored) on inputs placed where its case analysis or term counts
