@@ -1,3 +1,4 @@
+import collections
 import math
 import multiprocessing
 import os
@@ -11,6 +12,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, cross_val_score
 
+import skdp.accounting._subsampled as subsampled
 from _dummy import NoisyCentroidClassifier
 from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget
 from skdp.accounting import (
@@ -355,3 +357,25 @@ def test_rdp_notes_silencing_interleaved_in_two_threads_restores_the_level():
     assert logger.level == logging.ERROR  # the second calibration is still running
     second.__exit__(None, None, None)
     assert logger.level == original
+
+
+# The PLD calibration evaluates no (multiplier, grid) pair twice
+def test_pld_calibration_evaluates_each_point_once(monkeypatch):
+    calls = collections.Counter()
+    original = subsampled._epsilon
+
+    def counting(noise_multiplier, sample_rate, steps, delta, accountant, neighbours,
+                 interval=subsampled._PLD_COARSE):
+        calls[(noise_multiplier, interval)] += 1
+        return original(noise_multiplier, sample_rate, steps, delta, accountant, neighbours,
+                        interval)
+
+    monkeypatch.setattr(subsampled, "_epsilon", counting)
+    sigma = calibrate_subsampled_gaussian(0.1, 1e-5, 0.05, 1000, accountant="pld",
+                                          neighbours="replace-one")
+    assert max(calls.values()) == 1, calls
+    # The refinement still runs (a fine-grid evaluation) and the result still meets the target.
+    assert any(interval == subsampled._PLD_FINE for _, interval in calls)
+    monkeypatch.setattr(subsampled, "_epsilon", original)
+    assert subsampled._pld_epsilon(sigma, 0.05, 1000, 1e-5, "replace-one",
+                                   subsampled._PLD_FINE) <= 0.1

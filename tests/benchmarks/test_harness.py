@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from skdp.benchmarks import format_table, make_row, register_scenario
-from skdp.benchmarks.__main__ import main
+from skdp.benchmarks import _harness, format_table, make_row, register_scenario
+from skdp.benchmarks.__main__ import build_parser, main
 from skdp.benchmarks._harness import Dataset, evaluate_private
 from skdp.benchmarks.scenarios import amp
 from skdp.linear_model import DPLogisticRegressionAMP
@@ -62,3 +62,16 @@ def test_amp_oracle_row_reports_the_best_fraction_of_its_grid(monkeypatch):
     assert row["mean"] == max(means)
     assert f": {grid[int(np.argmax(means))]};" in row["note"]
     assert row["epsilon"] == 0.1 and row["n_draws"] == 10
+
+
+def test_progress_bar_disabled_when_not_a_terminal():
+    pytest.importorskip("tqdm")
+    bar = _harness.progress(range(3), desc="x")
+    # Under pytest stderr is captured (not a terminal): tqdm(disable=None) turns itself off.
+    assert getattr(bar, "disable", True) is True
+    assert list(bar) == [0, 1, 2]
+
+
+def test_quick_help_does_not_promise_two_minutes():
+    help_text = " ".join(build_parser().format_help().split())
+    assert "two minutes" not in help_text

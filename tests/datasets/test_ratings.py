@@ -1,9 +1,12 @@
 """Loading ratings files a user already has (MovieLens formats) and splitting them."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import skdp.datasets._ratings as ratings_module
 from skdp import PrivacyLeakWarning
 from skdp.datasets import load_ratings, split_ratings
 from skdp.datasets import _ratings
@@ -175,3 +178,64 @@ def test_any_multi_character_separator(tmp_path, parser):
     path = _write(tmp_path, ["1||10||4", "2||30||5"])
     data = load_ratings(path, sep="||", items=[10, 30])
     np.testing.assert_array_equal(data.ratings.toarray(), [[4.0, 0.0], [0.0, 5.0]])
+
+
+def test_load_ratings_short_line_at_a_block_start_is_the_clear_error(tmp_path, monkeypatch):
+    # A line with two fields is refused with load_ratings' message whichever block it
+    # starts (pandas raised its own "Usecols do not match columns" for a block's first line).
+    path = tmp_path / "ratings.csv"
+    path.write_bytes(b"1,10,4\n2,20\n3,30,5\n")
+    monkeypatch.setattr(ratings_module, "_BLOCK_SIZE", 7)  # "2,20" starts the second block
+    with pytest.raises(ValueError, match="fewer than three fields"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ratings_module.load_ratings(path)
+
+
+# load_ratings streams the file instead of holding several copies of it
+def _ratings_file(path, n_lines, seed=0):
+    rng = np.random.default_rng(seed)
+    u, i, r = rng.integers(1, 6041, n_lines), rng.integers(1, 3953, n_lines), rng.integers(
+        1, 6, n_lines)
+    path.write_text("".join(f"{a}::{b}::{c}::978300760\n" for a, b, c in zip(u, i, r)))
+    return path
+
+
+def test_load_ratings_peak_memory_is_a_small_multiple_of_the_file(tmp_path, monkeypatch):
+    import tracemalloc
+    import warnings
+
+    import skdp.datasets._ratings as ratings_module
+    from skdp.datasets import load_ratings
+
+    path = _ratings_file(tmp_path / "ratings.dat", 100_000)
+    # Blocks of a tenth of this (small, fast) file, as 4 MiB blocks are of a large one.
+    monkeypatch.setattr(ratings_module, "_BLOCK_SIZE", 1 << 18, raising=False)
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = load_ratings(path, items=np.arange(1, 3953))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert data.ratings.shape[1] == 3952 and data.ratings.nnz > 90_000
+    # Whole-file parsing peaked at 8.4 times the file (the bytes, a copy with '::'
+    # rewritten, a list of lines, their join, pandas' object columns).
+    assert peak < 4.0 * size, peak / size
+
+
+@pytest.mark.parametrize("block_size", [1, 7, 64])
+def test_load_ratings_blocks_give_the_same_matrix(tmp_path, monkeypatch, block_size):
+    import skdp.datasets._ratings as ratings_module
+
+    path = tmp_path / "ratings.csv"
+    path.write_bytes(b"\xef\xbb\xbfuserId,movieId,rating,timestamp\r\n1,10,4,1\r\n\r\n"
+                     b"2,10,3,1\n2,30,5,1\r7,40,0,1\r\n2,30,1,1\n\n  \n9,20,2.5,1")
+    expected = ratings_module.load_ratings(path, items=[10, 20, 30, 40])
+    monkeypatch.setattr(ratings_module, "_BLOCK_SIZE", block_size)
+    got = ratings_module.load_ratings(path, items=[10, 20, 30, 40])
+    np.testing.assert_array_equal(got.ratings.toarray(), expected.ratings.toarray())
+    np.testing.assert_array_equal(got.user_ids, expected.user_ids)
+    assert got.ratings.nnz == 5 and got.user_ids.tolist() == [1, 2, 7, 9]

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from skdp.ensemble import PrivateQueryAnswerer
+
 ROOT = Path(__file__).resolve().parents[2]
 
 _NESTED = """
@@ -135,3 +137,96 @@ def test_one_record_changes_one_teacher_whatever_the_random_state(backend, make_
     assert changed <= 1 and sum(a != b for a, b in zip(*cuts)) == 1
     if before is not None:
         np.testing.assert_array_equal(state.get_state()[1], before)
+
+
+def _changed_teachers(answerer_0, answerer_1, X_query):
+    changed = 0
+    for t0, t1 in zip(answerer_0.teachers_, answerer_1.teachers_):
+        if (t0 is None) != (t1 is None) or (
+                t0 is not None and np.any(t0.predict(X_query) != t1.predict(X_query))):
+            changed += 1
+    return changed
+
+
+def test_nested_random_state_is_seeded_so_one_record_changes_one_teacher():
+    # A Pipeline's random_state sits at "mlpclassifier__random_state": draw_seeds saw none,
+    # so every teacher's MLP drew from NumPy's global generator, in turn. How much a teacher
+    # drew (a shuffle of its rows per epoch) depends on its rows, so one added record moved
+    # the global stream for the later teachers: from the same global state, 4 of 20
+    # teachers changed, while the distance to instability allows for one changed vote.
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+
+    def make():
+        return make_pipeline(MLPClassifier(hidden_layer_sizes=(4,), max_iter=30))
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(int)
+    X_query = rng.normal(size=(500, 2))
+    fits = []
+    for n in (399, 400):  # neighbours (the last record added), same global state
+        np.random.seed(123)
+        fits.append(PrivateQueryAnswerer(make(), n_teachers=20, classes=[0, 1],
+                                         random_state=7).fit(X[:n], y[:n]))
+    assert _changed_teachers(*fits, X_query) <= 1
+    # The teachers' seeds come from random_state alone: another global state, same model.
+    np.random.seed(5)
+    again = PrivateQueryAnswerer(make(), n_teachers=20, classes=[0, 1],
+                                 random_state=7).fit(X, y)
+    assert _changed_teachers(fits[1], again, X_query) == 0
+
+
+class _GlobalShuffle:
+    """A teacher that draws from NumPy's global generator (no random_state), by row count."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        half = np.random.permutation(len(X))[: max(1, len(X) // 2)]  # draws len(X) numbers
+        self.sign_ = 1 if np.mean(y[half]) >= 0.5 else 0
+        self.jitter_ = np.random.uniform()
+        return self
+
+    def predict(self, X):
+        return np.where(X[:, 0] > self.jitter_ - 0.5, self.sign_, 1 - self.sign_)
+
+
+def test_global_generator_draws_do_not_tie_the_teachers_together():
+    # No random_state to seed: each teacher's fit now runs on its own stream of the global
+    # generators (restored afterwards), so one added record changes at most its teacher.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X_query = rng.normal(size=(200, 2))
+    fits, states = [], []
+    for n in (299, 300):
+        np.random.seed(11)
+        fits.append(PrivateQueryAnswerer(_GlobalShuffle(), n_teachers=20, classes=[0, 1],
+                                         random_state=4).fit(X[:n], y[:n]))
+        states.append(np.random.get_state())
+    assert _changed_teachers(*fits, X_query) <= 1
+    # ... and the caller's global state is left as it was.
+    np.random.seed(11)
+    untouched = np.random.get_state()
+    assert all(np.array_equal(state[1], untouched[1]) and state[2] == untouched[2]
+               for state in states)
+
+
+@pytest.mark.timeout(20)
+def test_global_stream_isolation_nests_without_deadlock():
+    # A teacher that is itself an ensemble enters the isolation again in the same thread.
+    from skdp.ensemble._teachers import _own_global_streams
+    before = np.random.get_state()[1].copy()
+    with _own_global_streams([1]):
+        outer = np.random.random()
+        with _own_global_streams([2]):
+            inner = np.random.random()
+        assert np.random.random() != outer  # the outer stream continues after the inner one
+    with _own_global_streams([2]):
+        assert np.random.random() == inner
+    np.testing.assert_array_equal(np.random.get_state()[1], before)

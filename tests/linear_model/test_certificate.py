@@ -1,8 +1,8 @@
 """The rigorous gradient-norm certificate: error-free transformations, the bound vs exact
 arithmetic on adversarial data, and the solvers' use of it."""
 
-from fractions import Fraction
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from skdp.exceptions import CertificationError
 from skdp.linear_model._certificate import U, gradient_norm_bound, two_product, two_sum
-from skdp.linear_model._losses import get_loss
+from skdp.linear_model._losses import LogisticLoss, get_loss
 from skdp.linear_model._multinomial import MultinomialObjective
 from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._solvers import minimize_certified
@@ -258,3 +258,18 @@ def test_bound_on_unsorted_csr_with_duplicates_matches_canonical():
 def test_bound_is_inf_not_an_exception_near_overflow(t):
     obj = GLMObjective(np.array([[1.0]]), np.array([1.0]), get_loss("logistic"), 0.0, None)
     assert gradient_norm_bound(obj, np.array([t])) == math.inf
+
+
+# gradient_norm_bound refuses weights its guarantee does not cover
+@pytest.mark.parametrize("bad", [-0.5, np.nan, np.inf])
+def test_gradient_norm_bound_refuses_bad_weights(bad):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    y = np.where(rng.random(20) < 0.5, -1.0, 1.0)
+    w = rng.uniform(size=20)
+    theta = rng.normal(size=3)
+    good = gradient_norm_bound(GLMObjective(X, y, LogisticLoss(), 0.1, sample_weight=w), theta)
+    assert np.isfinite(good)
+    w[3] = bad
+    with pytest.raises(ValueError, match="sample_weight"):
+        gradient_norm_bound(GLMObjective(X, y, LogisticLoss(), 0.1, sample_weight=w), theta)

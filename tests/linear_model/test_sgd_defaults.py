@@ -11,8 +11,10 @@ from sklearn.datasets import make_classification
 
 from skdp.linear_model import DPSGDClassifier, PermutationSGDClassifier
 from skdp.linear_model import _dpsgd, _permutation_sgd
+from skdp.linear_model._dpsgd import dpsgd_noise_multiplier, dpsgd_schedule
 from skdp.linear_model._permutation_sgd import (
     permutation_sgd_default_step,
+    permutation_sgd_sensitivity,
     permutation_sgd_sigma,
 )
 from skdp.mechanisms import gaussian_sigma_analytic
@@ -142,3 +144,106 @@ def test_default_step_beats_one_over_beta(n_classes, floor):
     new, old = score(), score(learning_rate=4.0)
     assert new > floor
     assert new > old + 0.1
+
+
+def _data(n, d, k, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)), np.arange(n) % k
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_dpsgd_split_applied_once(k):
+    # Per-class budget (epsilon / P, delta / P) with P = 1 for two classes, K otherwise;
+    # calibrated once in _prepare and used unchanged by every class problem.
+    X, y = _data(120, 2, k)
+    est = DPSGDClassifier(epsilon=1.0, delta=1e-5, batch_size=40, epochs=1,
+                          classes=list(range(k)), random_state=0).fit(X, y)
+    p = 1 if k == 2 else k
+    q, steps = dpsgd_schedule(120, 40, 1)
+    assert est.noise_multiplier_ == dpsgd_noise_multiplier(1.0 / p, 1e-5 / p, q, steps)
+
+
+@pytest.mark.parametrize("k", [2, 3, 20])
+def test_permutation_sgd_default_step_split_applied_once(k):
+    n, d = 200, 3
+    X, y = _data(n, d, k)
+    est = PermutationSGDClassifier(epsilon=1.0, delta=1e-5, classes=list(range(k)),
+                                   random_state=0).fit(X, y)
+    p = 1 if k == 2 else k
+    c = permutation_sgd_sigma(1.0, 1.0 / p, 1e-5 / p, "analytic")
+    eta = permutation_sgd_default_step(n, 50, 5, 1.0, d + 1, c, 1.0 / 0.25)
+    # Wu et al. Thm. 3 (seed 004 Alg. 2): Delta = 2 k eta R / b with b = n // (n // 50).
+    sensitivity = permutation_sgd_sensitivity(n, 50, 5, 1.0, learning_rate=eta)
+    assert sensitivity == pytest.approx(2 * 5 * eta / 50, rel=1e-15)
+    assert est.learning_rate_ == eta
+    assert est.noise_std_ == permutation_sgd_sigma(sensitivity, 1.0 / p, 1e-5 / p, "analytic")
+
+
+def test_permutation_sgd_default_equals_explicit_and_ignores_values():
+    X, y = _data(100, 3, 3)
+    kw = dict(epsilon=1.0, delta=1e-5, classes=[0, 1, 2], random_state=0)
+    default = PermutationSGDClassifier(**kw).fit(X, y)
+    explicit = PermutationSGDClassifier(learning_rate=default.learning_rate_, **kw).fit(X, y)
+    assert explicit.noise_std_ == default.noise_std_
+    np.testing.assert_array_equal(explicit.coef_, default.coef_)
+    other = PermutationSGDClassifier(**kw).fit(1e3 * X[::-1], y)  # other values, same shape
+    assert (other.learning_rate_, other.noise_std_) == (default.learning_rate_,
+                                                        default.noise_std_)
+
+
+@pytest.mark.parametrize("cls, kw", [
+    (DPSGDClassifier, dict(delta=1e-5, batch_size=20, epochs=1)),
+    (PermutationSGDClassifier, dict(delta=1e-5)),
+])
+def test_sgd_workers_match_serial(cls, kw):
+    # The calibration travels in ``settings``: the joblib workers use the parent's value.
+    X, y = _data(60, 3, 3)
+    serial = cls(epsilon=1.0, classes=[0, 1, 2], random_state=0, n_jobs=1, **kw).fit(X, y)
+    parallel = cls(epsilon=1.0, classes=[0, 1, 2], random_state=0, n_jobs=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(serial.coef_, parallel.coef_)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_tiny_n_and_batch_larger_than_n(n):
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])[:n]
+    y = np.arange(n) % 2
+    est = PermutationSGDClassifier(epsilon=1.0, delta=0.1, batch_size=500, epochs=1,
+                                   classes=[0, 1], random_state=0).fit(X, y)
+    # One minibatch of all n rows: Delta = 2 eta R / n.
+    assert est.sensitivity_ == pytest.approx(2 * est.learning_rate_ / n, rel=1e-15)
+    dp = DPSGDClassifier(epsilon=1.0, delta=0.1, batch_size=500, epochs=1, classes=[0, 1],
+                         random_state=0).fit(X, y)
+    assert (dp.sample_rate_, dp.n_iter_) == (1.0, 1)
+
+
+class _QuarterPSGD(PermutationSGDClassifier):
+    def _noise_std(self, settings, budget):
+        return super()._noise_std(settings, budget) / 4
+
+
+def test_audit_permutation_sgd_default_step():
+    # The default step is resolved in _prepare and the sensitivity 2 k eta R / b is computed
+    # from it: on rows x = 0 plus one row x = 1 whose label flips (Huber, margin 0 in the
+    # linear zone), one pass with b = 1 releases exactly +-eta + noise, attaining 2 eta.
+    from skdp.testing import audit_epsilon
+
+    n = 10
+    X = np.zeros((n, 1))
+    X[-1, 0] = 1.0
+    y0 = np.array([0, 1] * (n // 2))
+    y0[-1] = 1
+    y1 = y0.copy()
+    y1[-1] = 0
+    kw = dict(epsilon=2.0, delta=1e-5, loss="huber", batch_size=1, epochs=1,
+              fit_intercept=False, classes=[0, 1])
+    fitted = PermutationSGDClassifier(**kw, random_state=0).fit(X, y0)
+    assert fitted.sensitivity_ == pytest.approx(2 * fitted.learning_rate_, rel=1e-15)
+
+    def audit(cls):
+        def mechanism(data, rng):
+            return cls(**kw, random_state=rng).fit(*data).coef_[0, 0]
+        return audit_epsilon(mechanism, (X, y0), (X, y1), n_runs=500, n_select=150,
+                             delta=1e-5, random_state=12345).epsilon_lower_bound
+
+    assert audit(PermutationSGDClassifier) < 2.0
+    assert audit(_QuarterPSGD) > 2.0

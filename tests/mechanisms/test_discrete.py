@@ -677,3 +677,20 @@ def test_audit_two_coordinates_straddling_the_grid():
     assert res.epsilon_lower_bound <= 1.0, res
     res = audit_epsilon(make(_NoRoundingTermLaplace), x0, x1, n_runs=8000, random_state=6)
     assert res.epsilon_lower_bound > 1.0, res
+
+
+def test_half_up_rounding_moves_by_at_most_ceil_of_the_distance():
+    # |floor(a + 1/2) - floor(b + 1/2)| <= ceil(|a - b|): the integer floor(a') - floor(b')
+    # is < (a' - b') + 1, so at most ceil(a' - b'). Checked on the grid indices, with the
+    # float pairs where a rounded a + 0.5 would break it (0.5 - 2**-54 rounds up to 1).
+    g = Fraction(1, 4)
+    edge = 0.5 - 2.0**-54
+    a = np.array([edge, edge, -edge, 0.5, 1.5, 2.5, -0.5, 1e15 + 0.5]) * 0.25
+    b = np.array([-0.5, edge - 1.0, edge, -0.5, 0.5, 1.5, -1.5, 1e15 - 0.5]) * 0.25
+    rng = np.random.default_rng(0)
+    a = np.concatenate([a, rng.uniform(-3, 3, 2000)])
+    b = np.concatenate([b, a[8:] + rng.choice([-1, 1], 2000) * rng.uniform(0, 0.6, 2000)])
+    moved = np.abs(_grid_indices(a, g) - _grid_indices(b, g))
+    bound = [math.ceil(abs(Fraction(x) - Fraction(y)) / g) for x, y in zip(a, b)]
+    assert np.all(moved <= np.array(bound))
+    assert _grid_indices(np.array([edge * 0.25]), g)[0] == 0  # exact, not fl(u + 0.5)

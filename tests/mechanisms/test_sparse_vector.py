@@ -63,3 +63,23 @@ def test_sparse_vector_default_calibration_is_lyu():
     SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=10)
     assert sparse_vector_scales(1.0, 0.0, 10) == sparse_vector_scales(1.0, 0.0, 10,
                                                                       calibration="lyu")
+
+
+@pytest.mark.parametrize("epsilon, sensitivity", [(1e300, 1e-20), (1e-300, 1e20)])
+def test_degenerate_noise_scales_are_refused(epsilon, sensitivity):
+    # A Laplace scale that rounds to 0 or a subnormal (1e300, 1e-20) gives a (nearly)
+    # deterministic comparison: no finite epsilon covers it. An infinite one (1e-300, 1e20)
+    # gives NaN or infinite noise. Refused from the parameters alone.
+    from skdp.mechanisms import (
+        SparseVector, exponential_mechanism, report_noisy_max, sparse_vector_scales)
+    with pytest.raises(ValueError, match="noise scale"):
+        sparse_vector_scales(epsilon, 0.0, 1, sensitivity, "lyu")
+    with pytest.raises(ValueError, match="noise scale"):
+        SparseVector(epsilon=epsilon, delta=0.0, threshold=0.0, cutoff=1,
+                     sensitivity=sensitivity, calibration="lyu", random_state=0)
+    with pytest.raises(ValueError, match="noise scale"):
+        report_noisy_max([1.0, 1.0], epsilon=epsilon, sensitivity=sensitivity,
+                         random_state=0)
+    with pytest.raises(ValueError, match="noise scale"):
+        exponential_mechanism([1.0, 1.0], epsilon=epsilon, sensitivity=sensitivity,
+                              random_state=0)

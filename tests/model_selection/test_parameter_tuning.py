@@ -292,3 +292,24 @@ def test_selection_noise_out_of_float_range_is_refused_before_the_charge(small, 
     with pytest.raises(ValueError, match="noise scale"):
         sel.fit(X, y)
     assert acc.spent is None
+
+
+# PrivateParameterSelector: predicting on the holdout after the charge
+# prints nothing that depends on the holdout rows (numerical warnings of a
+# candidate's predict were shown or not depending on the data).
+def _selector_warnings(X, y):
+    selector = PrivateParameterSelector(NoisyCentroidClassifier(), {"epsilon": [0.5, 1.0]},
+                                        epsilon=1.0, classes=[0, 1], random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        selector.fit(X, y)
+    return [(w.category, str(w.message)) for w in caught]
+
+
+def test_selector_holdout_evaluation_prints_nothing_data_dependent():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X_large = X.copy()
+    X_large[::7] *= 1e200  # the centroid distances overflow in the candidates' predict
+    assert _selector_warnings(X_large, y) == _selector_warnings(X, y) == []

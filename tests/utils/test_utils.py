@@ -169,3 +169,19 @@ def test_sparse_row_norms_of_entries_below_2_pow_minus_1024():
     np.testing.assert_allclose(row_norms_l2(X), expected, rtol=1e-12)
     np.testing.assert_allclose(row_norms_l2(explicit), expected[:1], rtol=1e-12)
     assert expected[0] == pytest.approx(5e-310, rel=1e-12)
+
+
+def test_clipping_ignores_a_global_floating_point_error_mode():
+    # Under np.seterr(all="raise") the expected under/overflow of the squares (handled by
+    # rescaling) raised FloatingPointError inside a private fit, after the charge, for rows
+    # such as [1e300, 1e-310]: a data-dependent failure. Clipping must not depend on it.
+    from skdp.utils import clip_rows_l2
+
+    X = np.array([[1e300, 1e-310], [3.0, 4.0], [1e-200, 1e-200]])
+    expected = clip_rows_l2(X, 1.0)
+    with np.errstate(all="raise"):
+        clipped = clip_rows_l2(X, 1.0)
+        clipped_sparse = clip_rows_l2(sp.csr_matrix(X), 1.0)
+    np.testing.assert_array_equal(clipped, expected)
+    np.testing.assert_array_equal(clipped_sparse.toarray(), expected)
+    assert np.linalg.norm(clipped[0]) == pytest.approx(1.0)

@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
+from skdp import BudgetAccountant
 from skdp.preprocessing import PublicBoundsScaler
+from skdp.utils import check_real
 from skdp.utils._validation import check_feature_bounds
 
 
@@ -33,3 +35,13 @@ def test_unambiguous_two_by_two_arrays_are_accepted(bounds):
 def test_the_lows_highs_layout_is_explained():
     with pytest.raises(ValueError, match=r"\(lows, highs\).*zip"):
         check_feature_bounds((np.zeros(3), np.ones(3)), 3)
+
+
+def test_check_real_integer_beyond_float_range_is_inf_where_inf_is_allowed():
+    # float("inf") is accepted with allow_inf; an int beyond the float range is the same value.
+    assert check_real(10**400, "epsilon", low=0.0, allow_inf=True) == np.inf
+    assert BudgetAccountant(epsilon=10**400).epsilon == np.inf
+    with pytest.raises(ValueError, match="beyond the float range"):
+        check_real(10**400, "x")
+    with pytest.raises(ValueError, match="beyond the float range"):
+        check_real(-(10**400), "x", allow_inf=True)
