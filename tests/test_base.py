@@ -22,6 +22,9 @@ from skdp.linear_model import (
 from skdp.preprocessing import DPStandardScaler
 from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
 
+# The label set is not what these tests are about: fits without classes= are incidental.
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 X, Y = make_classification(200, 4, n_informative=3, n_redundant=0, random_state=0)
 X_PUBLIC = X[:20] + 0.1
 

@@ -11,6 +11,11 @@ from skdp import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyLe
 from skdp.linear_model import DPLogisticRegressionAMP, ObjectivePerturbationClassifier
 from skdp.model_selection import PrivateParameterSelector
 
+# Most selectors here read the label set from y (incidental); the warning itself is asserted
+# in test_the_label_set_is_resolved_once_and_given_to_the_candidates (pytest.warns records it
+# regardless of this filter).
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 
 @pytest.fixture(scope="module")
 def data():
