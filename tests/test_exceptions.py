@@ -15,6 +15,9 @@ from skdp.linear_model import DPLogisticRegressionAMP
 from skdp.linear_model._losses import get_loss
 from skdp.svm._solver import solve_svm_certified
 
+# Fits without classes= are incidental: these tests are about the CertificationError message.
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 
 def _neighbours():
     X, y = make_classification(200, 5, flip_y=0.2, random_state=0)

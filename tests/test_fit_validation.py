@@ -35,6 +35,9 @@ from skdp.model_selection import PrivateParameterSelector
 from skdp.utils import all_estimators
 from skdp.utils._validation import check_n_jobs
 
+# Estimators here are fitted without classes= (incidental: the tests are about validation order).
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 # ---------------------------------------------------------------- check_n_jobs
 
 
