@@ -34,12 +34,14 @@ COVERAGE = [
                                       "tests/mechanisms/test_discrete_sampler.py",
                                       "tests/mechanisms/test_discrete_sampler_exactness.py"]),
     ("skdp/mechanisms/", ["tests/mechanisms/test_mechanisms.py", "tests/testing/test_audit.py",
-                          "tests/test_rounding.py"]),
-    ("skdp/accounting/", ["tests/accounting/test_accountant.py", "tests/test_rounding.py",
+                          "tests/mechanisms/test_sparse_vector.py"]),
+    ("skdp/accounting/", ["tests/accounting/test_accountant.py",
                           "tests/accounting/test_zcdp_conversion.py"]),
-    ("skdp/linear_model/_amp.py", ["tests/linear_model/test_amp.py", "tests/linear_model/test_amp_discrete.py"]),
+    ("skdp/linear_model/_amp.py", ["tests/linear_model/test_amp.py",
+                                   "tests/linear_model/test_amp_discrete.py"]),
     ("skdp/linear_model/_multinomial.py", ["tests/linear_model/test_amp.py"]),
-    ("skdp/linear_model/_losses.py", ["tests/linear_model/test_amp.py", "tests/linear_model/test_convex.py"]),
+    ("skdp/linear_model/_losses.py", ["tests/linear_model/test_amp.py",
+                                      "tests/linear_model/test_convex.py"]),
     ("skdp/linear_model/_perturbation.py", ["tests/linear_model/test_convex.py",
                                             "tests/linear_model/test_perturbation_discrete.py"]),
     ("skdp/linear_model/_private_glm.py", ["tests/linear_model/test_convex.py",
@@ -55,9 +57,11 @@ COVERAGE = [
     ("skdp/matrix_completion/", ["tests/matrix_completion/test_completer.py",
                                  "tests/matrix_completion/test_completer_discrete.py",
                                  "tests/matrix_completion/test_calibration_discrete.py"]),
-    ("skdp/ensemble/", ["tests/ensemble/test_ensemble.py", "tests/ensemble/test_ensemble_privacy.py",
-                        "tests/test_rounding.py"]),
-    ("skdp/preprocessing/", ["tests/preprocessing/test_dp_scaler.py", "tests/preprocessing/test_dp_scaler_sample_weight.py"]),
+    ("skdp/ensemble/", ["tests/ensemble/test_ensemble.py",
+                        "tests/ensemble/test_ensemble_privacy.py",
+                        "tests/ensemble/test_stability.py"]),
+    ("skdp/preprocessing/", ["tests/preprocessing/test_dp_scaler.py",
+                             "tests/preprocessing/test_dp_scaler_sample_weight.py"]),
     ("skdp/model_selection/", ["tests/model_selection/test_parameter_tuning.py"]),
     ("skdp/utils/", ["tests/utils/test_utils.py", "tests/linear_model/test_convex.py"]),
 ]
@@ -65,15 +69,19 @@ COVERAGE = [
 # A fast first pass (a -k expression) per test file: formula and scale tests. A mutant
 # that survives it is run again on the whole covering files, so the verdict is the same.
 QUICK = {
-    "tests/linear_model/test_amp.py": "calibration_matches or constants_enter or loss_constant or defaults_are "
-                         "or regularization_is or splits_the_budget or hand_computed",
-    "tests/linear_model/test_convex.py": "formulas or thesis_scale or zcdp_halves or noise_reaches or l2_laplace "
-                            "or noise_is_calibrated or splits_the_budget_by or reviewers_case",
+    "tests/linear_model/test_amp.py":
+        "calibration_matches or constants_enter or loss_constant or defaults_are "
+        "or regularization_is or splits_the_budget or hand_computed",
+    "tests/linear_model/test_convex.py":
+        "formulas or thesis_scale or zcdp_halves or noise_reaches or l2_laplace "
+        "or noise_is_calibrated or splits_the_budget_by or reviewers_case",
     "tests/linear_model/test_amp_discrete.py": "by_hand or certified_point_plus",
     "tests/linear_model/test_perturbation_discrete.py": "by_hand or spread or draws_its_parameter",
     "tests/linear_model/test_permutation_sgd_discrete.py": "by_hand or spread",
-    "tests/kernel_methods/test_classifiers_discrete.py": "by_hand or coarse or spread or grid_multiples or follows",
-    "tests/kernel_methods/test_kernel_methods.py": "sensitivity or scale or hall or covariance or noise",
+    "tests/kernel_methods/test_classifiers_discrete.py":
+        "by_hand or coarse or spread or grid_multiples or follows",
+    "tests/kernel_methods/test_kernel_methods.py":
+        "sensitivity or scale or hall or covariance or noise",
     "tests/matrix_completion/test_completer.py": "sensitivity or sigma or symmetric or calibration",
     "tests/matrix_completion/test_completer_discrete.py": "hand or budget or variance or grid",
     "tests/ensemble/test_ensemble.py": "calibration or hand or teachers or sensitivity",

@@ -379,3 +379,26 @@ def test_pld_calibration_evaluates_each_point_once(monkeypatch):
     monkeypatch.setattr(subsampled, "_epsilon", original)
     assert subsampled._pld_epsilon(sigma, 0.05, 1000, 1e-5, "replace-one",
                                    subsampled._PLD_FINE) <= 0.1
+
+
+def test_accountant_refuses_overruns_beyond_rounding():
+    # Before the fix a relative slack of 1e-9 let a spend overrun the total.
+    acc = BudgetAccountant(1.0, 1e-5)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(1.0 + 5e-10))
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(0.5, 1e-5 * (1 + 5e-10)))
+    for _ in range(999):
+        acc.spend(PrivacyBudget(1e-3, 1e-8))
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(1e-3 * (1 + 1e-7)))
+    # What rounding alone explains still fits: the last thousandth, decimal tenths, split parts.
+    acc.spend(PrivacyBudget(1e-3, 1e-8))
+    tenths = BudgetAccountant(0.3)
+    for _ in range(3):
+        tenths.spend(PrivacyBudget(0.1))
+    total = PrivacyBudget(0.7, 3e-7)
+    for k in (3, 7, 49, 1000):
+        parts = BudgetAccountant(total.epsilon, total.delta)
+        for _ in range(k):
+            parts.spend(total.split(k))

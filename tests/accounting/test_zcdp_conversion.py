@@ -11,11 +11,12 @@ float, in the paper's form (not the implementation's).
 
 import math
 import time
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from skdp.accounting import zcdp_delta, zcdp_for_dp, zcdp_to_dp
+from skdp.accounting import gaussian_zcdp, zcdp_delta, zcdp_for_dp, zcdp_to_dp
 from skdp.mechanisms import (
     DiscreteGaussianMechanism,
     discrete_gaussian_sigma2,
@@ -218,3 +219,35 @@ def test_audit_at_the_tight_calibration():
     res = audit_epsilon(_counts(_QuarterSigma, epsilon, delta), 0, 1, n_runs=60_000,
                         delta=delta, vectorized=True, random_state=12)
     assert res.epsilon_lower_bound > epsilon, res
+
+
+def _log_inv(delta):
+    # ln(1/delta) without rounding 1/delta first: 1 - delta is exact for delta >= 1/2
+    # (Sterbenz) and log1p keeps the digits of a small argument.
+    return -math.log1p(-(1.0 - delta)) if delta >= 0.5 else -math.log(delta)
+
+
+@pytest.mark.parametrize("delta", [1 - 1e-6, 1 - 3e-6, 1 - 1e-7, 0.9999, 1e-6])
+@pytest.mark.parametrize("epsilon", [1e-6, 0.5, 10.0])
+def test_zcdp_for_dp_never_exceeds_epsilon(epsilon, delta):
+    # Before the fix, ln(1/delta) was computed from the rounded 1/delta: near delta = 1
+    # that loses digits and rho spent 1 + 1e-11 times epsilon at delta = 1 - 1e-6.
+    # Seed 004, Lemma 2.1.13 (the CKS default is checked in test_zcdp_conversion.py).
+    rho = zcdp_for_dp(epsilon, delta, conversion="bun-steinke")
+    assert rho + 2.0 * math.sqrt(rho * _log_inv(delta)) <= epsilon * (1 + 1e-14)
+
+
+@pytest.mark.parametrize("delta", [1 - 1e-6, 1 - 1e-7, 1 - 3e-6, 1e-6])
+def test_zcdp_to_dp_never_below_the_exact_epsilon(delta):
+    exact = 1.0 + 2.0 * math.sqrt(_log_inv(delta))
+    assert zcdp_to_dp(1.0, delta, conversion="bun-steinke").epsilon >= exact * (1 - 1e-14)
+
+
+@pytest.mark.parametrize("sensitivity, sigma", [(1e-160, 7e-160), (3e-170, 1e-170), (1e-12, 1e-12),
+                                                (1e6, 3.0)])
+def test_gaussian_zcdp_keeps_its_digits_for_tiny_scales(sensitivity, sigma):
+    # Before the fix, Delta^2 and sigma^2 were formed first: below 1e-154 they are
+    # subnormal (rho 1e-5 too small at Delta = 1e-160, sigma = 7e-160) or zero
+    # (ZeroDivisionError).
+    exact = Fraction(sensitivity) ** 2 / (2 * Fraction(sigma) ** 2)
+    assert gaussian_zcdp(sensitivity, sigma) == pytest.approx(float(exact), rel=1e-15)

@@ -7,6 +7,8 @@ import pickle
 import joblib
 import pytest
 
+from skdp import PrivacyBudget
+from skdp.accounting import advanced_composition
 from skdp.mechanisms import SparseVector, sparse_vector_scales
 
 
@@ -83,3 +85,27 @@ def test_degenerate_noise_scales_are_refused(epsilon, sensitivity):
     with pytest.raises(ValueError, match="noise scale"):
         exponential_mechanism([1.0, 1.0], epsilon=epsilon, sensitivity=sensitivity,
                               random_state=0)
+
+
+def test_sparse_vector_thesis_guard_has_no_slack():
+    # The largest epsilon the guard accepts (T = 200 > 8 ln(1e6), so advanced composition
+    # decides) must be proved by it. Before the fix the guard accepted a bound of
+    # 1 + 1e-12 times epsilon (epsilon = 116.08249945696377).
+    delta, cutoff = 1e-6, 200
+
+    def accepted(epsilon):
+        try:
+            sparse_vector_scales(epsilon, delta, cutoff, calibration="thesis")
+        except ValueError:
+            return False
+        return True
+
+    lo, hi = 116.0, 116.2
+    assert accepted(lo) and not accepted(hi)
+    while math.nextafter(lo, hi) < hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if accepted(mid) else (lo, mid)
+    lam = sparse_vector_scales(lo, delta, cutoff, calibration="thesis")[0]
+    # Each of the T AboveThreshold runs is 2 / lambda-DP (threshold Lap(lambda), queries Lap(2 lambda)).
+    bound = advanced_composition([PrivacyBudget(2.0 / lam)] * cutoff, delta).epsilon
+    assert bound <= lo * (1 + 1e-14)
