@@ -7,6 +7,7 @@ neighbouring datasets with certainty), so every estimator lists them in
 
 import copy
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from skdp.linear_model import (
 )
 from skdp.preprocessing import DPStandardScaler
 from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
+from skdp import BudgetAccountant
 
 # The label set is not what these tests are about: fits without classes= are incidental.
 pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
@@ -140,3 +142,34 @@ def test_clones_inside_a_teacher_fit_do_not_depend_on_earlier_clones():
         third = _noisy_mean(clone(est))
     assert np.array_equal(first, third)
     assert est.random_state.bit_generator.seed_seq.n_children_spawned == 0
+
+
+def test_data_size_default_delta_out_of_range_says_so():
+    from skdp.linear_model import DPLogisticRegressionAMP
+    X, y = make_classification(n_samples=20, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=0)
+    accountant = BudgetAccountant(epsilon=10.0, delta=0.5)
+    est = DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], accountant=accountant)
+    with pytest.raises(ValueError, match=r"delta=None .* 1 for n_samples=1, outside \(0, 1\)"):
+        est.fit(X[:1], y[:1])
+    assert accountant.spent is None
+    # An explicit delta is used as given.
+    est.set_params(delta=1e-3).fit(X[:2], y[:2])
+    assert est.privacy_spent_.delta == 1e-3
+
+
+def test_delta_of_one_over_n_or_more_warns():
+    """delta >= 1 / n allows publishing a random record outright: the user is told."""
+    from skdp import WeakPrivacyWarning
+    from skdp.linear_model import DPLogisticRegressionAMP
+    X, y = make_classification(n_samples=200, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=0)
+    est = DPLogisticRegressionAMP(epsilon=1.0, classes=[0, 1], random_state=0)
+    for delta in (0.1, 1 / 200):
+        with pytest.warns(WeakPrivacyWarning, match=r"delta=.* >= 1 / n_samples = 0.005"):
+            est.set_params(delta=delta).fit(X, y)
+        assert est.privacy_spent_.delta == delta  # a warning, not a change
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", WeakPrivacyWarning)
+        est.set_params(delta=0.99 / 200).fit(X, y)
+        est.set_params(delta=None).fit(X[:2], y[:2])  # the default 1 / n^2 is below 1 / n
