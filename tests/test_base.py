@@ -1,6 +1,6 @@
-"""Solver diagnostics computed from the private data without noise never leave in a pickle.
+"""DPEstimatorMixin (skdp/base.py): what a fitted model keeps, clones' random streams, default delta.
 
-They are not covered by the privacy guarantee (e.g. ``n_iter_`` differs between
+Solver diagnostics computed from the private data without noise never leave in a pickle. They are not covered by the privacy guarantee (e.g. ``n_iter_`` differs between
 neighbouring datasets with certainty), so every estimator lists them in
 ``_non_private_attributes`` and ``DPEstimatorMixin.__getstate__`` drops them.
 """
@@ -14,6 +14,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
+from skdp import BudgetAccountant
 from skdp.kernel_methods import PrivateKernelClassifier, PrivateKernelSVC
 from skdp.linear_model import (
     DPLogisticRegressionAMP,
@@ -22,7 +23,6 @@ from skdp.linear_model import (
 )
 from skdp.preprocessing import DPStandardScaler
 from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
-from skdp import BudgetAccountant
 
 # The label set is not what these tests are about: fits without classes= are incidental.
 pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")

@@ -1,4 +1,6 @@
-"""ModelAgnosticPrivateClassifier / PrivateQueryAnswerer: parameters refused before the charge."""
+"""ModelAgnosticPrivateClassifier / PrivateQueryAnswerer: parameters refused before the charge, and
+a label-private split (no ``X_public``) that never fails after it because of its random keyed-hash
+split; the errors it can still raise after the charge carry no data-dependent count."""
 
 import re
 import warnings
@@ -9,10 +11,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 from skdp import BudgetAccountant
 from skdp.ensemble import (
-    _answerer,
     LabelPrivateBudget,
     ModelAgnosticPrivateClassifier,
     PrivateQueryAnswerer,
+    _answerer,
 )
 from skdp.ensemble._teachers import fit_teachers
 from skdp.exceptions import FallbackModelWarning
