@@ -1,8 +1,9 @@
 """DPEstimatorMixin (skdp/base.py): what a fitted model keeps, clones' random streams, default delta.
 
-Solver diagnostics computed from the private data without noise never leave in a pickle. They are not covered by the privacy guarantee (e.g. ``n_iter_`` differs between
-neighbouring datasets with certainty), so every estimator lists them in
-``_non_private_attributes`` and ``DPEstimatorMixin.__getstate__`` drops them.
+Solver diagnostics computed from the private data without noise never leave in a pickle. They
+are not covered by the privacy guarantee (e.g. ``n_iter_`` differs between neighbouring datasets
+with certainty), so every estimator lists them in ``_non_private_attributes`` and
+``DPEstimatorMixin.__getstate__`` drops them.
 """
 
 import copy
