@@ -75,7 +75,7 @@ def test_a_mutant_run_leaves_out_the_check_that_every_mutant_applies(monkeypatch
         return Done()
 
     monkeypatch.setattr(tool.subprocess, "run", run)
-    tool._pytest([tool.NEW_TESTS, "tests/test_kernel_methods.py"], 10.0)
+    tool._pytest([tool.NEW_TESTS, "tests/kernel_methods/test_kernel_methods.py"], 10.0)
     tool._pytest([tool.NEW_TESTS], 10.0, keyword="scale")
     check = f"{tool.NEW_TESTS}::test_every_mutant_of_the_audit_still_applies_to_the_code"
     for command in commands:

@@ -40,6 +40,9 @@ from skdp.model_selection import _parameter_tuning
 from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
 from skdp.utils._random import check_random_state
 
+# Several estimators here are fitted without classes= (incidental: the tests are about verbose).
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 X3, Y3 = make_classification(240, 3, n_informative=3, n_redundant=0, n_classes=3,
                              n_clusters_per_class=1, random_state=0)
 X3 = X3 / 4.0

@@ -35,7 +35,7 @@ def _thesis_calibration_is_proved(epsilon, delta, cutoff):
     ``<= epsilon`` iff ``epsilon <= sqrt(8 T ln(1/delta)) ln((1 + s) / (1 - s))``
     with ``s = sqrt(2 ln(1/delta) / T)``: about ``8 ln(1/delta)`` (110 at
     ``delta = 1e-6``) for large ``T``. Above it the claim is not proved, and it
-    is false far above (see ``tests/test_mechanisms.py``).
+    is false far above (see ``tests/mechanisms/test_mechanisms.py``).
     """
     eps0 = epsilon / math.sqrt(-8.0 * cutoff * math.log(delta))
     if cutoff * eps0 <= epsilon:

@@ -18,7 +18,7 @@ WEIGHT_CHECKS = {
     "check_class_weight_classifiers": (
         "rows are clipped to data_norm with the intercept as a regularized feature (DP), so on "
         "the check's unscaled blobs (std 20) no class weight moves 87% of the predictions to "
-        "one class; tests/test_sample_weight.py checks class_weight"),
+        "one class; tests/linear_model/test_objective_sample_weight.py checks class_weight"),
     "check_all_zero_sample_weights_error": (
         "weights are protected like the rows: an error only for all-zero weights would tell "
         "that data set from its neighbours, so the fit releases a noise-only model"),

@@ -28,7 +28,7 @@ EXPECTED_FAILED_CHECKS = {
     "PrivateQueryAnswerer": {
         "check_estimators_pickle": (
             "a fitted answerer holds the non-private teachers and the sparse vector's state, "
-            "so it refuses to be pickled unless allow_pickle=True (tests/test_ensemble.py "
+            "so it refuses to be pickled unless allow_pickle=True (tests/ensemble/test_ensemble.py "
             "checks the opt-in)"),
         **ALL_ZERO_WEIGHTS,
     },

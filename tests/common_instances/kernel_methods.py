@@ -43,7 +43,7 @@ _KERNEL_WEIGHT_CHECKS["check_class_weight_classifiers"] = (
     "the release is pinned to public support points over the public box bounds (-3, 3) "
     "(DP: no box read from the data), and the check's blobs (std 20) lie far outside it, "
     "where the released function is about 0 whatever the weights; "
-    "tests/test_kernel_sample_weight.py checks class_weight")
+    "tests/kernel_methods/test_sample_weight.py checks class_weight")
 EXPECTED_FAILED_CHECKS = {
     name: _KERNEL_WEIGHT_CHECKS
     for name in ("PrivateKernelClassifier", "PrivateKernelNetClassifier", "PrivateKernelSVC")

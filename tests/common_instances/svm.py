@@ -27,7 +27,7 @@ EXPECTED_FAILED_CHECKS = {
             "rows are clipped to data_norm=1 with the intercept as a regularized feature (DP), "
             "so on the check's unscaled blobs (std 20) every row is shrunk to the unit ball and "
             "at epsilon=1 the noise calibrated to its 50 rows dominates; "
-            "tests/test_svm_sample_weight.py checks class_weight"),
+            "tests/svm/test_sample_weight.py checks class_weight"),
     },
     "PrivateSVMRFF": {
         **WEIGHT_CHECKS,
@@ -36,6 +36,6 @@ EXPECTED_FAILED_CHECKS = {
             "the kernel width gamma='norm' (1 / data_norm**2) is public (SVC's gamma='scale' "
             "reads the private feature variance), too narrow for the check's std-20 blobs, and at "
             "epsilon=1 the noise calibrated to its 50 rows dominates (it passes with "
-            "gamma=1e-3 and no noise); tests/test_svm_sample_weight.py checks class_weight"),
+            "gamma=1e-3 and no noise); tests/svm/test_sample_weight.py checks class_weight"),
     },
 }

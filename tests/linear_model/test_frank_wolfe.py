@@ -143,3 +143,17 @@ def test_bad_entry_bound_fails_before_spending(bad):
     X, y, _, _ = _nonnegative_unit_rows(200)
     with pytest.raises((ValueError, TypeError), match="entry_bound"):
         PrivateFrankWolfeClassifier(entry_bound=bad, classes=[0, 1]).fit(X, y)
+
+
+def _data(n, d, k, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)), np.arange(n) % k
+
+
+def test_frank_wolfe_scale_per_class():
+    X, y = _data(80, 3, 3)
+    est = PrivateFrankWolfeClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1, 2],
+                                      random_state=0).fit(X, y)
+    scale = frank_wolfe_noise(80, 1.0, est.l1_radius_, 1.0 / 3, 1e-5 / 3, est.n_iter_,
+                              est.accounting)[0]
+    assert est.noise_scale_ == scale

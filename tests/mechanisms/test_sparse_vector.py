@@ -7,6 +7,8 @@ import pickle
 import joblib
 import pytest
 
+from skdp import PrivacyBudget
+from skdp.accounting import advanced_composition
 from skdp.mechanisms import SparseVector, sparse_vector_scales
 
 
@@ -63,3 +65,47 @@ def test_sparse_vector_default_calibration_is_lyu():
     SparseVector(epsilon=1.0, delta=0.0, threshold=0.0, cutoff=10)
     assert sparse_vector_scales(1.0, 0.0, 10) == sparse_vector_scales(1.0, 0.0, 10,
                                                                       calibration="lyu")
+
+
+@pytest.mark.parametrize("epsilon, sensitivity", [(1e300, 1e-20), (1e-300, 1e20)])
+def test_degenerate_noise_scales_are_refused(epsilon, sensitivity):
+    # A Laplace scale that rounds to 0 or a subnormal (1e300, 1e-20) gives a (nearly)
+    # deterministic comparison: no finite epsilon covers it. An infinite one (1e-300, 1e20)
+    # gives NaN or infinite noise. Refused from the parameters alone.
+    from skdp.mechanisms import (
+        SparseVector, exponential_mechanism, report_noisy_max, sparse_vector_scales)
+    with pytest.raises(ValueError, match="noise scale"):
+        sparse_vector_scales(epsilon, 0.0, 1, sensitivity, "lyu")
+    with pytest.raises(ValueError, match="noise scale"):
+        SparseVector(epsilon=epsilon, delta=0.0, threshold=0.0, cutoff=1,
+                     sensitivity=sensitivity, calibration="lyu", random_state=0)
+    with pytest.raises(ValueError, match="noise scale"):
+        report_noisy_max([1.0, 1.0], epsilon=epsilon, sensitivity=sensitivity,
+                         random_state=0)
+    with pytest.raises(ValueError, match="noise scale"):
+        exponential_mechanism([1.0, 1.0], epsilon=epsilon, sensitivity=sensitivity,
+                              random_state=0)
+
+
+def test_sparse_vector_thesis_guard_has_no_slack():
+    # The largest epsilon the guard accepts (T = 200 > 8 ln(1e6), so advanced composition
+    # decides) must be proved by it. Before the fix the guard accepted a bound of
+    # 1 + 1e-12 times epsilon (epsilon = 116.08249945696377).
+    delta, cutoff = 1e-6, 200
+
+    def accepted(epsilon):
+        try:
+            sparse_vector_scales(epsilon, delta, cutoff, calibration="thesis")
+        except ValueError:
+            return False
+        return True
+
+    lo, hi = 116.0, 116.2
+    assert accepted(lo) and not accepted(hi)
+    while math.nextafter(lo, hi) < hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if accepted(mid) else (lo, mid)
+    lam = sparse_vector_scales(lo, delta, cutoff, calibration="thesis")[0]
+    # Each of the T AboveThreshold runs is 2 / lambda-DP (threshold Lap(lambda), queries Lap(2 lambda)).
+    bound = advanced_composition([PrivacyBudget(2.0 / lam)] * cutoff, delta).epsilon
+    assert bound <= lo * (1 + 1e-14)
