@@ -5,7 +5,8 @@ score like its non-private scikit-learn twin with scikit-learn's defaults, on
 every table of the collection: a default that collapses to a constant model, or
 suits only generated unit-variance data, fails here and not in a user's hands.
 The training sets are capped at 3,000 rows to keep the suite fast; the ``real``
-benchmark scenario reports the full tables at real budgets.
+benchmark scenario reports the full tables at real budgets (and ``epsilon = 1``, where
+every classifier is expected to beat the majority class on the larger tables).
 """
 
 import pytest
@@ -42,10 +43,23 @@ def test_every_estimator_is_held_to_the_contract():
 # measurement; strict, so a fix that closes one makes this list shrink.
 _KERNEL_SUPPORT = ("a least-squares fit to T noisy values on a fixed public support "
                    "cannot follow SVC() on high-dimensional or multi-class tables (docstring)")
+_RANDOM_TREES = ("trees split at random on public bins (never on the rows) miss signal that lies "
+                 "in a narrow part of a feature's public range (docs/guide/trees.rst)")
+_ONE_VS_REST = ("one-vs-rest binary problems on the 5-class table, against the twin's "
+                "multinomial (or squared-hinge) fit (docs/guide/svm_and_perturbation.rst)")
 SHORTFALLS = {
     **{("PrivateKernelNetClassifier", d): "TDIL's steps cannot reach the minimizer in "
        "n_rounds rounds on unit-norm rows: it predicts the majority class (docstring)"
-       for d in CASES["PrivateKernelNetClassifier"].datasets},
+       for d in CASES["PrivateKernelNetClassifier"].datasets if d != "mlc_churn"},
+    **{("DPRandomForestClassifier", d): _RANDOM_TREES
+       for d in ("credit_data", "flights", "digits", "mlc_churn", "tv16", "diamonds_cut")},
+    **{("DPHistGradientBoostingClassifier", d): _RANDOM_TREES
+       for d in ("digits", "mlc_churn", "diamonds_cut")},
+    ("ObjectivePerturbationClassifier", "diamonds_cut"): _ONE_VS_REST,
+    ("OutputPerturbationClassifier", "diamonds_cut"): _ONE_VS_REST,
+    ("PrivateLinearSVM", "diamonds_cut"): _ONE_VS_REST,
+    ("ModelAgnosticPrivateClassifier", "digits"): "subsample-and-aggregate on 1,347 rows: each "
+        "teacher sees a few hundred rows of 10 classes (docs/guide/model_agnostic.rst)",
     ("PrivateKernelClassifier", "flights"): _KERNEL_SUPPORT,
     ("PrivateKernelClassifier", "digits"): _KERNEL_SUPPORT,
     ("PrivateKernelClassifier", "diamonds_cut"): _KERNEL_SUPPORT,
@@ -65,7 +79,10 @@ def _param(name, dataset):
 @pytest.mark.parametrize("name,dataset", [_param(n, d) for n, d in PAIRS])
 def test_no_noise_limit_matches_the_twin(name, dataset):
     case = CASES[name]
-    private, twin, _, _ = score_case(case, dataset, 1e6, seeds=(0,), max_train=MAX_TRAIN)
+    # The noise (negligible here) and any random structure (trees, subsamples) are seeded, so
+    # the verdict is reproducible; the tuning knobs are the defaults.
+    private, twin, _, _ = score_case(case, dataset, 1e6, seeds=(0,), max_train=MAX_TRAIN,
+                                     random_state=0)
     if case.kind == "cluster":   # scores are -inertia: the objective within 10% of the twin's
         assert private[0] >= 1.10 * twin[0], (name, dataset, private[0], twin[0])
         return
