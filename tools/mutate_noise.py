@@ -168,8 +168,8 @@ MUTANTS = [
     ("accountant_fits", ACC + "_accountant.py",
      "eps + Fraction(budget.epsilon) <=", "eps + Fraction(budget.epsilon) / 2 <="),
     ("accountant_total", ACC + "_accountant.py",
-     "eps = sum(s.budget.epsilon for s in self.spends)",
-     "eps = 0.5 * sum(s.budget.epsilon for s in self.spends)"),
+     "eps = sum(s.budget.epsilon for s in spends)",
+     "eps = 0.5 * sum(s.budget.epsilon for s in spends)"),
     # --- losses (sensitivities of everything built on them) ------------------------
     ("logistic_lipschitz", LM + "_losses.py",
      '"""L2-Lipschitz constant in ``theta`` for rows of norm <= ``data_norm``."""\n'

@@ -200,6 +200,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         projection and ``s_t`` of shape ``(r_t,)`` their shrinkage factors
         ``Z / Lambda`` in ``(0, 1]``; a user's row moves to
         ``(y V_t^T * s_t) V_t``. Public: ``(epsilon, delta)``-DP.
+    row_norm_bound_ : float
+        The bound each user's row was clipped to (``row_norm_bound``, or its
+        public rule when ``None``).
     nuclear_norm_ : float or None
         The nuclear-norm constraint used (``nuclear_norm``, or the rule above
         for ``"frank_wolfe"`` with ``nuclear_norm=None``); ``None`` for
@@ -694,6 +697,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         self.components_ = np.array(components)
         self.singular_values_ = np.array(scales) if p["method"] == "frank_wolfe" else None
         self.projections_ = projections if p["method"] == "pgd" else None
+        self.row_norm_bound_ = p["bound"]
         self.nuclear_norm_ = p["nuclear_norm"]
         self.eigensolver_ = p["eigensolver"]
         self.sensitivity_ = sensitivity

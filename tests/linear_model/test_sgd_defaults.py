@@ -14,6 +14,7 @@ from skdp.linear_model import _dpsgd, _permutation_sgd
 from skdp.linear_model._dpsgd import dpsgd_noise_multiplier, dpsgd_schedule
 from skdp.linear_model._permutation_sgd import (
     permutation_sgd_default_step,
+    permutation_sgd_noise_step,
     permutation_sgd_sensitivity,
     permutation_sgd_sigma,
 )

@@ -39,7 +39,7 @@ def test_matrix_completion_default_nuclear_norm(n_users):
     R[rng.random(R.shape) < 0.5] = np.nan
     kw = dict(epsilon=1.0, delta=1e-3, random_state=0, method="frank_wolfe")
     default = DPMatrixCompleter(**kw).fit(R)
-    assert default.nuclear_norm_ == math.sqrt(n_users) * default.row_norm_bound
+    assert default.nuclear_norm_ == math.sqrt(n_users) * default.row_norm_bound_
     explicit = DPMatrixCompleter(nuclear_norm=default.nuclear_norm_, **kw).fit(R)
     np.testing.assert_array_equal(default.components_, explicit.components_)
     np.testing.assert_array_equal(default.transform(R), explicit.transform(R))

@@ -56,7 +56,10 @@ def test_labelled_pandas_bounds_are_not_read_by_position(make_bounds):
 
 
 def test_unlabelled_pandas_bounds_still_positional():
-    df = pd.DataFrame({"a": [0.0, 5.0, 10.0], "b": [100.0, 150.0, 200.0]})
-    bounds = pd.DataFrame([[0.0, 10.0], [100.0, 200.0]])  # RangeIndex: positional as before
+    df = pd.DataFrame({"a": [0.0, 5.0, 10.0], "b": [100.0, 150.0, 200.0], "c": [1.0, 2.0, 3.0]})
+    bounds = pd.DataFrame([[0.0, 10.0], [100.0, 200.0], [0.0, 5.0]])  # RangeIndex: positional
     scaler = PublicBoundsScaler(bounds=bounds).fit(df)
-    np.testing.assert_array_equal(scaler.lower_, [0.0, 100.0])
+    np.testing.assert_array_equal(scaler.lower_, [0.0, 100.0, 0.0])
+    # With two features a 2 x 2 frame could be either layout: refused, not guessed.
+    with pytest.raises(ValueError, match="ambiguous"):
+        PublicBoundsScaler(bounds=pd.DataFrame([[0.0, 10.0], [100.0, 200.0]])).fit(df[["a", "b"]])

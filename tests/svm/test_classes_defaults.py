@@ -1,5 +1,6 @@
 """Defaults of PrivateLinearSVM / PrivateSVMRFF: RFF gamma="auto" (public), and the mechanisms that need delta > 0."""
 
+import math
 import re
 import warnings
 
