@@ -3,10 +3,10 @@
 ``DPLogisticRegressionAMP`` replaces ``LogisticRegression`` without any tuning:
 rows are clipped to unit norm, the budget split and regularization follow a
 data-independent rule, and the released model's gradient norm is certified
-before its output noise is added. On the Synthetic-L problem of the thesis
+before its output noise is added. On the Synthetic-L problem of Thakkar (2019)
 (10,000 x 40) we fit it at several privacy budgets (three noise draws each)
 with the logistic and Huber SVM losses, and compare with the non-private
-``LogisticRegression`` and with AMP under the thesis' own ``eps3`` rule.
+``LogisticRegression`` and with AMP under Thakkar's (2019) own ``eps3`` rule.
 
 Run: ``python examples/plot_amp_accuracy_vs_epsilon.py [output.png]``
 """

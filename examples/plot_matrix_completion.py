@@ -3,7 +3,7 @@ Private matrix completion: test RMSE against epsilon
 =====================================================
 
 Complete a generated users x items ratings matrix (a rank-one matrix with
-entries in [-1, 1], 20 ratings per user, 1% of them held out, as in seed 004,
+entries in [-1, 1], 20 ratings per user, 1% of them held out, as in Thakkar (2019),
 Sec. 6.4, but smaller) with :class:`skdp.matrix_completion.DPMatrixCompleter`
 under user-level joint differential privacy, and plot the held-out RMSE
 against epsilon for private Frank-Wolfe, private SVD, private rank-one

@@ -1,10 +1,10 @@
 """Private learning with any classifier: teachers, stable votes and a student.
 
-``ModelAgnosticPrivateClassifier`` (seed 004, Ch. 5) splits the private data
+``ModelAgnosticPrivateClassifier`` (Thakkar (2019), Ch. 5) splits the private data
 among many teachers, lets them vote on unlabeled public points, releases a
 label only when the vote is stable (one record cannot flip it), and trains a
 student on the released labels. Left: how many teachers a unanimous vote
-needs before it is answered, for the thesis' sparse-vector calibration and
+needs before it is answered, for Thakkar's (2019) sparse-vector calibration and
 for Lyu, Su and Li's (2017) pure-DP one. Right: with 250 teachers, the share of
 public points answered and the student's accuracy against the non-private
 model trained on all the data.
@@ -35,7 +35,7 @@ cutoffs = np.array([1, 2, 5, 10, 20, 50, 100])
 needed = {cal: [unanimous_vote_teachers(1.0, 1e-6, int(t), 1000, calibration=cal)
                 for t in cutoffs] for cal in ("lyu", "thesis")}
 
-# The thesis' calibration answers nothing with 250 teachers even at epsilon = 10 (its
+# Thakkar's (2019) calibration answers nothing with 250 teachers even at epsilon = 10 (its
 # unanimous vote needs thousands of teachers, left panel): one run shows it.
 runs = {"lyu": [1.0, 2.0, 3.0, 10.0], "thesis": [10.0]}
 answered, accuracy = {}, {}

@@ -1,7 +1,7 @@
 """Private Frank-Wolfe against L2-noised learners on high-dimensional data.
 
 A problem with more features than samples whose labels depend on a handful
-of features: the regime of seed 004 Fig. 4.5 where private Frank-Wolfe
+of features: the regime of Thakkar (2019), Fig. 4.5 where private Frank-Wolfe
 (noise that grows with the number of steps, not with the dimension) beats
 methods whose noise is spread over all coordinates. Accuracy against
 epsilon, with scikit-learn's non-private ``LogisticRegression`` as reference.

@@ -2,7 +2,7 @@
 
 A kernel density estimate is a function, and answering density queries one
 at a time would spend privacy on every query. Functional perturbation (Hall,
-Rinaldo and Wasserman 2013; seed 003) releases the whole function once: the
+Rinaldo and Wasserman 2013; Dandekar et al. (2019)) releases the whole function once: the
 estimate plus a Gaussian-process sample path scaled to its RKHS sensitivity.
 The released object then answers any number of queries, always with the same
 value at the same point.

@@ -1,15 +1,15 @@
 """Private kernel SVM decision boundaries against the non-private one.
 
 Two concentric circles cannot be separated by a line. A linear SVM in a
-random Fourier feature space (seed 001, Eq. 6) approximates an RBF-kernel SVM
+random Fourier feature space (Rubinstein et al. (2012), Eq. 6) approximates an RBF-kernel SVM
 and separates them; :class:`~skdp.svm.PrivateSVMRFF` releases that SVM with
-differential privacy (seed 001, Alg. 3) by adding calibrated noise to its
+differential privacy (Rubinstein et al. (2012), Alg. 3) by adding calibrated noise to its
 weights. The figure shows the decision boundary (score 0) of
 
 * the non-private SVM on the same random features (``LinearSVC``),
 * ``PrivateSVMRFF`` with Laplace noise (pure epsilon-DP) and with Gaussian
   noise ((epsilon, delta)-DP, much less noise for 2 x 100 coefficients),
-* seed 002's alternative, objective perturbation in the random feature space
+* Chaudhuri et al.'s (2011) alternative, objective perturbation in the random feature space
   (``RandomFourierFeatures`` + ``ObjectivePerturbationClassifier`` in a Pipeline),
 * the private *linear* SVM on the raw coordinates, which cannot bend.
 

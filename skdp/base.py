@@ -149,12 +149,12 @@ class DPEstimatorMixin:
         # Generator or RandomState `random_state` would then hold the same state in
         # every clone (each fit of cross_validate, GridSearchCV, OneVsRestClassifier...),
         # which would all draw the same noise. It cancels between fits on overlapping
-        # data, and the basic composition the accountant charges (seed 004, Lemma 2.1.5)
+        # data, and the basic composition the accountant charges (Thakkar (2019), Lemma 2.1.5)
         # needs independent noise. Each clone gets an independent child instead (it
         # stays independent when the clone is pickled to a worker process). Not inside
         # `spending_refused` (a teacher of subsample-and-aggregate): teachers are cloned
         # only when their rows hold two classes, so a child per clone would make a
-        # teacher's noise depend on the earlier teachers' rows (seed 004, Sec. 5.1 needs
+        # teacher's noise depend on the earlier teachers' rows (Thakkar (2019), Sec. 5.1 needs
         # one record to change one teacher); each gets the copy it always had.
         new = super().__sklearn_clone__()
         if spending_is_refused():

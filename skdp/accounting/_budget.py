@@ -11,7 +11,7 @@ __all__ = ["PrivacyBudget"]
 class PrivacyBudget:
     """An immutable, validated ``(epsilon, delta)`` differential privacy budget.
 
-    Adding two budgets is basic composition (seed 004, Lemma 2.1.5): running
+    Adding two budgets is basic composition (Thakkar (2019), Lemma 2.1.5): running
     an ``(e1, d1)``-DP and an ``(e2, d2)``-DP mechanism on the same data is
     ``(e1 + e2, d1 + d2)``-DP.
 

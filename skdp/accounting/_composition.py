@@ -1,6 +1,6 @@
 """Composition theorems and conversions between DP and zero-concentrated DP.
 
-Each function implements one lemma of seed 004 (O. Thakkar's thesis, Ch. 2)
+Each function implements one lemma of O. Thakkar's thesis, Ch. 2
 or of the papers it cites; the lemma is named in the docstring.
 """
 
@@ -137,7 +137,7 @@ def _cks_log_delta(rho, epsilon, u=None):
 def basic_composition(budgets):
     """Total budget of running several mechanisms on the same data.
 
-    Seed 004, Lemma 2.1.5: epsilons add and deltas add.
+    Thakkar (2019), Lemma 2.1.5: epsilons add and deltas add.
 
     Parameters
     ----------
@@ -161,7 +161,7 @@ def basic_composition(budgets):
 def advanced_composition(budgets, delta_prime):
     """Advanced (heterogeneous) composition bound.
 
-    Seed 004, Lemma 2.1.6 (Dwork, Rothblum and Vadhan 2010; Kairouz, Oh and
+    Thakkar (2019), Lemma 2.1.6 (Dwork, Rothblum and Vadhan 2010; Kairouz, Oh and
     Viswanath 2017). For mechanisms ``(eps_i, delta_i)`` and any
     ``delta' > 0`` the composition is ``(eps', 1 - (1 - delta') prod(1 - delta_i))``-DP with
 
@@ -204,7 +204,7 @@ def advanced_composition(budgets, delta_prime):
 def dp_to_zcdp(epsilon):
     """zCDP parameter of a pure epsilon-DP mechanism.
 
-    Seed 004, Lemma 2.1.13 (first part; Bun and Steinke 2016): epsilon-DP
+    Thakkar (2019), Lemma 2.1.13 (first part; Bun and Steinke 2016): epsilon-DP
     implies ``rho = epsilon^2 / 2``-zCDP.
 
     Parameters
@@ -231,7 +231,7 @@ def zcdp_delta(rho, epsilon):
     ``delta = inf_{alpha > 1} exp((alpha - 1)(alpha rho - epsilon)) / (alpha - 1)
     * (1 - 1/alpha)^alpha``.
 
-    This is strictly smaller than the ``delta`` of seed 004, Lemma 2.1.13
+    This is strictly smaller than the ``delta`` of Thakkar (2019), Lemma 2.1.13
     (Bun and Steinke 2016). Every ``alpha > 1`` gives a valid bound, so an
     inexact minimiser only loses tightness, never privacy.
 
@@ -323,7 +323,7 @@ def _check_conversion(conversion):
 
 
 def _bun_steinke_epsilon(rho, delta):
-    """Seed 004, Lemma 2.1.13 (Bun and Steinke 2016): ``rho + 2 sqrt(rho ln(1/delta))``."""
+    """Thakkar (2019), Lemma 2.1.13 (Bun and Steinke 2016): ``rho + 2 sqrt(rho ln(1/delta))``."""
     return rho + 2.0 * math.sqrt(-rho * math.log(delta))
 
 
@@ -343,7 +343,7 @@ def zcdp_to_dp(rho, delta, conversion="cks"):
     ``conversion="cks"`` (default): the smallest ``epsilon`` with
     :func:`zcdp_delta` ``(rho, epsilon) <= delta`` (Canonne, Kamath and
     Steinke 2020, Cor. 13), never larger than Lemma 2.1.13's.
-    ``conversion="bun-steinke"``: seed 004, Lemma 2.1.13 (second part; Bun
+    ``conversion="bun-steinke"``: Thakkar (2019), Lemma 2.1.13 (second part; Bun
     and Steinke 2016), ``epsilon = rho + 2 sqrt(rho ln(1/delta))``, skdp's
     conversion before CKS (reproduces earlier runs).
 
@@ -385,7 +385,7 @@ def zcdp_to_dp(rho, delta, conversion="cks"):
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=False,
                        high_inclusive=False)
     conversion = _check_conversion(conversion)
-    # Seed 004, Lemma 2.1.13 (Bun and Steinke 2016).
+    # Thakkar (2019), Lemma 2.1.13 (Bun and Steinke 2016).
     bun_steinke = _bun_steinke_epsilon(rho, delta)
     if conversion == "bun-steinke":
         return PrivacyBudget(bun_steinke, delta)
@@ -438,7 +438,7 @@ def zcdp_for_dp(epsilon, delta, conversion="cks"):
     ``1e-11`` or so) with :func:`zcdp_delta` ``(rho, epsilon) <= delta``
     (Canonne, Kamath and Steinke 2020, Cor. 13), checked on the returned
     value; at least Lemma 2.1.13's ``rho``. ``conversion="bun-steinke"``:
-    inverts seed 004, Lemma 2.1.13 (skdp's conversion before CKS, to
+    inverts Thakkar (2019), Lemma 2.1.13 (skdp's conversion before CKS, to
     reproduce earlier runs): solving ``rho + 2 sqrt(rho L) = epsilon`` with ``L = ln(1/delta)``
     gives ``rho = (sqrt(L + epsilon) - sqrt(L))^2``.
 
@@ -491,7 +491,7 @@ def zcdp_for_dp(epsilon, delta, conversion="cks"):
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=False,
                        high_inclusive=False)
     conversion = _check_conversion(conversion)
-    # Seed 004, Lemma 2.1.13 inverted: the floor of both conversions.
+    # Thakkar (2019), Lemma 2.1.13 inverted: the floor of both conversions.
     bun_steinke = _bun_steinke_rho(epsilon, delta)
     if conversion == "bun-steinke":
         return bun_steinke
@@ -537,7 +537,7 @@ def _cks_rho(epsilon, delta, rho):
 def gaussian_zcdp(sensitivity, sigma):
     """zCDP of the Gaussian mechanism.
 
-    Seed 004, Lemma 2.1.14: noise ``N(0, sigma^2)`` on a query of L2
+    Thakkar (2019), Lemma 2.1.14: noise ``N(0, sigma^2)`` on a query of L2
     sensitivity ``Delta`` is ``rho = Delta^2 / (2 sigma^2)``-zCDP.
 
     Parameters

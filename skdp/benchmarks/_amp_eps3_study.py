@@ -120,7 +120,7 @@ and ``--score`` their files: the last two lines are this comparison.
 
 Fifth version: wide models (protocol committed before any of its sweeps
 ran). Every problem above has ``d <= 101``. The estimator's rule has
-no form of its own for ``d > m``, which the thesis' strategy has
+no form of its own for ``d > m``, which Thakkar's (2019) strategy has
 (:func:`~skdp.linear_model._amp.thesis_eps3_fraction` with
 ``high_dimensional=True``). This version checks the rule on wide data.
 
@@ -151,7 +151,7 @@ no form of its own for ``d > m``, which the thesis' strategy has
   the intercept, ``m`` training rows):
 
   1. mean and worst regret of the estimator's rule (per-loss ``A``,
-     ``Lambda = A k sqrt(d / m) / eps1^1.5``), of the thesis'
+     ``Lambda = A k sqrt(d / m) / eps1^1.5``), of Thakkar's (2019)
      high-dimensional rule (``f1 = max(0.97, 1 - 0.99 / eps1)`` on every
      cell, converted to ``c`` by :func:`thesis_high_dimensional_rule`) and
      of the rule before the fourth version,
@@ -209,7 +209,7 @@ before version 4          2.77 (20.2)         4.16 (26.0)
 ``A_high`` is 41.03 (the ``A_GRID`` point) for both losses. On the fresh
 ``d > m`` cells its mean regret averaged over the losses is 1.38 points
 against 1.30 for the estimator's rule: 5.6% *more*, so the criterion (10%
-less) is not met and the rule keeps one form for every ``d``. The thesis'
+less) is not met and the rule keeps one form for every ``d``. Thakkar's (2019)
 high-dimensional rule and the rule before version 4 are no better than the
 estimator's on the wide cells, original or fresh. For information only,
 the best form on all cells of the original wide tables is
@@ -578,7 +578,7 @@ def score(tables, kappas=KAPPAS):
 
 
 def thesis_high_dimensional_rule(key, eps1):
-    """``c`` of the thesis' high-dimensional rule, ``f1 = max(0.97, 1 - 0.99 / eps1)``.
+    """``c`` of Thakkar's (2019) high-dimensional rule, ``f1 = max(0.97, 1 - 0.99 / eps1)``.
 
     ``eps1 - eps3 = (1 - f1) eps1``, clamped as :func:`_sweep` and the
     estimator's rule clamp it (``<= 0.99`` and ``<= eps1 / 2``), gives

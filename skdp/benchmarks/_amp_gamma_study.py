@@ -11,8 +11,8 @@ user-review problem below) and :func:`~skdp.benchmarks._amp_eps3_study.sparse_ba
 (seed 18101); never the benchmark's data (``random_state=1000``, ``load_digits``).
 
 Why. AMP releases ``theta_approx + N(0, sigma2^2)``, ``sigma2`` calibrated to the sensitivity
-``2 m gamma / Lambda`` at ``eps2 = 1%`` of ``epsilon`` (seed 004, Alg. 1 line 6, corrected).
-The default rule chooses ``Lambda`` smaller at larger ``epsilon``, so with the thesis'
+``2 m gamma / Lambda`` at ``eps2 = 1%`` of ``epsilon`` (Thakkar (2019), Alg. 1 line 6, corrected).
+The default rule chooses ``Lambda`` smaller at larger ``epsilon``, so with Thakkar's (2019)
 ``gamma = 1 / m^2`` the output noise grows with ``epsilon``, while the objective noise's effect
 on ``theta`` is damped by the loss' curvature. A user review found the accuracy *decreasing* with
 ``epsilon`` on ``make_classification(4000, 4, n_informative=3, n_redundant=0, random_state=0)``
@@ -22,7 +22,7 @@ certificate can prove is the floor ``2**-47 data_norm`` (times ``2 sqrt(K)`` for
 
 Candidates (``floor`` as above; every one is data-independent):
 
-* ``current``: ``max(1 / m^2, floor)`` (the thesis' value, floored);
+* ``current``: ``max(1 / m^2, floor)`` (Thakkar's (2019) value, floored);
 * ``floor``: ``floor`` itself, the certifiable minimum;
 * ``m^-3``: ``max(floor, 1 / m^3)``;
 * ``1e-3/m^2``: ``max(floor, 1e-3 / m^2)``;

@@ -1,4 +1,4 @@
-"""A large two-class problem with a margin, for subsample-and-aggregate (seed 004, Ch. 5)."""
+"""A large two-class problem with a margin, for subsample-and-aggregate (Thakkar (2019), Ch. 5)."""
 
 import numpy as np
 
@@ -14,7 +14,7 @@ def make_margin_classification(n_samples, *, n_features=8, margin=0.3, flip_y=0.
     Features are standard normal; the score is ``s(x) = <theta, x> +
     curvature * sin(2 x_1)`` for a fixed unit ``theta``; points with
     ``|s(x)| < margin`` are rejected (so the boundary has an empty band of
-    width ``2 margin``, the realizable-with-margin regime of seed 004,
+    width ``2 margin``, the realizable-with-margin regime of Thakkar (2019),
     Thm. 12), the label is ``s(x) > 0``, and a fraction ``flip_y`` of labels
     is flipped at random (so the best accuracy is about ``1 - flip_y``).
     ``theta`` does not depend on ``random_state``, so separate calls (private,

@@ -1,4 +1,4 @@
-"""Synthetic low-rank ratings matrices (seed 004, Sec. 6.4)."""
+"""Synthetic low-rank ratings matrices (Thakkar (2019), Sec. 6.4)."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,7 +46,7 @@ def make_low_rank_ratings(n_users=500_000, n_items=400, *, n_ratings=80, rank=1,
                           test_fraction=0.01, noise=0.0, random_state=None):
     """Sparse ratings of a random low-rank matrix with entries in ``[-1, 1]``.
 
-    Seed 004, Sec. 6.4 ("Synthetic"): a random rank-one matrix
+    Thakkar (2019), Sec. 6.4 ("Synthetic"): a random rank-one matrix
     ``Y* = u v^T`` with unit L-infinity norm, ``n_users = 500,000`` and
     ``n_items = 400`` (or 900); each user reveals ``n_ratings`` ratings at
     random items, and a random ``test_fraction`` of all revealed ratings is

@@ -1,10 +1,10 @@
-"""The synthetic binary classification problems of seed 004, Ch. 4 (Table 4.1).
+"""The synthetic binary classification problems of Thakkar (2019), Ch. 4 (Table 4.1).
 
-The thesis generates its two synthetic data sets with scikit-learn's
+Thakkar (2019) generates its two synthetic data sets with scikit-learn's
 ``make_classification``; its text fixes the low-dimensional one exactly and
 describes the high-dimensional one ("well-characterized by just ten important
 features", run at 2,000 samples by 2,000 dimensions, Sec. 4.4.6). Both
-generators return a fixed 80/20 train/test split, as in the thesis' protocol
+generators return a fixed 80/20 train/test split, as in Thakkar's (2019) protocol
 (Sec. 4.4, "take the first 80% as the training set").
 """
 
@@ -23,7 +23,7 @@ def make_synthetic_l(*, test_size=0.2, random_state=1000):
 
     ``make_classification(10000, 40, n_informative=30, class_sep=2,
     random_state=1000)``, split 80/20 (the split also uses ``random_state``).
-    It is the problem on which the hyperparameter-free AMP strategy of seed 004
+    It is the problem on which the hyperparameter-free AMP strategy of Thakkar (2019)
     Sec. 4.4.1 was set, and its H-F AMP accuracy is 80.6% at epsilon = 0.1.
 
     Parameters
@@ -59,10 +59,10 @@ def make_synthetic_h(n_samples=2000, n_features=2000, *, n_informative=10,
 
     ``make_classification(n_samples, n_features, n_informative=10,
     n_redundant=0, class_sep=3, random_state=random_state)``, split 80/20.
-    The thesis lists 5,000 x 5,000 (Table 4.1) but runs its experiments on
+    Thakkar (2019) lists 5,000 x 5,000 (Table 4.1) but runs its experiments on
     2,000 x 2,000 (Sec. 4.4.6), the default here; the model is well
     characterized by ten features, which favours private Frank-Wolfe over
-    L2-noised methods. The thesis does not give its generator's arguments;
+    L2-noised methods. Thakkar (2019) does not give its generator's arguments;
     ``class_sep=3`` was chosen so that scikit-learn's default
     ``LogisticRegression`` reaches about 95% test accuracy, close to the
     thesis' non-private baseline (95.8%, Fig. 4.5).

@@ -355,7 +355,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     thesis' ``max(0, g - 1)``, whose sensitivity is 2 under add/remove;
     records are assigned to teachers by a keyed hash of the record (not by
     slicing, whose boundaries move when a record is added); the sparse vector
-    stops after ``T`` abstentions (the thesis' loop allows ``T + 1``).
+    stops after ``T`` abstentions (Thakkar's (2019) loop allows ``T + 1``).
 
     See Also
     --------
@@ -364,7 +364,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
 
     Notes
     -----
-    The thesis' Lemma 5.3.5 bounds the release of an unstable vote by the
+    Thakkar's (2019) Lemma 5.3.5 bounds the release of an unstable vote by the
     tail of the query noise alone and ignores the threshold noise. The bound
     still holds for its threshold: with ``x = delta / (2 m~)`` the probability
     that ``Lap(2 lambda) - Lap(lambda)`` exceeds ``w = 2 lambda ln(1/x)`` is

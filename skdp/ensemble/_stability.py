@@ -50,7 +50,7 @@ def distance_to_instability(counts):
     top count drops by 1 and the second rises by 1, so ``g`` moves by 2 and
     ``g - 1`` has sensitivity 2, not the 1 that Alg. 8 needs (its Laplace
     noise ``Lap(2 lambda)`` is calibrated to sensitivity 1). It also breaks
-    Lemma 5.3.3: at ``g = 2`` the thesis reports distance 1 although one
+    Lemma 5.3.3: at ``g = 2`` Thakkar (2019) reports distance 1 although one
     record can create a tie that the tie-break resolves the other way.
 
     From Def. 5.3.1 directly: every record changes at most one vote, and every
@@ -154,7 +154,7 @@ def release_calibration(epsilon, delta, max_unstable, max_queries, calibration):
     Returns
     -------
     sv_delta : float
-        The delta given to the sparse vector (``delta / 2`` for the thesis,
+        The delta given to the sparse vector (``delta / 2`` for Thakkar (2019),
         0 for the pure-DP ``"lyu"``).
     threshold_scale, query_scale : float
         Laplace scales of the threshold and of each distance.

@@ -1,4 +1,4 @@
-"""Random Fourier features (Rahimi and Recht 2008) as used by seed 001, Sec. 4."""
+"""Random Fourier features (Rahimi and Recht 2008) as used by Rubinstein et al. (2012), Sec. 4."""
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -16,7 +16,7 @@ def sample_frequencies(kernel, gamma, n_features, n_components, rng):
     """Draw frequency vectors from a translation-invariant kernel's spectral density.
 
     Bochner's theorem writes ``k(x, x') = E_omega[cos(<omega, x - x'>)]`` with
-    ``omega`` drawn from the kernel's normalized Fourier transform (seed 001,
+    ``omega`` drawn from the kernel's normalized Fourier transform (Rubinstein et al. (2012),
     Table 2):
 
     * ``"rbf"``, ``k = exp(-gamma ||x - x'||_2^2)``: ``omega ~ N(0, 2 gamma I)``
@@ -24,7 +24,7 @@ def sample_frequencies(kernel, gamma, n_features, n_components, rng):
     * ``"laplacian"``, ``k = exp(-gamma ||x - x'||_1)``: independent Cauchy
       coordinates of scale ``gamma`` (Table 2 with ``gamma = 1``);
     * ``"cauchy"``, ``k = prod_j 1 / (1 + gamma (x_j - x'_j)^2)``: independent
-      Laplace coordinates of scale ``sqrt(gamma)``. Seed 001's Tables 1-2 write
+      Laplace coordinates of scale ``sqrt(gamma)``. Rubinstein et al. (2012), Tables 1-2 write
       this kernel as ``prod_j 2 / (1 + d_j^2)`` with density ``exp(-||omega||_1)``,
       neither normalized (``k(x, x) = 2^d``); the normalized pair used here has
       ``k(x, x) = 1``, which the privacy proof needs.
@@ -56,7 +56,7 @@ def sample_frequencies(kernel, gamma, n_features, n_components, rng):
 
 
 def random_fourier_map(X, frequencies):
-    """The ``2 d_hat``-dimensional feature map of seed 001, Eq. (6).
+    """The ``2 d_hat``-dimensional feature map of Rubinstein et al. (2012), Eq. (6).
 
     ``phi(x) = d_hat^(-1/2) [cos <rho_1, x>, ..., cos <rho_d_hat, x>,
     sin <rho_1, x>, ..., sin <rho_d_hat, x>]``: Eq. (6) with its coordinates
@@ -93,11 +93,11 @@ def random_fourier_map(X, frequencies):
 
 
 class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Random Fourier features with the cosine/sine pairing of seed 001, Eq. (6).
+    """Random Fourier features with the cosine/sine pairing of Rubinstein et al. (2012), Eq. (6).
 
     Maps ``x`` to ``phi(x)`` in ``R^(2 n_components)`` so that
     ``<phi(x), phi(x')>`` approximates a translation-invariant kernel
-    ``k(x, x')`` uniformly (seed 001, Lemma 18). Unlike scikit-learn's
+    ``k(x, x')`` uniformly (Rubinstein et al. (2012), Lemma 18). Unlike scikit-learn's
     :class:`~sklearn.kernel_approximation.RBFSampler` (one cosine with a
     random phase per component), each frequency contributes a cosine *and* a
     sine, so ``||phi(x)|| = 1`` for every ``x``: the bound
@@ -139,13 +139,13 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     Privacy
     -------
     The map is data-independent: ``fit`` reads only the number of columns,
-    so fitting it and releasing ``frequencies_`` costs no privacy (seed 001,
+    so fitting it and releasing ``frequencies_`` costs no privacy (Rubinstein et al. (2012),
     Sec. 4: the adversary is assumed to know the frequencies). A private model
     trained on the features must still be differentially private on its own.
 
     See Also
     --------
-    skdp.svm.PrivateSVMRFF : Private SVM on these features (seed 001, Alg. 3).
+    skdp.svm.PrivateSVMRFF : Private SVM on these features (Rubinstein et al. (2012), Alg. 3).
     sklearn.kernel_approximation.RBFSampler : One cosine per component.
 
     Notes
@@ -153,7 +153,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     The frequency distributions are in :func:`sample_frequencies`. As
     ``n_components`` grows, ``<phi(x), phi(x')>`` converges to ``k(x, x')``
     uniformly on compact sets at rate ``O(1 / sqrt(n_components))``
-    (seed 001, Lemma 18).
+    (Rubinstein et al. (2012), Lemma 18).
 
     References
     ----------

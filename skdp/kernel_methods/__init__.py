@@ -1,7 +1,7 @@
 """Kernel learners for arbitrary kernels and functional-perturbation models.
 
-Jain and Thakurta (2013, seed 000): private kernel learners whose access to
-the data is through a kernel only. Dandekar, Basu and Bressan (2019, seed 003)
+Jain and Thakurta (2013, Jain and Thakurta (2013)): private kernel learners whose access to
+the data is through a kernel only. Dandekar, Basu and Bressan (2019, Dandekar et al. (2019))
 after Hall, Rinaldo and Wasserman (2013): histogram, kernel density, Gaussian
 process regression and kernel SVM released as a function perturbed by a
 Gaussian-process sample path.

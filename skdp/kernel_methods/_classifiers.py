@@ -54,13 +54,13 @@ __all__ = [
     "tddl_query_epsilon",
 ]
 
-# Noise of the Laplace-noised values of seed 000's learners: "discrete_laplace" releases them
+# Noise of the Laplace-noised values of Jain and Thakurta's (2013) learners: "discrete_laplace" releases them
 # on a public grid with exact integer noise (floating-point safe).
 LAPLACE_MECHANISMS = ("laplace", "discrete_laplace")
 
 
 def tddl_query_epsilon(n_queries, epsilon, delta):
-    """Per-query epsilon ``epsilon_0`` of seed 000's composed Laplace queries (advanced composition).
+    """Per-query epsilon ``epsilon_0`` of Jain and Thakurta's (2013) composed Laplace queries (advanced composition).
 
     The largest ``epsilon_0`` whose ``n_queries``-fold composition is
     ``(epsilon, delta)``-DP under :func:`skdp.accounting.advanced_composition`
@@ -104,7 +104,7 @@ def tddl_query_epsilon(n_queries, epsilon, delta):
 
 
 def tddl_laplace_scale(sensitivity, n_queries, epsilon, delta):
-    """Laplace scale ``nu`` of seed 000, Alg. 2 line 1, for ``n_queries`` noisy predictions.
+    """Laplace scale ``nu`` of Jain and Thakurta (2013), Alg. 2 line 1, for ``n_queries`` noisy predictions.
 
     Each noisy prediction ``<w*, phi(z_t)> + Lap(nu)`` is
     ``(sensitivity / nu)``-DP; Thm. 4 composes them ("follows directly from
@@ -206,7 +206,7 @@ def tddl_discrete_laplace(scale, sensitivity, n_queries, epsilon, delta, value_b
     # Data-independent upward rounding of the float sensitivity (as svm_discrete_noise does),
     # then the grid sensitivity of one rounded value: ceil(Delta / g) steps.
     steps = math.ceil(Fraction(sensitivity * (1.0 + 2.0**-40)) / Fraction(granularity))
-    # Seed 000, Alg. 2 line 1 / Alg. 1 line 5 / Alg. 3 line 6 (Thm. 4, 2, 7: composed
+    # Jain and Thakurta (2013), Alg. 2 line 1 / Alg. 1 line 5 / Alg. 3 line 6 (Thm. 4, 2, 7: composed
     # Laplace values) with exact discrete Laplace noise on the grid (CKS Alg. 2):
     # t = Delta_g / epsilon_0, epsilon_0 the per-query budget of the composition.
     if delta == 0.0 or n_queries == 1:
@@ -259,7 +259,7 @@ def check_ball_least_squares_range(value_bound, scale, radius, K, owner):
 
 
 def ball_least_squares(K, target, radius):
-    """Seed 000, Alg. 2 line 2: the least-squares fit of noisy predictions over a ball.
+    """Jain and Thakurta (2013), Alg. 2 line 2: the least-squares fit of noisy predictions over a ball.
 
     Solves ``min_w sum_t (<w, phi(z_t)> - target_t)^2`` over
     ``||w||_H <= radius``. The minimizer lies in ``span{phi(z_t)}``,
@@ -580,7 +580,7 @@ class _KernelERMClassifier(KernelParamsMixin, DPEstimatorMixin, ClassifierMixin,
 
 
 class _LaplaceValuesMixin:
-    """The ``mechanism`` option of seed 000's learners releasing Laplace-noised values.
+    """The ``mechanism`` option of Jain and Thakurta's (2013) learners releasing Laplace-noised values.
 
     Subclasses define ``_n_queries(n_functions, n_points)``, the number of
     ``epsilon_0``-DP mechanisms composed, which their ``_release_scale``
@@ -603,7 +603,7 @@ class _LaplaceValuesMixin:
 class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     """Jain and Thakurta's test-data-dependent private kernel learner (TDDL).
 
-    Seed 000, Alg. 2: solve the kernel ERM (eq. 2) on the private data,
+    Jain and Thakurta (2013), Alg. 2: solve the kernel ERM (eq. 2) on the private data,
     release its predictions on a public, unlabeled sample ``Z`` (for example
     a sample of the test set) with Laplace noise, and fit to them, by least
     squares over a ball, a model that lives in the span of ``Z``. Works with
@@ -678,10 +678,10 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
 
     Privacy
     -------
-    Replace-one neighbours (seed 000, Definition 1); the features and labels
-    of every training row are protected; ``X_public`` is not. Seed 000,
+    Replace-one neighbours (Jain and Thakurta (2013), Definition 1); the features and labels
+    of every training row are protected; ``X_public`` is not. Jain and Thakurta (2013),
     Thm. 4: the exact ERM minimizer moves by at most ``2 L R_phi / (lambda n)``
-    in the RKHS (``L = 1`` for both losses; seed 002, Corollary 1). The ERM
+    in the RKHS (``L = 1`` for both losses; Chaudhuri et al. (2011), Corollary 1). The ERM
     is solved over the span of the public points' kernel functions, in
     orthonormal coordinates ``z(x)`` clipped to ``||z(x)|| <= R_phi``: a
     public per-record feature map, so this is linear ERM in ``R^T`` and the
@@ -750,7 +750,7 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     References
     ----------
     Jain and Thakurta, "Differentially private learning with kernels",
-    ICML 2013 (seed 000).
+    ICML 2013 (Jain and Thakurta (2013)).
 
     Examples
     --------
@@ -802,7 +802,7 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         return n_functions * n_points  # Alg. 2 line 1: every released prediction
 
     def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
-        # Seed 000, Alg. 2 line 1: b_t ~ Lap(nu), composed over every released
+        # Jain and Thakurta (2013), Alg. 2 line 1: b_t ~ Lap(nu), composed over every released
         # prediction; one prediction moves by at most R_phi ||w*(D) - w*(D')||.
         return tddl_laplace_scale(kappa * sensitivity, n_functions * n_points,
                                   budget.epsilon, budget.delta)
@@ -817,13 +817,13 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         else:  # exact discrete Laplace on the grid (tddl_discrete_laplace)
             granularity, t_steps, _ = context["grid"]
             noisy = release_on_grid(values, "discrete_laplace", t_steps, granularity, rng)
-        # Seed 000, Alg. 2 line 2: least squares over the ball C (post-processing).
+        # Jain and Thakurta (2013), Alg. 2 line 2: least squares over the ball C (post-processing).
         return ball_least_squares(K_uu, noisy, context["radius"])
 
 
 @fill_kernel_doc
 class PrivateKernelSVC(_KernelERMClassifier):
-    """Kernel SVM released by functional perturbation (seed 003; Hall et al. 2013).
+    """Kernel SVM released by functional perturbation (Dandekar et al. (2019); Hall et al. 2013).
 
     Solve the kernel ERM (a smoothed-hinge SVM by default) on the private
     data and release the decision function plus a Gaussian-process sample
@@ -888,12 +888,12 @@ class PrivateKernelSVC(_KernelERMClassifier):
     -------
     Replace-one neighbours; features and labels of every training row are
     protected (``X_public`` is not). ``(epsilon, delta)``-DP by Hall,
-    Rinaldo and Wasserman (2013) / seed 003, Definition 2, with the RKHS
+    Rinaldo and Wasserman (2013) / Dandekar et al. (2019), Definition 2, with the RKHS
     sensitivity ``2 kappa / (lambda n)`` of the regularized minimizer (plus the
     certificate term, the ERM over the support's span, the settings refused
     before the charge and the fallback of a fit that does not certify: see
     :class:`PrivateKernelClassifier`). Corrections to
-    seed 003, Sec. 3.3: its SVM objective ``||w||^2 / 2 + C sum_i l`` (written
+    Dandekar et al. (2019), Sec. 3.3: its SVM objective ``||w||^2 / 2 + C sum_i l`` (written
     with max for min and ``max(0, xy)`` for the hinge ``max(0, 1 - y f(x))``)
     has sensitivity ``2 C kappa``, not ``2C / n``; ``2C / n`` holds for
     ``||w||^2 / 2 + (C / n) sum_i l``, i.e. ``lambda = 1 / C`` here. The
@@ -915,7 +915,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     See Also
     --------
-    PrivateKernelClassifier : Seed 000's test-data-dependent learner.
+    PrivateKernelClassifier : Jain and Thakurta's (2013) test-data-dependent learner.
 
     Notes
     -----
@@ -936,7 +936,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
     References
     ----------
     Hall, Rinaldo and Wasserman, "Differential privacy for functions and
-    functional data", JMLR 14, 2013. Dandekar, Basu and Bressan (2019), seed 003.
+    functional data", JMLR 14, 2013. Dandekar, Basu and Bressan (2019), Dandekar et al. (2019).
 
     Examples
     --------
@@ -983,7 +983,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         check_option(self.calibration, "calibration", CALIBRATIONS)
 
     def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
-        # Seed 003, eq. (1): f + (Delta c(delta) / epsilon) G, with the direct sum of the
+        # Dandekar et al. (2019), eq. (1): f + (Delta c(delta) / epsilon) G, with the direct sum of the
         # one-vs-rest functions having sensitivity sqrt(n_functions) Delta.
         return functional_noise_sigma(math.sqrt(n_functions) * sensitivity,
                                       budget.epsilon, budget.delta, self.calibration)
@@ -998,7 +998,7 @@ class PrivateKernelSVC(_KernelERMClassifier):
         check_release_scale(kappa * radius, scale, K_uu, type(self).__name__)
 
     def _release_theta(self, theta, K_uu, scale, context, rng):
-        # Seed 003, eq. (1) / Hall et al. (2013): f + sigma G projected on span{phi(u)}. In
+        # Dandekar et al. (2019), eq. (1) / Hall et al. (2013): f + sigma G projected on span{phi(u)}. In
         # the orthonormal coordinates z of that span (subspace_features), f is theta and
         # the projected sample path is N(0, I): the Gaussian mechanism on theta with
         # L2 sensitivity sqrt(n_functions) Delta (the direct sum), sigma from

@@ -1,4 +1,4 @@
-"""Density estimators released by functional perturbation (seed 003, Sec. 3.3)."""
+"""Density estimators released by functional perturbation (Dandekar et al. (2019), Sec. 3.3)."""
 
 import math
 import numbers
@@ -40,7 +40,7 @@ __all__ = ["PrivateHistogram", "PrivateKernelDensity", "histogram_sensitivity",
 def kde_sensitivity(bandwidth, n_samples, n_features):
     """RKHS sensitivity of the Gaussian kernel density estimator (replace-one).
 
-    Seed 003, Sec. 3.3 (after Hall, Rinaldo and Wasserman 2013):
+    Dandekar et al. (2019), Sec. 3.3 (after Hall, Rinaldo and Wasserman 2013):
     ``f_D = (1/n) sum_i (2 pi h^2)^{-d/2} k(., x_i)`` with
     ``k(x, y) = exp(-||x - y||^2 / (2 h^2))``; replacing ``x_i`` by ``x_i'``
     changes ``f_D`` by ``(2 pi h^2)^{-d/2} (k(., x_i) - k(., x_i')) / n``, whose
@@ -66,10 +66,10 @@ def kde_sensitivity(bandwidth, n_samples, n_features):
 def histogram_sensitivity(n_samples):
     """L2 (RKHS) sensitivity of the vector of bin frequencies (replace-one).
 
-    Seed 003, Sec. 3.3: the histogram is a vector in ``R^b`` whose RKHS is
+    Dandekar et al. (2019), Sec. 3.3: the histogram is a vector in ``R^b`` whose RKHS is
     that of the dot-product kernel, i.e. the Euclidean norm. Replacing one
     point moves ``1/n`` of mass from one bin to another: the L2 change is
-    ``sqrt(2) / n``. (Seed 003 uses the L1 change ``2 / n``, an upper bound
+    ``sqrt(2) / n``. (Dandekar et al. (2019) uses the L1 change ``2 / n``, an upper bound
     that adds ``sqrt(2)`` times too much noise.)
 
     Parameters
@@ -192,7 +192,7 @@ class _DensityMixin:
 class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     """Gaussian kernel density estimate released by functional perturbation.
 
-    Seed 003, Sec. 3.3 (after Hall, Rinaldo and Wasserman 2013): the kernel
+    Dandekar et al. (2019), Sec. 3.3 (after Hall, Rinaldo and Wasserman 2013): the kernel
     density estimate ``f_D`` plus a Gaussian-process sample path scaled to
     its RKHS sensitivity. The released density answers any number of queries
     from one noise draw (see Notes).
@@ -254,12 +254,12 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     Replace-one neighbours (datasets of the same public size ``n`` differing
     in one row); every feature of every row is protected, with no bound on
     the data (the Gaussian kernel is bounded). ``(epsilon, delta)``-DP by Hall,
-    Rinaldo and Wasserman (2013) / seed 003, Definition 2, with the
-    sensitivity of seed 003, Sec. 3.3 (:func:`kde_sensitivity`), which we
-    re-derived and agree with. Seed 003 writes the kernel's exponent as ``<., x_i>``; it
+    Rinaldo and Wasserman (2013) / Dandekar et al. (2019), Definition 2, with the
+    sensitivity of Dandekar et al. (2019), Sec. 3.3 (:func:`kde_sensitivity`), which we
+    re-derived and agree with. Dandekar et al. (2019) writes the kernel's exponent as ``<., x_i>``; it
     is ``||. - x_i||^2``. The Gaussian process uses the *unnormalized* kernel
     ``exp(-||x - y||^2 / (2 h^2))``, the one whose RKHS norm the sensitivity
-    is measured in. Seed 003's ``c(delta) = sqrt(2 log(2/delta))`` is not
+    is measured in. Dandekar et al.'s (2019) ``c(delta) = sqrt(2 log(2/delta))`` is not
     (epsilon, delta)-DP for large epsilon; the default calibration is the exact
     analytic one.
     With ``sample_weight`` a record is ``(x, w)``, ``w`` in ``[0, 1]``: replacing
@@ -292,7 +292,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     Hall, Rinaldo and Wasserman, "Differential privacy for functions and
     functional data", JMLR 14, 2013. Dandekar, Basu and Bressan, "Evaluation
     of differentially private non-parametric machine learning as a service",
-    2019 (seed 003).
+    2019 (Dandekar et al. (2019)).
 
     Examples
     --------
@@ -429,7 +429,7 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
 class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     """Histogram density estimate released by functional perturbation.
 
-    Seed 003, Sec. 3.3: the vector of bin frequencies lies in the RKHS of
+    Dandekar et al. (2019), Sec. 3.3: the vector of bin frequencies lies in the RKHS of
     the dot-product kernel on ``R^b``, whose Gaussian process is i.i.d.
     standard normal noise per bin; so the release adds
     ``N(0, sigma^2)`` to every bin frequency, ``sigma`` calibrated to the
@@ -489,8 +489,8 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     -------
     Replace-one neighbours (same public ``n``); every feature of every row is
     protected. ``(epsilon, delta)``-DP as the Gaussian mechanism on the
-    frequency vector with L2 sensitivity ``sqrt(2) / n`` (seed 003,
-    Definition 2 with the dot-product kernel). Correction: seed 003 takes the
+    frequency vector with L2 sensitivity ``sqrt(2) / n`` (Dandekar et al. (2019),
+    Definition 2 with the dot-product kernel). Correction: Dandekar et al. (2019) takes the
     L1 distance ``2`` (``2 / n`` for frequencies) as the sensitivity, but the
     RKHS norm of the dot-product kernel is the Euclidean one; ``sqrt(2) / n``
     is exact and needs ``sqrt(2)`` times less noise. With
@@ -609,7 +609,7 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sigma
         if noise == "gaussian":
-            # Seed 003, Sec. 3.3: f_D + (Delta c(delta) / epsilon) G, G i.i.d. N(0, 1) per bin.
+            # Dandekar et al. (2019), Sec. 3.3: f_D + (Delta c(delta) / epsilon) G, G i.i.d. N(0, 1) per bin.
             freq = counts / n + self.noise_scale_ * rng.standard_normal(counts.shape)
         else:
             # Exact integer noise on the integer counts (CKS Alg. 3); frequencies are

@@ -1,4 +1,4 @@
-"""Certified kernel ERM: the minimizer ``w*`` that seed 000 (eq. 2) and Hall et al. perturb.
+"""Certified kernel ERM: the minimizer ``w*`` that Jain and Thakurta (2013) (eq. 2) and Hall et al. perturb.
 
 ``J(f) = (1/n) sum_i w_i l(y_i f(x_i)) + (alpha/2) ||f||_H^2`` over the RKHS
 ``H`` of the kernel, with a margin loss whose derivative is bounded by 1
@@ -174,10 +174,10 @@ def check_newton_conditioning(loss, kappa, alpha, owner):
 def erm_sensitivity(kappa, alpha, n_samples, tol):
     """RKHS-norm sensitivity of the certified kernel ERM minimizer (replace-one).
 
-    Seed 000, Sec. 4, eq. (2) with a loss that is 1-Lipschitz in the margin:
+    Jain and Thakurta (2013), Sec. 4, eq. (2) with a loss that is 1-Lipschitz in the margin:
     the exact minimizers of neighbouring datasets satisfy
     ``||w*(D) - w*(D')||_H <= 2 L R_phi / (lambda n)`` with ``L = 1`` and
-    ``R_phi = kappa``: seed 002, Corollary 1 (Chaudhuri, Monteleoni and
+    ``R_phi = kappa``: Chaudhuri et al. (2011), Corollary 1 (Chaudhuri, Monteleoni and
     Sarwate 2011), whose strong-convexity argument holds verbatim in an
     RKHS. (Hall, Rinaldo and Wasserman 2013 bound the same quantity for
     their kernel SVM by an algorithmic-stability argument; we had only their

@@ -1,4 +1,4 @@
-"""Functional perturbation (Hall, Rinaldo and Wasserman 2013; seed 003, Sec. 3.2, Definition 2).
+"""Functional perturbation (Hall, Rinaldo and Wasserman 2013; Dandekar et al. (2019), Sec. 3.2, Definition 2).
 
 The mechanism releases ``f_D + sigma G`` where ``G`` is a sample path of the
 zero-mean Gaussian process with covariance ``k``, and ``Delta`` bounds the RKHS
@@ -92,7 +92,7 @@ def functional_noise_sigma(sensitivity, epsilon, delta, calibration="analytic"):
     delta : float
         In ``(0, 1)``.
     calibration : {"analytic", "hall"}, default="analytic"
-        ``"hall"``: seed 003, Definition 2 (Hall et al. 2013):
+        ``"hall"``: Dandekar et al. (2019), Definition 2 (Hall et al. 2013):
         ``c(delta) = sqrt(2 log(2 / delta))``. That constant comes from a
         Gaussian tail bound that is not (epsilon, delta)-DP for every epsilon
         (at epsilon = 10, delta = 1e-5 the exact delta it achieves is 1.4
@@ -110,7 +110,7 @@ def functional_noise_sigma(sensitivity, epsilon, delta, calibration="analytic"):
     check_option(calibration, "calibration", CALIBRATIONS)
     if calibration == "analytic":
         return gaussian_sigma_analytic(sensitivity, epsilon, delta)
-    # Seed 003, eq. (1) and Definition 2: f_D + Delta c(delta) / epsilon G,
+    # Dandekar et al. (2019), eq. (1) and Definition 2: f_D + Delta c(delta) / epsilon G,
     # c(delta) = sqrt(2 log(2 / delta)).
     sigma = sensitivity * math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon
     achieved = gaussian_delta_analytic(sensitivity, sigma, epsilon)

@@ -42,7 +42,7 @@ def gp_mean_sensitivity(K, alpha, label_range, noise_factor=None):
     most ``d`` changes ``a`` by ``d C^{-1} e_j``, so
     ``||f_D - f_D'||_H^2 = d^2 e_j^T C^{-1} K C^{-1} e_j``. The sensitivity is
     the maximum over ``j``, computed exactly from the public inputs. Smith,
-    Zwiessele and Lawrence (2016), quoted by seed 003, Sec. 3.3, bound it by
+    Zwiessele and Lawrence (2016), quoted by Dandekar et al. (2019), Sec. 3.3, bound it by
     ``d ||C^{-1}||_inf`` for kernels with ``|k| <= 1``; the exact value is
     never larger (``v^T K v <= ||v||_1^2 max |k|``) and needs no bound on
     the kernel.
@@ -61,7 +61,7 @@ def gp_mean_sensitivity(K, alpha, label_range, noise_factor=None):
         the result is the larger of the RKHS bound and the exact sensitivity
         of the released values ``K C^{-1} y`` in the metric of that noise,
         ``d max_j ||L^{-1} K C^{-1} e_j||_2`` (the Gaussian mechanism on
-        ``L^{-1} v``; seed 004, Lemma 2.1.9, after whitening). For a positive
+        ``L^{-1} v``; Thakkar (2019), Lemma 2.1.9, after whitening). For a positive
         semi-definite ``K`` the second is at most the first (up to
         rounding); the RKHS argument fails for a kernel that is not, which
         the jitter of ``support_factor`` can accept: a negative eigenvalue
@@ -94,7 +94,7 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
                                       BaseEstimator):
     """Gaussian-process regression with a differentially private posterior mean.
 
-    Seed 003, Sec. 3.3 (after Smith, Zwiessele and Lawrence 2016): the inputs
+    Dandekar et al. (2019), Sec. 3.3 (after Smith, Zwiessele and Lawrence 2016): the inputs
     are public and the labels private. The posterior mean, a function in the
     RKHS of the kernel, is released with a Gaussian-process sample path
     scaled to its RKHS sensitivity to one label. The kernel and the noise
@@ -169,19 +169,19 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     at most the width of ``y_bounds`` (Smith et al.'s setting). Only the
     labels are protected: the inputs are public and are stored in the fitted
     model (``X_train_``). ``(epsilon, delta)``-DP by Hall, Rinaldo and
-    Wasserman (2013) / seed 003, Definition 2, with the exact RKHS
-    sensitivity of :func:`gp_mean_sensitivity`. Corrections to seed 003: its
+    Wasserman (2013) / Dandekar et al. (2019), Definition 2, with the exact RKHS
+    sensitivity of :func:`gp_mean_sensitivity`. Corrections to Dandekar et al. (2019): its
     ``d`` in ``d ||(K + sigma_n^2 I)^{-1}||_inf`` is the largest change of a
     label (Smith et al.), not the input dimension, and that bound holds only
     for ``|k| <= 1``; we use the exact value, which is never larger. The
-    default calibration is the exact analytic Gaussian one (seed 003's
+    default calibration is the exact analytic Gaussian one (Dandekar et al.'s (2019)
     ``c(delta)`` is not (epsilon, delta)-DP for large epsilon). The RKHS
     argument needs a positive semi-definite kernel, which cannot be checked
     exactly for a callable (the Cholesky jitter accepts small negative
     eigenvalues); the noise is therefore calibrated to the larger of that
     bound and the exact sensitivity of the released values in the metric of
     their noise, ``d max_j ||L^{-1} K C^{-1} e_j||`` with
-    ``L L^T = K + tau I`` (seed 004, Lemma 2.1.9, after whitening), which
+    ``L L^T = K + tau I`` (Thakkar (2019), Lemma 2.1.9, after whitening), which
     holds for any symmetric kernel matrix and, for a PSD one, is never
     larger than the RKHS bound (up to rounding), which then sets the noise.
 

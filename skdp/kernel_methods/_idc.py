@@ -1,4 +1,4 @@
-"""Seed 000's learners built on iterative dataset construction (Gupta et al. 2011).
+"""Jain and Thakurta's (2013) learners built on iterative dataset construction (Gupta et al. 2011).
 
 Both keep a public model ``w_t = sum_tau a_tau phi(z_tau)`` and move it toward
 the private minimizer ``w*`` at points ``z`` where the two disagree:
@@ -52,7 +52,7 @@ def _check_threshold(threshold):
 class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     """Jain and Thakurta's test-data-independent private kernel learner (TDIL).
 
-    Seed 000, Alg. 3: no public sample is needed. The learner lays a public
+    Jain and Thakurta (2013), Alg. 3: no public sample is needed. The learner lays a public
     net over the input domain (the box ``bounds``) and runs ``n_rounds``
     rounds of iterative dataset construction: pick a net point where the
     current public model ``w_t`` and the private minimizer ``w*`` disagree,
@@ -147,7 +147,7 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     Privacy
     -------
     Replace-one neighbours; features and labels of every training row are
-    protected. Seed 000, Thm. 7: every round runs an exponential mechanism
+    protected. Jain and Thakurta (2013), Thm. 7: every round runs an exponential mechanism
     whose scores ``|<phi(z), w_t - w*>|`` move by at most
     ``R_phi ||w*(D) - w*(D')||`` (``w_t`` is a function of earlier private
     outputs only) and a Laplace mechanism with the same sensitivity. The
@@ -202,7 +202,7 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     References
     ----------
     Jain and Thakurta, "Differentially private learning with kernels",
-    ICML 2013 (seed 000). Gupta, Roth and Ullman, "Iterative constructions
+    ICML 2013 (Jain and Thakurta (2013)). Gupta, Roth and Ullman, "Iterative constructions
     and private data release", 2011.
 
     Examples
@@ -277,7 +277,7 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         return 2 * self.n_rounds * n_functions  # as _release_scale
 
     def _release_scale(self, budget, kappa, sensitivity, n_functions, n_points):
-        # Seed 000, Alg. 3 lines 5-6: per round one exponential mechanism and one
+        # Jain and Thakurta (2013), Alg. 3 lines 5-6: per round one exponential mechanism and one
         # Laplace draw, all 2 B n_functions of them epsilon_0-DP (Thm. 7).
         return tddl_laplace_scale(kappa * sensitivity, 2 * self.n_rounds * n_functions,
                                   budget.epsilon, budget.delta)
@@ -324,7 +324,7 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
 class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     """Jain and Thakurta's private interactive kernel predictor (PINP), a stateful service.
 
-    Seed 000, Alg. 1: the learner keeps the private minimizer ``w*`` of the
+    Jain and Thakurta (2013), Alg. 1: the learner keeps the private minimizer ``w*`` of the
     kernel ERM (eq. 2) and a public model ``w_t = sum a_tau phi(z_tau)`` built
     from earlier queries. For each test point ``z`` it answers with
     ``<w_t, phi(z)>`` when that is close to ``<w*, phi(z)>``, a test run by
@@ -353,7 +353,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     %(kernel)s
     %(kernel_bound)s
     alpha : float, default=0.1
-        Regularization ``lambda`` of seed 000, eq. (2).
+        Regularization ``lambda`` of Jain and Thakurta (2013), eq. (2).
     loss : {"logistic", "huber"}, default="logistic"
         Margin loss, 1-Lipschitz in the margin.
     huber_h : float, default=0.5
@@ -415,8 +415,8 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     -------
     Replace-one neighbours; features and labels of every training row are
     protected; the query points are public. The whole, adaptively chosen
-    sequence of answers is ``(epsilon, delta)``-DP (seed 000, Thm. 2): half
-    the budget runs the sparse vector technique (seed 004, Alg. 6, via
+    sequence of answers is ``(epsilon, delta)``-DP (Jain and Thakurta (2013), Thm. 2): half
+    the budget runs the sparse vector technique (Thakkar (2019), Alg. 6, via
     :class:`skdp.mechanisms.SparseVector`, threshold noise re-drawn after
     each update) on the disagreements ``|<w* - w_t, phi(z)>|``, whose
     sensitivity is that of one value; the other half pays the ``B`` Laplace
@@ -469,7 +469,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     References
     ----------
     Jain and Thakurta, "Differentially private learning with kernels",
-    ICML 2013 (seed 000). Lyu, Su and Li, "Understanding the sparse vector
+    ICML 2013 (Jain and Thakurta (2013)). Lyu, Su and Li, "Understanding the sparse vector
     technique for differential privacy", PVLDB 10(6), 2017.
 
     Examples
@@ -593,7 +593,7 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         check_newton_conditioning(loss, kappa, alpha, type(self).__name__)
         budget, rng = self._start_private_fit(n, allow_zero_delta=False)
         half = budget.split(2)
-        # Seed 000, Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
+        # Jain and Thakurta (2013), Alg. 1 line 5: paid answers <w*, phi(z)> + Lap, composed over B updates.
         noise_scale = tddl_laplace_scale(sensitivity, max_updates, half.epsilon, half.delta)
         threshold = 4.0 * threshold_scale if threshold is None else threshold
         if verbose:

@@ -2,7 +2,7 @@
 
 Every privacy proof in this subpackage needs ``kappa^2 >= k(x, x)`` for every
 point ``x`` that can occur, the squared norm bound of the feature map
-(``R_phi^2`` in seed 000, ``kappa^2`` in Hall et al. 2013). For bounded
+(``R_phi^2`` in Jain and Thakurta (2013), ``kappa^2`` in Hall et al. 2013). For bounded
 kernels (``rbf``, ``laplacian``, ``chi2``, ``cosine``, stationary
 scikit-learn kernels) it is known exactly. For the others (``linear``,
 ``poly``, a callable) the user gives it as ``kernel_bound`` and every point is
@@ -153,7 +153,7 @@ class ResolvedKernel:
 
         Every privacy proof of the kernel classifiers needs a reproducing
         kernel: the RKHS sensitivity ``2 kappa / (lambda n)`` of the ERM
-        minimizer (seed 000, eq. 2; seed 002, Cor. 1) and the step
+        minimizer (Jain and Thakurta (2013), eq. 2; Chaudhuri et al. (2011), Cor. 1) and the step
         ``|f(u) - f'(u)| <= ||f - f'||_H kappa`` both fail for an indefinite
         "kernel" (there is no RKHS). A kernel that is PSD by construction
         (``known_psd``) passes. Any other (a callable, a kernel object of an
@@ -473,7 +473,7 @@ class KernelParamsMixin:
 
 KERNEL_ERM_DOC = """\
 alpha : float or None, default=None
-    Regularization ``lambda`` of seed 000, eq. (2):
+    Regularization ``lambda`` of Jain and Thakurta (2013), eq. (2):
     ``(1/n) sum_i l(y_i f(x_i)) + (lambda / 2) ||f||_H^2``. The privacy noise
     scales as ``1 / (lambda n)``. scikit-learn's ``SVC(C=C)`` corresponds to
     ``lambda = 1 / (C n)``. ``None`` (stored in ``alpha_``):

@@ -1,4 +1,4 @@
-"""Approximate Minima Perturbation (seed 004, Ch. 4, Alg. 1), hyperparameter-free by default."""
+"""Approximate Minima Perturbation (Thakkar (2019), Ch. 4, Alg. 1), hyperparameter-free by default."""
 
 import dataclasses
 import math
@@ -65,7 +65,7 @@ _HUBER_WIDTH_EXPONENT = -0.35
 # 2**-47 (7.1e-15), times 2 sqrt(K) for softmax, keeps the slack below about a fifth of
 # gamma. Public: a constant times parameters.
 _GAMMA_FLOOR = 2.0**-47
-# The default gamma is _GAMMA_SCALE / m^2 (the thesis' 1 / m^2 times 1e-3) above that floor:
+# The default gamma is _GAMMA_SCALE / m^2 (Thakkar's (2019) 1 / m^2 times 1e-3) above that floor:
 # chosen on generated data only by skdp/benchmarks/_amp_gamma_study.py (see default_gamma).
 _GAMMA_SCALE = 1e-3
 
@@ -73,7 +73,7 @@ _GAMMA_SCALE = 1e-3
 def log_determinant_bound(reg_strength, curvature, row_rank=1):
     """Bound on the log-determinant change of AMP's Hessian when one row is replaced.
 
-    ``k log(1 + C / (k Lambda))``, at most ``C / Lambda`` (seed 004,
+    ``k log(1 + C / (k Lambda))``, at most ``C / Lambda`` (Thakkar (2019),
     Lemma 4.3.2, tightened; see the Notes of :class:`DPLogisticRegressionAMP`).
     AMP needs it to be at most ``eps1 - eps3``.
 
@@ -154,9 +154,9 @@ def eps3_fraction_rule(eps1, curvature, row_rank=1, n_features=1, n_samples=1,
     the shared ``A``, 11% less, above the 10% fixed in advance. On the same
     fresh problems the previous default,
     ``Lambda = 7 k d / (sqrt(m) eps1^1.5)`` (chosen when the sweep stopped at
-    ``c = 1``), has 1.11. The thesis' rule (:func:`thesis_eps3_fraction`)
+    ``c = 1``), has 1.11. Thakkar's (2019) rule (:func:`thesis_eps3_fraction`)
     under-regularizes at small ``epsilon``. The same rule serves wide models
-    (the thesis has a separate high-dimensional rule for ``d > m``): a fifth
+    (Thakkar (2019) has a separate high-dimensional rule for ``d > m``): a fifth
     version of the study, on dense and sparse bag-of-words problems with
     ``d`` from 1,000 to 20,000 and ``m`` from 500 to 8,000, found that a
     separate constant for ``d > m`` (``A = 41``) does 5.6% worse on fresh
@@ -210,7 +210,7 @@ def eps3_fraction_rule(eps1, curvature, row_rank=1, n_features=1, n_samples=1,
 
 
 def thesis_eps3_fraction(eps1, high_dimensional=False):
-    """The thesis' data-independent ``f1 = eps3 / eps1`` (seed 004, Sec. 4.4.1).
+    """Thakkar's (2019) data-independent ``f1 = eps3 / eps1`` (Thakkar (2019), Sec. 4.4.1).
 
     Low-dimensional data:
     ``f1 = max(min(0.887 + 0.019 / eps1**0.373, 0.99), 1 - 0.99 / eps1)``;
@@ -269,13 +269,13 @@ def objective_noise_log_delta(u, eps3, row_rank):
 
 
 def objective_noise_sigma(sensitivity, eps3, delta1, row_rank):
-    """Noise of AMP's objective perturbation (seed 004, Lemma 4.3.1, made rigorous and tight).
+    """Noise of AMP's objective perturbation (Thakkar (2019), Lemma 4.3.1, made rigorous and tight).
 
     Lemma 4.3.1 bounds the privacy loss
     ``(2 <b, v> + ||v||^2) / (2 sigma^2)`` of the noise
     ``b ~ N(0, sigma^2 I)`` against the shift
     ``v = (grad l(alpha; d) - grad l(alpha; d')) / m``, ``||v|| <= s``
-    (``s = sensitivity = 2 Delta / m``). The thesis treats it as a Gaussian
+    (``s = sensitivity = 2 Delta / m``). Thakkar (2019) treats it as a Gaussian
     mechanism, but ``v`` is evaluated at the *output* ``alpha``, so its
     direction may depend on ``b``. What holds for every ``alpha``:
 
@@ -307,14 +307,14 @@ def objective_noise_sigma(sensitivity, eps3, delta1, row_rank):
     (``delta1 / 2``, the previous calibration); it is exact when
     the two rows point the same way. For ``k >= 2`` it is the analytic
     Gaussian calibration at ``(eps3, delta1 / (2 k))``.
-    Against the thesis' ``s (1 + sqrt(2 ln(1 / delta1))) / eps3`` this is
+    Against Thakkar's (2019) ``s (1 + sqrt(2 ln(1 / delta1))) / eps3`` this is
     16 to 41% less noise at the default settings (ratios 0.59 to 0.78 for
     binary models, 0.69 to 0.84 for a 10-class softmax, at
     ``epsilon = 0.1`` to 3, ``delta = 1 / m^2``, ``m = 1,437`` to
     ``100,000``); for a
     10-class softmax it is 40% less noise than a chi-square tail bound over
     the 18-dimensional subspace holding the shift.
-    The thesis' formula falls below this ``sigma1`` (and outside any proof
+    Thakkar's (2019) formula falls below this ``sigma1`` (and outside any proof
     we know) for large ``eps3``: for binary models from about
     ``eps3 = 21.5`` at ``delta1 = 1e-6``.
 
@@ -363,7 +363,7 @@ def objective_noise_sigma(sensitivity, eps3, delta1, row_rank):
 
 @dataclasses.dataclass(frozen=True)
 class AMPCalibration:
-    """Every derived constant of one AMP run (seed 004, Alg. 1).
+    """Every derived constant of one AMP run (Thakkar (2019), Alg. 1).
 
     Attributes
     ----------
@@ -421,7 +421,7 @@ class AMPCalibration:
 def default_gamma(n_samples, data_norm=1.0, n_classes=None):
     """Default certified gradient-norm bound: ``max(1e-3 / m^2, floor)``.
 
-    Seed 004 Sec. 4.4.1 uses ``gamma = 1 / m^2``. skdp's default is a
+    Thakkar (2019), Sec. 4.4.1 uses ``gamma = 1 / m^2``. skdp's default is a
     thousand times smaller, because the output noise is calibrated to the
     sensitivity ``2 m gamma / Lambda`` (Alg. 1 line 6, corrected) at only
     ``eps2 = 1%`` of ``epsilon``: the default regularization ``Lambda``
@@ -475,7 +475,7 @@ def default_gamma(n_samples, data_norm=1.0, n_classes=None):
 def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothness, row_rank,
                     trace_bound=None, output_fraction=0.01, eps3_fraction=None, gamma=None,
                     loss="logistic", huber_h=0.1, data_norm=1.0):
-    """Split the budget and calibrate both noises of AMP (seed 004, Alg. 1).
+    """Split the budget and calibrate both noises of AMP (Thakkar (2019), Alg. 1).
 
     Parameters
     ----------
@@ -494,7 +494,7 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
     row_rank : int
         ``k``: a bound on the rank of one row's Hessian, which is also the
         dimension of the span of one row's gradients (1 for GLMs, ``K - 1``
-        for the softmax loss; the thesis' ``r`` is ``min(n_params, 2 k)``).
+        for the softmax loss; Thakkar's (2019) ``r`` is ``min(n_params, 2 k)``).
     trace_bound : float or None, default=None
         Bound ``T`` on the trace of one row's Hessian; when given, the
         regularization uses ``C = min(k beta, T)`` instead of ``k beta``.
@@ -530,7 +530,7 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
     row_rank = int(row_rank)
     # Alg. 1 line 2 (Lemma 4.3.2) uses r beta with r = 2 k; bounding the
     # determinant ratio through one row's Hessian alone gives C = min(k beta, T)
-    # (see the estimator's Notes), half the thesis' constant for binary losses.
+    # (see the estimator's Notes), half Thakkar's (2019) constant for binary losses.
     curvature = row_rank * smoothness
     if trace_bound is not None:
         curvature = min(curvature, trace_bound)
@@ -544,14 +544,14 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
     eps3 = f1 * eps1
     if not 0.0 < eps1 - eps3 < 1.0:
         raise ValueError(
-            f"the budget split needs 0 < eps1 - eps3 < 1 (seed 004, Alg. 1 line 1), but "
+            f"the budget split needs 0 < eps1 - eps3 < 1 (Thakkar (2019), Alg. 1 line 1), but "
             f"eps1 = (1 - output_fraction) * epsilon = {eps1:.6g} and eps3 = eps3_fraction * "
             f"eps1 = {eps3:.6g} give eps1 - eps3 = {eps1 - eps3:.6g}. Use an eps3_fraction in "
             f"({max(0.0, 1.0 - 1.0 / eps1):.6g}, 1), or eps3_fraction=None for the default rule."
         )
     # Alg. 1 line 2 (Lemma 4.3.2), tightened: one row changes the log-determinant
     # by at most k log(1 + C / (k Lambda)) <= C / Lambda (Notes), so this is the
-    # least Lambda whose bound equals eps1 - eps3; the thesis' is r beta / (eps1 - eps3).
+    # least Lambda whose bound equals eps1 - eps3; Thakkar's (2019) is r beta / (eps1 - eps3).
     reg_strength = regularization_for_gap(eps1 - eps3, curvature, row_rank)
     # Alg. 1 line 3 (Lemma 4.3.1), made rigorous: replacing one row moves the
     # loss gradient by at most 2 Delta / m, in a direction that depends on the
@@ -559,7 +559,7 @@ def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothn
     sigma1 = objective_noise_sigma(2.0 * lipschitz / m, eps3, delta1, row_rank)
     # Alg. 1 line 6, corrected (Lemma 4.3.3): ||theta_approx - theta_min|| <=
     # m gamma / Lambda for *each* dataset, so the released difference moves by
-    # up to 2 m gamma / Lambda between neighbours (the thesis uses half). The
+    # up to 2 m gamma / Lambda between neighbours (Thakkar (2019) uses half). The
     # proof needs plain (eps2, delta2)-DP here, so the exact analytic Gaussian
     # calibration (Balle and Wang 2018) applies for every eps2.
     sensitivity2 = 2.0 * m * gamma / reg_strength
@@ -578,7 +578,7 @@ def amp_discrete_output_noise(calibration, n_params):
     The released ``theta_approx`` is snapped to a public power-of-two grid
     ``g`` and gets exact discrete Gaussian noise ``N_Z(0, sigma^2)`` per
     coordinate (Canonne, Kamath and Steinke 2020, "CKS"), instead of the
-    floating-point ``N(0, sigma2^2)`` of seed 004, Alg. 1 line 6.
+    floating-point ``N(0, sigma2^2)`` of Thakkar (2019), Alg. 1 line 6.
 
     * The grid. ``g`` is the largest power of two at most ``sigma2 * 2**-30``
       (:func:`~skdp.svm._base.svm_noise_granularity`; ``sigma2`` is the
@@ -594,7 +594,7 @@ def amp_discrete_output_noise(calibration, n_params):
       costs accuracy, never privacy.
     * The noise. Between neighbours ``theta_approx`` moves by at most
       ``sensitivity2 = 2 m gamma / Lambda`` for a given ``theta_min``
-      (seed 004, Lemma 4.3.3, corrected); after rounding to the grid the
+      (Thakkar (2019), Lemma 4.3.3, corrected); after rounding to the grid the
       squared L2 shift is at most ``Q + 2 min(Q, isqrt(p Q)) + p`` steps,
       ``Q = ceil((sensitivity2 / g)^2) - 1`` (below
       ``(sensitivity2 / g + sqrt(p))^2``), and ``sigma^2 = that / (2 rho)``
@@ -629,7 +629,7 @@ def amp_discrete_output_noise(calibration, n_params):
     weight_bound = (cal.n_samples / cal.reg_strength) * (
         cal.lipschitz + cal.sigma1 * (math.sqrt(n_params) + 10.0) + cal.gamma)
     granularity = svm_noise_granularity(cal.sigma2, weight_bound)
-    # Seed 004, Alg. 1 line 6 (Lemma 4.3.3, sensitivity 2 m gamma / Lambda) with exact
+    # Thakkar (2019), Alg. 1 line 6 (Lemma 4.3.3, sensitivity 2 m gamma / Lambda) with exact
     # discrete Gaussian noise: CKS rho = Delta_g^2 / (2 sigma^2)-zCDP on the grid's L2 bound,
     # then zCDP -> (eps2, delta2) by CKS Cor. 13 (zcdp_for_dp).
     sigma2_steps = svm_discrete_noise("discrete_gaussian", cal.sensitivity2, n_params, cal.eps2,
@@ -690,14 +690,14 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     """Differentially private logistic regression by Approximate Minima Perturbation.
 
     A drop-in replacement for :class:`sklearn.linear_model.LogisticRegression`
-    that needs no tuning. AMP (seed 004, Iyengar et al. 2019, Ch. 4, Alg. 1)
+    that needs no tuning. AMP (Thakkar (2019), Iyengar et al. 2019, Ch. 4, Alg. 1)
     perturbs the objective with Gaussian noise, minimizes it with any solver
     until the gradient norm is *certified* to be at most ``gamma``, and adds a
     small Gaussian noise to the result. The defaults follow the
     hyperparameter-free strategy of Sec. 4.4.1 (``data_norm = 1``,
     ``f = 0.01``) with skdp's own data-independent ``eps3`` rule (the
     thesis' rule is ``eps3_fraction="thesis"``) and a ``gamma`` a thousand
-    times below the thesis' ``1 / m^2`` (so that the output noise never
+    times below Thakkar's (2019) ``1 / m^2`` (so that the output noise never
     dominates), floored at what a floating-point certificate can reach.
 
     Parameters
@@ -705,11 +705,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     %(epsilon)s
     delta : float or None, default=None
         Probability with which the epsilon bound may fail, in ``(0, 1)``.
-        ``None`` means ``1 / n_samples^2`` (the thesis' choice); the value
+        ``None`` means ``1 / n_samples^2`` (Thakkar's (2019) choice); the value
         used is stored in ``delta_``.
     loss : {"logistic", "huber"}, default="logistic"
         ``"logistic"``: the logistic loss (``beta = data_norm^2 / 4``).
-        ``"huber"``: the Huber SVM loss of width ``huber_h`` (seed 004,
+        ``"huber"``: the Huber SVM loss of width ``huber_h`` (Thakkar (2019),
         Sec. 4.4.6, ``beta = data_norm^2 / (2 huber_h)``); binary and
         one-vs-rest only, and without ``predict_proba``.
     huber_h : float, default=0.1
@@ -740,14 +740,14 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     gamma : float or None, default=None
         Certified bound on the gradient norm of the perturbed objective at
         the released point; ``None`` means ``1e-3 / n_samples^2`` (pass
-        ``gamma=1 / n_samples**2`` for the thesis' value), or ``2**-47
+        ``gamma=1 / n_samples**2`` for Thakkar's (2019) value), or ``2**-47
         data_norm`` (times ``2 sqrt(K)`` for a softmax fit) when that is
         larger: beyond about 3.75e5 rows (binary, ``data_norm = 1``)
         ``1e-3 / m^2`` would be below the floating-point floor of any
         certificate. A smaller ``gamma`` means a smaller output noise
         (``sigma2`` is proportional to it) for a few more solver iterations;
         see :func:`~skdp.linear_model._amp.default_gamma` for why the default
-        differs from the thesis and how it was chosen. Must not depend on
+        differs from Thakkar (2019) and how it was chosen. Must not depend on
         the data.
     output_fraction : float or None, default=None
         ``f`` in ``(0, 1)``: the output noise gets ``(f epsilon, f delta)``.
@@ -769,7 +769,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     output_noise : {"gaussian", "discrete_gaussian"}, default="gaussian"
         Noise of the output stage (Alg. 1 line 6), the only noise added to
         a released value. ``"gaussian"``: floating-point ``N(0, sigma2^2)``
-        (the thesis'). ``"discrete_gaussian"``: the coefficients are
+        (Thakkar (2019)'). ``"discrete_gaussian"``: the coefficients are
         released on a public power-of-two grid ``g`` (``noise_granularity_``,
         about ``2**-30 sigma2``) with exact integer discrete Gaussian noise,
         safe against floating-point attacks on the output noise (Mironov
@@ -849,7 +849,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     ``(epsilon, delta)``-differential privacy with respect to replacing one
     row ``(x_i, y_i)`` of the training set (the number of rows ``m`` is
     public); features and labels are protected. The guarantee is Theorem 1
-    of seed 004 (Alg. 1): ``theta_min``, the exact minimizer of the perturbed
+    of Alg. 1: ``theta_min``, the exact minimizer of the perturbed
     objective, is ``(eps1, delta1)``-DP (Lemmas 4.3.1 and 4.3.2), and the
     released ``theta_approx + b2`` adds an ``(eps2, delta2)``-DP release of
     ``theta_approx - theta_min`` (Lemma 4.3.3); basic composition gives the
@@ -862,11 +862,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     ``[0, 1]`` scales the row's loss, so its gradient, Hessian and Hessian
     trace keep the bounds the noise is calibrated to (weights above 1 are
     clipped, per row); the mean stays over ``m`` rows, as the sum of the
-    weights is not public. Corrections to the thesis and its reference code:
+    weights is not public. Corrections to Thakkar (2019) and its reference code:
 
     * the output noise uses sensitivity ``2 m gamma / Lambda``: the distance
       ``||theta_approx - theta_min|| <= m gamma / Lambda`` holds for each
-      neighbour, so the difference can move by twice that (the thesis'
+      neighbour, so the difference can move by twice that (Thakkar's (2019)
       ``sigma2`` uses ``m gamma / Lambda``); ``sigma2`` is calibrated by the
       analytic Gaussian mechanism (Balle and Wang 2018), valid for every
       ``eps2``;
@@ -883,7 +883,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
       the Gaussian mechanism's calibration at ``(eps3, delta1)`` up to a
       term below ``1e-5`` of ``delta1``; for softmax it is the analytic
       Gaussian calibration at ``(eps3, delta1 / (2 k))``. This is smaller
-      than the thesis' ``sigma1`` at the default settings (ratios 0.59 to
+      than Thakkar's (2019) ``sigma1`` at the default settings (ratios 0.59 to
       0.78 binary, 0.69 to 0.84 for a 10-class softmax, at ``epsilon``
       from 0.1 to 3), and stays valid for every ``eps3``, while the
       thesis' formula falls below it for large ``eps3`` (from about 21.5 at
@@ -931,7 +931,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
 
     Notes
     -----
-    Algorithm (seed 004, Alg. 1), with ``m`` rows clipped to ``data_norm``:
+    Algorithm (Thakkar (2019), Alg. 1), with ``m`` rows clipped to ``data_norm``:
     ``eps2 = f epsilon``, ``delta2 = f delta``, ``eps1 = epsilon - eps2``,
     ``delta1 = delta - delta2``, ``eps3 = f1 eps1``;
     ``Lambda = C / (k (exp((eps1 - eps3) / k) - 1))``;
@@ -956,16 +956,16 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     ``T`` a bound on the trace of one row's Hessian; by concavity of the
     logarithm the log-ratio is at most ``k log(1 + C / (k Lambda))`` with
     ``C = min(k beta, T)`` (:func:`log_determinant_bound`), which is below
-    ``C / Lambda``. ``C`` is half the thesis' ``r beta`` for the binary
+    ``C / Lambda``. ``C`` is half Thakkar's (2019) ``r beta`` for the binary
     losses (``C = beta``), and ``T = (1 - 1/K) data_norm^2`` against
     ``(K - 1) data_norm^2`` for the softmax loss; the logarithm lowers the
     ``Lambda`` needed for a given ``eps1 - eps3`` further, by up to 41% at
     ``eps1 - eps3 = 0.99`` for binary models. The condition
     ``eps1 - eps3 < 1`` is no longer needed by this argument but is kept
-    (the thesis' Alg. 1 requires it).
+    (Thakkar's (2019) Alg. 1 requires it).
 
     The Huber SVM loss has a Hessian that jumps at the edges of its
-    quadratic zone; as in the thesis (Sec. 4.4.6) and Chaudhuri et al.
+    quadratic zone; as in Thakkar (2019) (Sec. 4.4.6) and Chaudhuri et al.
     (2011), the change of variables of Lemma 4.3.2 is applied where the
     Hessian exists (everywhere but a null set).
 
@@ -978,14 +978,14 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     ``1e-15`` times ``data_norm``, whatever ``m``; the plain floating-point
     norm, whose error grows with ``m``, only steers the solver.
 
-    The default ``gamma``. The thesis' ``1 / m^2`` (Sec. 4.4.1) makes the
+    The default ``gamma``. Thakkar's (2019) ``1 / m^2`` (Sec. 4.4.1) makes the
     output noise ``sigma2``, proportional to ``2 m gamma / Lambda`` at
     ``eps2 = 1%`` of ``epsilon``, grow as ``Lambda`` shrinks with larger
     ``epsilon``, until it dominates the objective noise and the accuracy
     falls as ``epsilon`` rises. skdp uses ``1e-3 / m^2`` above the
     certificate's floor (:func:`~skdp.linear_model._amp.default_gamma`,
     chosen on generated data only): the output noise is then a thousandth
-    of the thesis', for about five more Newton iterations.
+    of Thakkar (2019)', for about five more Newton iterations.
 
     References
     ----------
@@ -1124,7 +1124,7 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
             n_params = dim
 
         def default_delta(n):
-            return 1.0 / n**2  # seed 004, Sec. 4.4: delta = 1 / m^2
+            return 1.0 / n**2  # Thakkar (2019), Sec. 4.4: delta = 1 / m^2
 
         # Everything that can be refused is checked before the budget is spent.
         budget = self._resolve_budget(m, default_delta=default_delta, allow_zero_delta=False)

@@ -1,6 +1,6 @@
 """A rounding-proof upper bound on the exact gradient norm of a GLM objective.
 
-AMP (seed 004, Alg. 1 line 5, Lemma 4.3.3) and objective perturbation are
+AMP (Thakkar (2019), Alg. 1 line 5, Lemma 4.3.3) and objective perturbation are
 private only if the *exact* gradient of the perturbed objective
 
 ``F(theta) = (1/m) sum_i w_i l(z_i) + (reg/2) ||theta||^2 + <b, theta>``

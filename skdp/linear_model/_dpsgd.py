@@ -1,4 +1,4 @@
-"""DP-SGD for linear classifiers (seed 004, Alg. 4; Bassily et al. 2014, Abadi et al. 2016)."""
+"""DP-SGD for linear classifiers (Thakkar (2019), Alg. 4; Bassily et al. 2014, Abadi et al. 2016)."""
 
 import math
 import sys
@@ -209,7 +209,7 @@ def dpsgd_noise_multiplier(epsilon, delta, sample_rate, steps):
     privacy-loss-distribution accountant of dp-accounting, ``REPLACE_ONE``
     relation; about twice the noise that add/remove neighbours would need).
     This replaces the closed form of
-    seed 004, Alg. 4 line 1 (``sigma^2 = 16 Delta^2 T log(1/delta) / (m^2 epsilon^2)``
+    Thakkar (2019), Alg. 4 line 1 (``sigma^2 = 16 Delta^2 T log(1/delta) / (m^2 epsilon^2)``
     for the averaged gradient, with sampling *with replacement*), which is
     looser and tied to a different sampling scheme.
 
@@ -268,7 +268,7 @@ def _clipped_gradient_sum(X_batch, y_batch, norms, w, loss, clip_norm, clip_grad
 
 
 def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
-    """Noisy minibatch gradient descent from 0 (seed 004, Alg. 4, lines 2-7, Poisson batches)."""
+    """Noisy minibatch gradient descent from 0 (Thakkar (2019), Alg. 4, lines 2-7, Poisson batches)."""
     n, d = X.shape
     q, steps = settings["sample_rate"], settings["steps"]
     clip_gradients = settings["clipping"] == "gradient"
@@ -299,7 +299,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
     Every step samples each row independently with probability
     ``q = batch_size / n_samples`` (Poisson sampling), sums the per-example
     gradients clipped to norm ``data_norm``, adds Gaussian noise
-    ``N(0, (z data_norm)^2)`` and takes a gradient step (seed 004, Alg. 4;
+    ``N(0, (z data_norm)^2)`` and takes a gradient step (Thakkar (2019), Alg. 4;
     Bassily, Smith and Thakurta 2014; Abadi et al. 2016). The noise multiplier
     ``z`` comes from the privacy-loss-distribution accountant of
     dp-accounting (replace-one neighbours) for the requested
@@ -394,9 +394,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
     given by Renyi DP (Mironov, Talwar and Zhang 2019) and group privacy.
     *Correction:* earlier versions calibrated for add/remove (zero-out)
     neighbours while comparing with replace-one estimators; for replace-one
-    that noise was worth about ``1.8 epsilon``. Departure from seed 004 Alg. 4: batches are
-    Poisson samples (the thesis samples with replacement) because that is
-    what the accountant analyses, and the thesis' closed-form
+    that noise was worth about ``1.8 epsilon``. Departure from Thakkar (2019), Alg. 4: batches are
+    Poisson samples (Thakkar (2019) samples with replacement) because that is
+    what the accountant analyses, and Thakkar's (2019) closed-form
     ``sigma^2 = 16 Delta^2 T log(1/delta) / (m^2 epsilon^2)`` is replaced by
     the numerical accountant. With ``sample_weight`` a record is
     ``(x, y, w)``, ``w`` clipped to ``[0, 1]``, and a sampled row contributes

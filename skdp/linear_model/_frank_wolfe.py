@@ -158,7 +158,7 @@ def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
       ``2 s / epsilon_0`` with ``epsilon_0`` the exact advanced-composition
       root whenever that is larger.
     - ``"advanced"``: exponential mechanism with the exact advanced-composition
-      root (slightly tighter than the thesis at small epsilon).
+      root (slightly tighter than Thakkar (2019) at small epsilon).
     - ``"zcdp"``: exponential mechanism with bounded-range zCDP composition
       (about half the noise of ``"advanced"`` for many steps, never more).
 
@@ -400,7 +400,7 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     - ``accounting="thesis"``: Laplace report-noisy-max with the scale of
       Thakkar (2019), Alg. 5 line 2 and advanced composition (Lemma 2.1.6).
-      *Correction:* the thesis' closed form drops the second-order term of
+      *Correction:* Thakkar's (2019) closed form drops the second-order term of
       advanced composition and overspends at large epsilon; there the scale is
       raised to the exact advanced-composition value.
     - ``accounting="advanced"``: exponential mechanism, exact

@@ -22,7 +22,7 @@ class LogisticLoss:
 
     ``|l'(z)| <= 1`` and ``0 < l''(z) <= 1/4``, so on rows of norm at most
     ``data_norm`` it is ``data_norm``-Lipschitz and ``data_norm^2 / 4``-smooth
-    (seed 004, Sec. 4.4; Chaudhuri et al. 2011, Sec. 3.4.1).
+    (Thakkar (2019), Sec. 4.4; Chaudhuri et al. 2011, Sec. 3.4.1).
     """
 
     name = "logistic"
@@ -49,7 +49,7 @@ class LogisticLoss:
         return float(data_norm) ** 2 / 4.0
 
     #: Rank of one row's Hessian ``l''(z) x x^T``, and dimension of the span of
-    #: its gradients ``l'(z) x`` (seed 004, Lemma 4.3.2 uses twice this).
+    #: its gradients ``l'(z) x`` (Thakkar (2019), Lemma 4.3.2 uses twice this).
     row_hessian_rank = 1
 
     def hessian_trace_bound(self, data_norm):
@@ -61,7 +61,7 @@ class LogisticLoss:
 
 
 class HuberSVMLoss:
-    """Huber SVM loss, a smooth hinge of width ``h`` (seed 004, Sec. 4.4.6).
+    """Huber SVM loss, a smooth hinge of width ``h`` (Thakkar (2019), Sec. 4.4.6).
 
     ``l(z) = 1 - z`` if ``1 - z > h``; ``0`` if ``1 - z < -h``; otherwise
     ``(1 - z)^2 / (4h) + (1 - z)/2 + h/4`` (Bassily, Smith and Thakurta 2014).
@@ -106,7 +106,7 @@ class HuberSVMLoss:
         return float(data_norm) ** 2 / (2.0 * self.h)
 
     #: Rank of one row's Hessian ``l''(z) x x^T``, and dimension of the span of
-    #: its gradients ``l'(z) x`` (seed 004, Lemma 4.3.2 uses twice this).
+    #: its gradients ``l'(z) x`` (Thakkar (2019), Lemma 4.3.2 uses twice this).
     row_hessian_rank = 1
 
     def hessian_trace_bound(self, data_norm):

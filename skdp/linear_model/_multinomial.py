@@ -14,7 +14,7 @@ label ``y`` is ``l(W; x, y) = logsumexp(W x) - (W x)_y``. With
   ``k ~ p``, at most ``(max_k u_k - min_k u_k)^2 / 4 <= 1/2`` (Popoviciu), so
   the loss is ``data_norm^2 / 2``-smooth. Its trace is
   ``(1 - ||p||^2) ||x||^2 <= (1 - 1/K) data_norm^2``, a smaller bound than
-  ``(K - 1) / 2 data_norm^2`` on what the AMP proof (seed 004, Lemma 4.3.2)
+  ``(K - 1) / 2 data_norm^2`` on what the AMP proof (Thakkar (2019), Lemma 4.3.2)
   needs (see ``amp_calibration``).
 
 These constants are checked numerically on random points in the tests.

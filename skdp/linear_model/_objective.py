@@ -6,8 +6,8 @@ with optional row weights ``w_i`` in ``[0, 1]`` (1 when not given). The mean
 is over all ``m`` rows, zero-weight ones included: ``m`` is public under
 replace-one neighbours, the sum of the weights is not.
 
-Objective perturbation (seed 002, Alg. 2), Approximate Minima Perturbation
-(seed 004, Alg. 1 line 4, with ``reg = Lambda / m``) and output perturbation
+Objective perturbation (Chaudhuri et al. (2011), Alg. 2), Approximate Minima Perturbation
+(Thakkar (2019), Alg. 1 line 4, with ``reg = Lambda / m``) and output perturbation
 (``b = 0``) are all instances.
 """
 

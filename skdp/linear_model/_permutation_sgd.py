@@ -1,4 +1,4 @@
-"""Permutation-based SGD with output perturbation (seed 004, Alg. 2 and 3; Wu et al. 2017)."""
+"""Permutation-based SGD with output perturbation (Thakkar (2019), Alg. 2 and 3; Wu et al. 2017)."""
 
 import math
 
@@ -109,7 +109,7 @@ def permutation_sgd_sensitivity(n_samples, batch_size, epochs, data_norm, *,
     ``alpha``-strong convexity and ``eta_t <= 1 / beta``,
     ``(1 - eta_t alpha)``-contractive.
 
-    - Convex, constant step ``eta`` (seed 004 Alg. 2; Wu et al. Thm. 3 with
+    - Convex, constant step ``eta`` (Thakkar (2019), Alg. 2; Wu et al. Thm. 3 with
       minibatches): ``2 k eta R / b`` for ``k`` passes.
     - Strongly convex, ``eta_t = min(1/beta, 1/(alpha t))`` with ``t`` the
       global update counter (Wu et al., strongly convex case): with ``N``
@@ -235,7 +235,7 @@ def permutation_sgd_sigma(sensitivity, epsilon, delta, calibration="analytic"):
     """Standard deviation of the output Gaussian noise.
 
     - ``"analytic"``: the exact Gaussian calibration of Balle and Wang (2018).
-    - ``"thesis"``: seed 004, Alg. 2 line 7 and Alg. 3 line 8,
+    - ``"thesis"``: Thakkar (2019), Alg. 2 line 7 and Alg. 3 line 8,
       ``sigma = sqrt(2 ln(2/delta)) Delta_2 / epsilon`` (both lines are this
       formula with ``Delta_2 = 2 T Delta eta / k`` and ``2 Delta / (xi m)``).
       It rests on the classic Gaussian bound, proved only for
@@ -255,7 +255,7 @@ def permutation_sgd_sigma(sensitivity, epsilon, delta, calibration="analytic"):
 
 
 def _permutation_sgd_path(X, y, loss, settings, rng, sample_weight=None):
-    """Noiseless permutation SGD from 0 (seed 004, Alg. 2 lines 1-6 / Alg. 3 lines 1-7)."""
+    """Noiseless permutation SGD from 0 (Thakkar (2019), Alg. 2 lines 1-6 / Alg. 3 lines 1-7)."""
     n, d = X.shape
     batches = np.array_split(rng.permutation(n), settings["n_batches"])
     alpha, beta = settings["alpha"], settings["beta"]
@@ -283,7 +283,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     Runs ordinary minibatch SGD over a random permutation of the rows for
     ``epochs`` passes and adds Gaussian noise to the final weights, calibrated
-    to the L2 sensitivity of the SGD output (seed 004, Alg. 2 for convex
+    to the L2 sensitivity of the SGD output (Thakkar (2019), Alg. 2 for convex
     losses with a constant step, Alg. 3 for the ``alpha``-regularized,
     strongly convex loss with step ``min(1/beta, 1/(alpha t))``).
 
@@ -369,12 +369,12 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     ``data_norm``. The SGD output has L2 sensitivity ``2 k eta R / b``
     (convex, Wu et al. 2017) or ``2 R / (alpha b N)`` with ``N`` minibatches
     per pass (strongly convex; ``2 R / (alpha n)`` when ``b`` divides ``n``)
-    and is released with the Gaussian mechanism. *Corrections:* (1) seed 004
+    and is released with the Gaussian mechanism. *Corrections:* (1) Thakkar (2019)
     Alg. 3 indexes the step ``1/(xi t)`` by the *pass*; with minibatches that
     makes the last pass' steps ``1/(xi k)``, and the sensitivity can exceed
     the stated ``2 Delta / (xi m)`` by a factor ``n / (k b)``; as in Wu et al.,
     ``t`` here counts minibatch updates, for which the bound is proved.
-    (2) The thesis' ``sqrt(2 ln(2/delta))`` calibration is only proved for
+    (2) Thakkar's (2019) ``sqrt(2 ln(2/delta))`` calibration is only proved for
     ``epsilon < 1``; the default is the exact analytic Gaussian mechanism, and
     ``calibration="thesis"`` uses the larger of the two. (3) Alg. 2 loops over
     ``T - 1`` passes but calibrates for ``T``; here ``epochs`` passes are run
@@ -581,7 +581,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     def _discrete_noise(self, settings, budget):
         """``(granularity, sigma^2 in grid steps, sigma g)`` of the discrete Gaussian (test hook)."""
         n_coef = self.n_features_in_ + int(self.fit_intercept)
-        # Seed 004, Alg. 2/3 (L2 sensitivity of the SGD output, Wu et al. 2017) released with
+        # Thakkar (2019), Alg. 2/3 (L2 sensitivity of the SGD output, Wu et al. 2017) released with
         # exact discrete Gaussian noise on the grid (CKS): sigma^2 = Delta_g^2 / (2 rho) with
         # Delta_g the rounded output's L2 shift incl. the grid term, rho from CKS
         # Cor. 13 (output_perturbation_discrete_noise -> svm_discrete_noise).

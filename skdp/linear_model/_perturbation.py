@@ -1,4 +1,4 @@
-"""Output and objective perturbation for L2-regularized ERM (seed 002, Alg. 1 and 2).
+"""Output and objective perturbation for L2-regularized ERM (Chaudhuri et al. (2011), Alg. 1 and 2).
 
 Chaudhuri, Monteleoni and Sarwate (2011). Both release a linear model of the
 regularized empirical risk ``(1/n) sum_i l(y_i <x_i, w>) + (Lambda/2) ||w||^2``
@@ -55,7 +55,7 @@ __all__ = [
 def sample_l2_laplace(n_features, scale, rng, size=None):
     """Draw vectors with density proportional to ``exp(-||b||_2 / scale)``.
 
-    Seed 002, Alg. 1 step 1 and Alg. 2 step 2: such a vector is a uniformly
+    Chaudhuri et al. (2011), Alg. 1 step 1 and Alg. 2 step 2: such a vector is a uniformly
     random unit direction times a norm drawn from ``Gamma(shape=d, scale)``
     (the radial density of ``exp(-r / scale)`` in ``d`` dimensions is
     ``r^(d-1) exp(-r / scale)``). In one dimension it is ``Laplace(scale)``.
@@ -100,9 +100,9 @@ def _check_l2_laplace_scale(scale, n_coef):
 
 
 def output_perturbation_sensitivity(n_samples, data_norm, alpha, tol):
-    """L2 sensitivity of the certified regularized-ERM minimizer (seed 002, Alg. 1, corrected).
+    """L2 sensitivity of the certified regularized-ERM minimizer (Chaudhuri et al. (2011), Alg. 1, corrected).
 
-    Seed 002, Corollary 1: for ``Lambda``-strongly convex regularized ERM
+    Chaudhuri et al. (2011), Corollary 1: for ``Lambda``-strongly convex regularized ERM
     with a loss whose gradient in ``w`` has norm at most ``R`` (``|l'| <= 1``
     and ``||x|| <= R``), the exact minimizers on replace-one neighbours are
     within ``2 R / (n Lambda)`` (the paper states ``2 / (n Lambda)`` for
@@ -137,7 +137,7 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
 
     * ``"discrete_laplace"`` (pure ``epsilon``-DP): the L1 sensitivity of
       the minimizer is at most ``sqrt(F)`` times its L2 sensitivity
-      ``Delta_2`` (seed 002, Cor. 1, with the certified-solver correction of
+      ``Delta_2`` (Chaudhuri et al. (2011), Cor. 1, with the certified-solver correction of
       :func:`output_perturbation_sensitivity`); on the grid it is
       ``ceil(sqrt(F) Delta_2 / g) + F - 1`` steps, and per-coordinate
       discrete Laplace noise of scale ``t`` = that ``/ epsilon`` (CKS Alg. 2,
@@ -177,7 +177,7 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
     """
     reference = svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta)
     granularity = svm_noise_granularity(reference, weight_bound)
-    # Seed 002, Alg. 1 (sensitivity corrected, see output_perturbation_sensitivity) with
+    # Chaudhuri et al. (2011), Alg. 1 (sensitivity corrected, see output_perturbation_sensitivity) with
     # exact integer noise on the grid: discrete Laplace on the L1 bound sqrt(F) Delta_2
     # plus the grid term (CKS Alg. 2), or discrete Gaussian on the grid's L2 bound with
     # CKS zCDP -> (epsilon, delta) by CKS Cor. 13 (svm_discrete_noise).
@@ -188,7 +188,7 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
 
 
 def objective_perturbation_terms(epsilon, n_samples, alpha, smoothness, data_norm):
-    """Privacy terms of objective perturbation (seed 002, Alg. 2, steps 1-3, tightened).
+    """Privacy terms of objective perturbation (Chaudhuri et al. (2011), Alg. 2, steps 1-3, tightened).
 
     With ``c`` the smoothness of the loss in ``w`` on rows of norm ``R``
     (``c = R^2/4`` logistic, ``R^2/(2h)`` Huber; the paper's ``c`` is for
@@ -223,7 +223,7 @@ def objective_perturbation_terms(epsilon, n_samples, alpha, smoothness, data_nor
     noise_scale : float
         ``1 / beta = 2 R / epsilon'``.
     """
-    # Seed 002, Alg. 2 steps 1-3 with the Jacobian ratio |det(I + E)| bounded by
+    # Chaudhuri et al. (2011), Alg. 2 steps 1-3 with the Jacobian ratio |det(I + E)| bounded by
     # 1 + c/(n Lambda) instead of (1 + c/(n Lambda))^2: the neighbours' Hessians
     # are M + A and M + B with A, B PSD rank one and M >= n Lambda I, so by the
     # matrix determinant lemma det(M + A) / det(M + B) <= det(M + A) / det(M)
@@ -308,7 +308,7 @@ def _certified_minimizer(X, y, loss, reg, b, settings, solver, sample_weight):
 class OutputPerturbationClassifier(PrivateGLMClassifier):
     """Output perturbation: the regularized ERM minimizer plus norm-Gamma noise.
 
-    Seed 002 (Chaudhuri, Monteleoni and Sarwate 2011), Alg. 1: minimize the
+    Chaudhuri, Monteleoni and Sarwate 2011, Alg. 1: minimize the
     L2-regularized mean loss, then add a noise vector with density
     proportional to ``exp(-||b|| / scale)``, ``scale = sensitivity / epsilon``
     (or, with a ``"discrete_"`` mechanism, exact integer noise on a public
@@ -329,7 +329,7 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     %(ridge)s
     mechanism : {"l2_laplace", "discrete_laplace", "discrete_gaussian"}, \
 default="l2_laplace"
-        Output noise. ``"l2_laplace"`` is seed 002's floating-point noise
+        Output noise. ``"l2_laplace"`` is Chaudhuri et al.'s (2011) floating-point noise
         with density proportional to ``exp(-epsilon ||b|| / sensitivity)``
         (pure DP). The ``"discrete_"`` variants release the weights on a
         public power-of-two grid ``g`` (``noise_granularity_``, about
@@ -394,7 +394,7 @@ default="l2_laplace"
     -------
     Pure ``epsilon``-DP for replace-one neighbours (one row, features and
     label, replaced), with ``n_samples`` public; rows are clipped to L2 norm
-    ``data_norm`` first. Seed 002, Thm. 1: the exact minimizer has L2
+    ``data_norm`` first. Chaudhuri et al. (2011), Thm. 1: the exact minimizer has L2
     sensitivity ``2 R / (n Lambda)`` and the released noise has density
     proportional to ``exp(-epsilon ||b|| / sensitivity)``. *Correction:* the
     paper releases the exact minimizer; here it is certified only to
@@ -429,7 +429,7 @@ default="l2_laplace"
     See Also
     --------
     ObjectivePerturbationClassifier : Noise in the objective (usually more accurate).
-    skdp.svm.PrivateLinearSVM : The same release for the hinge loss (seed 001).
+    skdp.svm.PrivateLinearSVM : The same release for the hinge loss (Rubinstein et al. (2012)).
 
     References
     ----------
@@ -510,7 +510,7 @@ default="l2_laplace"
             weight_bound))
 
     def _noise_scale(self, settings, budget):
-        # Seed 002, Alg. 1: beta = n Lambda epsilon / 2 for R = 1; here
+        # Chaudhuri et al. (2011), Alg. 1: beta = n Lambda epsilon / 2 for R = 1; here
         # scale = 1 / beta = sensitivity / epsilon with the corrected sensitivity.
         sensitivity = output_perturbation_sensitivity(settings["n_samples"], settings["data_norm"],
                                                       settings["alpha"], settings["tol"])
@@ -544,7 +544,7 @@ default="l2_laplace"
 class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     """Objective perturbation: minimize the regularized loss plus a random linear term.
 
-    Seed 002 (Chaudhuri, Monteleoni and Sarwate 2011), Alg. 2: draw ``b``
+    Chaudhuri, Monteleoni and Sarwate 2011, Alg. 2: draw ``b``
     with density proportional to ``exp(-beta ||b||)`` and release the
     minimizer of ``(1/n) sum l + ((Lambda + Delta)/2) ||w||^2 + <b, w>/n``,
     where ``epsilon'`` and the extra regularization ``Delta`` follow the
@@ -604,7 +604,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     label, replaced), with ``n_samples`` public; rows are clipped to L2 norm
     ``data_norm`` first. The budget is split into
     ``epsilon_1 = (1 - certification_fraction) epsilon`` for objective
-    perturbation (seed 002, Thm. 2, with the constants rescaled to rows of
+    perturbation (Chaudhuri et al. (2011), Thm. 2, with the constants rescaled to rows of
     norm ``R``: ``c`` is the loss' smoothness ``R^2/4`` or ``R^2/(2h)`` and
     ``beta = epsilon' / (2R)``) and ``epsilon_2`` for the certification.
     *Tightening:* the Jacobian term of Thm. 2 is charged
@@ -657,7 +657,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     ``c``. As ``det(M + B) >= det(M)``, the matrix determinant lemma gives
     ``det(M + A) / det(M + B) <= det(M + A) / det(M)
     = 1 + w_i l''(z_i) x_i^T M^-1 x_i <= 1 + c / (n Lambda')``, and the same
-    with ``D, D'`` swapped. Seed 002 bounds the ratio through the rank-2
+    with ``D, D'`` swapped. Chaudhuri et al. (2011) bounds the ratio through the rank-2
     difference ``E = M^-1 (B - A)`` by ``(1 + c/(n Lambda))^2``, twice the
     logarithm. The bound is attained: with ``M = n Lambda' I`` (all other
     rows at zero curvature, e.g. Huber margins outside the quadratic zone)
@@ -672,7 +672,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     quadratic zone. ``b(theta)`` is still a locally Lipschitz bijection and
     differentiable except on the hyperplanes ``y_i <x_i, theta> = 1 +- h``,
     a null set, so the change-of-variables (area) formula holds with the
-    Jacobian where it exists, where ``l'' <= 1/(2h)``; this is how seed 002
+    Jacobian where it exists, where ``l'' <= 1/(2h)``; this is how Chaudhuri et al. (2011)
     (Sec. 3.4.2) handles it.
 
     References
@@ -770,7 +770,7 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
         n, d = X.shape
         epsilon_prime, extra_reg, scale, cert_scale = self._noise_terms(settings, budget, loss)
         b = sample_l2_laplace(d, scale, rng)
-        # Seed 002, Alg. 2 step 4: argmin (1/n) sum l + (Lambda+Delta)/2 ||w||^2 + b.w / n,
+        # Chaudhuri et al. (2011), Alg. 2 step 4: argmin (1/n) sum l + (Lambda+Delta)/2 ||w||^2 + b.w / n,
         # with weighted losses (1/n) sum w_i l_i: weights in [0, 1] keep a row's
         # gradient norm <= R (the 2R change of b) and its second derivative
         # w_i l'' ||x_i||^2 <= c (the Jacobian term), and the data term convex.

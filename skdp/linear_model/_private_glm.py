@@ -43,13 +43,13 @@ __all__ = [
 _GLM_DOCS = {
     "loss": """\
 loss : {"logistic", "huber"}, default="logistic"
-    Margin loss: logistic, or the Huber SVM loss (a smoothed hinge, seed 004
-    Sec. 4.4.6; seed 002 Sec. 3.4.2).
+    Margin loss: logistic, or the Huber SVM loss (a smoothed hinge, Thakkar (2019)
+    Sec. 4.4.6; Chaudhuri et al. (2011), Sec. 3.4.2).
 huber_h : float, default=0.1
     Width of the Huber SVM loss.""",
     "delta_n2": """\
 delta : float or None, default=None
-    In ``(0, 1)``. ``None`` uses ``1 / n_samples^2`` (seed 004, Sec. 4.4.1),
+    In ``(0, 1)``. ``None`` uses ``1 / n_samples^2`` (Thakkar (2019), Sec. 4.4.1),
     stored in ``delta_``.""",
     "ridge": """\
 alpha : "auto" or float, default="auto"
@@ -95,7 +95,7 @@ def fill_glm_doc(cls):
 
 
 def delta_one_over_n_squared(n_samples):
-    """The thesis' default ``delta = 1 / n^2`` (seed 004, Sec. 4.4.1, after Wu et al. 2017)."""
+    """Thakkar's (2019) default ``delta = 1 / n^2`` (Thakkar (2019), Sec. 4.4.1, after Wu et al. 2017)."""
     return 1.0 / float(n_samples) ** 2
 
 
@@ -297,7 +297,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         settings = self._check_params(n_samples)
         verbose = check_positive_int(self.verbose, "verbose", low=0)
-        # One-vs-rest: K problems on the same data compose (seed 004 Lemma 2.1.5).
+        # One-vs-rest: K problems on the same data compose (Thakkar (2019), Lemma 2.1.5).
         n_problems = 1 if n_classes == 2 else n_classes
         self._prepare(settings, self._resolve_budget(
             n_samples, self._default_delta, self._allow_zero_delta).split(n_problems))

@@ -186,7 +186,7 @@ def _row_norm(data_norm, fit_intercept):
 
 
 def _default_delta(n):
-    return 1.0 / float(n) ** 2  # seed 004, Sec. 4.4: delta = 1 / n^2
+    return 1.0 / float(n) ** 2  # Thakkar (2019), Sec. 4.4: delta = 1 / n^2
 
 
 @fill_doc

@@ -2,7 +2,7 @@
 
 Objective perturbation and Approximate Minima Perturbation are private only
 for a point whose full-data gradient norm is at most a data-independent
-``gamma`` (seed 004, Alg. 1 line 5 and Lemma 4.3.3). These solvers iterate with the
+``gamma`` (Thakkar (2019), Alg. 1 line 5 and Lemma 4.3.3). These solvers iterate with the
 fast (BLAS) gradient, then certify the final point with
 :func:`~skdp.linear_model._certificate.gradient_norm_bound`, a rigorous upper
 bound on the *exact* gradient norm that accounts for every rounding error; if

@@ -1,4 +1,4 @@
-"""User-level (joint) differentially private matrix completion (seed 004, Ch. 6)."""
+"""User-level (joint) differentially private matrix completion (Thakkar (2019), Ch. 6)."""
 
 from skdp.matrix_completion._completer import DPMatrixCompleter
 

@@ -1,6 +1,6 @@
 """Sensitivities and noise scales of the private matrix completion releases.
 
-Neighbouring relation: replace one user's whole row of ratings (seed 004,
+Neighbouring relation: replace one user's whole row of ratings (Thakkar (2019),
 Def. 2.1.1 applied to users, as Ch. 6 does). Every release is a Gaussian
 mechanism on a sum over users of ``a_i a_i^T`` (or of ``a_i a_i^T`` applied to
 a released unit vector), where ``a_i`` is user ``i``'s clipped row or residual
@@ -22,7 +22,7 @@ In private Frank-Wolfe (Alg. 13) the residual rows are
 observed entries, so ``rho = 2 Delta``; in the first iteration ``Y = 0`` and
 ``rho = Delta``. Rank-one pursuit clips each residual row to ``Delta``, and
 private SVD (Alg. 15) each row of ratings, so ``rho = Delta`` for both.
-Seed 004, Lemma 6.2.1, states the Frobenius sensitivity of Frank-Wolfe as
+Thakkar (2019), Lemma 6.2.1, states the Frobenius sensitivity of Frank-Wolfe as
 ``4 Delta^2``; the bound above, ``sqrt(2) (2 Delta)^2 = 4 sqrt(2) Delta^2``,
 is the correct (and attained) value.
 
@@ -40,7 +40,7 @@ sensitivity ``sqrt(s_1^2 + ... + s_K^2)`` and the same ``sigma`` (Dong, Roth
 and Su 2022, Cor. 3.3: mu-GDP composes as ``sqrt(sum mu_k^2)``, and a Gaussian
 mechanism is exactly ``s/sigma``-GDP). The noise is therefore the analytic
 Gaussian calibration (Balle and Wang 2018) of that total sensitivity, exact at
-every ``epsilon > 0``; the thesis' zCDP route (Lemmas 2.1.12 to 2.1.14) is
+every ``epsilon > 0``; Thakkar's (2019) zCDP route (Lemmas 2.1.12 to 2.1.14) is
 looser and needs ``epsilon <= 2 ln(1/delta)``.
 
 Discrete noise (``noise="discrete_gaussian"``). Every release is rounded to
@@ -53,9 +53,9 @@ apply; the discrete releases are accounted in zCDP instead: integer noise
 ``alpha w_j^2 / (2 s_j^2)`` (CKS, the one-coordinate concentrated-DP bound of
 the discrete Gaussian), and Renyi divergences of independent coordinates
 add, so one release is ``sum_j w_j^2 / (2 s_j^2)``-zCDP (the multivariate
-statement of CKS); zCDP composes adaptively by adding the rho's (seed 004,
+statement of CKS); zCDP composes adaptively by adding the rho's (Thakkar (2019),
 Lemma 2.1.12), and the total converts to ``(epsilon, delta)`` by CKS
-Cor. 13 (:func:`skdp.accounting.zcdp_for_dp`, tighter than seed 004,
+Cor. 13 (:func:`skdp.accounting.zcdp_for_dp`, tighter than Thakkar (2019),
 Lemma 2.1.13, which skdp used before). See :func:`discrete_noise`.
 """
 
@@ -88,7 +88,7 @@ def total_sensitivity(row_norm_bound, *, method="frank_wolfe", eigensolver="exac
     row_norm_bound : float
         ``Delta``: bound on the L2 norm of a user's clipped observed ratings.
     method : {"frank_wolfe", "pursuit", "svd", "pgd"}, default="frank_wolfe"
-        Private Frank-Wolfe (seed 004, Alg. 13): residual rows of norm
+        Private Frank-Wolfe (Thakkar (2019), Alg. 13): residual rows of norm
         ``rho_1 = Delta`` in the first iteration and ``rho_t = 2 Delta`` after.
         Rank-one pursuit: residual rows clipped to ``rho_t = Delta`` in each
         of its ``n_iter`` iterations. Private SVD (Alg. 15): one release on
@@ -174,7 +174,7 @@ def noise_sigma(epsilon, delta, sensitivity):
         The same ``sigma`` is used by each of the composed releases.
     """
     # Balle and Wang (2018), Thm. 8, on the composed Gaussian (Dong, Roth and
-    # Su 2022, Cor. 3.3); replaces seed 004, Lemma 6.2.1 / Alg. 13-16.
+    # Su 2022, Cor. 3.3); replaces Thakkar (2019), Lemma 6.2.1 / Alg. 13-16.
     # Alg. 16 (PGD) prints sigma = Delta^2 sqrt(64 T ln(1/delta) / epsilon):
     # epsilon belongs outside the root (as in the proof of Lemma 6.2.1), and
     # the sensitivity is that of the clipped whole rows, sqrt(2T) rho^2 composed
@@ -184,9 +184,9 @@ def noise_sigma(epsilon, delta, sensitivity):
 
 def thesis_sigma(epsilon, delta, row_norm_bound, *, method="frank_wolfe",
                  eigensolver="exact", n_iter=1, oja_iter=1):
-    """The thesis' noise scale, for comparison only (not used to fit).
+    """Thakkar's (2019) noise scale, for comparison only (not used to fit).
 
-    Seed 004: Alg. 13 / Lemma 6.2.1 (Frank-Wolfe, exact eigen-decomposition)
+    Thakkar (2019): Alg. 13 / Lemma 6.2.1 (Frank-Wolfe, exact eigen-decomposition)
     ``sigma = Delta^2 sqrt(64 T ln(1/delta)) / epsilon``; Alg. 14 (Oja, on a
     matrix with rows of norm ``2 Delta``) ``sigma = (2 Delta)^2 sqrt(256
     Gamma ln(2/delta)) / epsilon`` for one eigenvector; Alg. 15 (SVD)
@@ -198,12 +198,12 @@ def thesis_sigma(epsilon, delta, row_norm_bound, *, method="frank_wolfe",
     sensitivity ``4 Delta^2`` where the correct value is ``4 sqrt(2) Delta^2``.
 
     Alg. 16 (private projected gradient descent) prints the same expression
-    as Alg. 13, ``Delta^2 sqrt(64 T ln(1/delta) / epsilon)``, and the thesis
+    as Alg. 13, ``Delta^2 sqrt(64 T ln(1/delta) / epsilon)``, and Thakkar (2019)
     says it calibrates PGD "as in our private FW experiments" (Sec. 6.4); it
     has no privacy proof of its own. ``method="pgd"`` returns the formula
     exactly as printed, ``epsilon`` inside the root: it scales like
     ``epsilon^(-1/2)``, not like the ``epsilon^(-1)`` of any Gaussian
-    mechanism, so it is too small for ``epsilon < 1`` even on the thesis'
+    mechanism, so it is too small for ``epsilon < 1`` even on Thakkar's (2019)
     own terms (and it bounds rows by ``Delta`` where Alg. 16's iterate rows
     are unbounded).
 
@@ -228,7 +228,7 @@ def thesis_sigma(epsilon, delta, row_norm_bound, *, method="frank_wolfe",
     log_term = -math.log(delta)
     if epsilon > 2.0 * log_term:
         raise ValueError(
-            f"the thesis' calibration needs epsilon <= 2 ln(1/delta) = {2.0 * log_term:.4g}, "
+            f"Thakkar's (2019) calibration needs epsilon <= 2 ln(1/delta) = {2.0 * log_term:.4g}, "
             f"got epsilon={epsilon}."
         )
     delta2 = check_real(row_norm_bound, "row_norm_bound", low=0.0, low_inclusive=False) ** 2
@@ -354,7 +354,7 @@ def discrete_noise(epsilon, delta, releases, value_bound):
     Each float ``s_k`` is first raised by a relative ``2**-40`` (fixed)
     against its own round-off. With the same ``sigma^2`` per release,
     ``rho_total = sum_k W_k / (2 sigma^2)`` (CKS, discrete Gaussian zCDP with
-    independent coordinates; seed 004, Lemma 2.1.12 composition), so
+    independent coordinates; Thakkar (2019), Lemma 2.1.12 composition), so
     ``sigma^2 = sum_k W_k / (2 rho)``, rounded *up* to 24 significant bits;
     a ``sigma`` beyond ``2**52`` grid steps is refused (ValueError, before
     any budget is spent).
@@ -393,7 +393,7 @@ def discrete_noise(epsilon, delta, releases, value_bound):
                 for s, d in releases)
     # Smallest power of two h with value_bound < 2**52 h^2 (exact Gram matrices, Notes).
     row_step = math.ldexp(1.0, math.ceil((math.frexp(value_bound)[1] - 52) / 2))
-    # CKS: rho_k = W_k / (2 sigma^2) per release; seed 004, Lemma 2.1.12: the rho_k add up.
+    # CKS: rho_k = W_k / (2 sigma^2) per release; Thakkar (2019), Lemma 2.1.12: the rho_k add up.
     sigma2 = _round_up(total / (2 * rho))
     # Refused before the charge: beyond 2**52 steps (a tiny epsilon, where the rounding
     # term sum_k d_k / (2 rho) dominates) the draws leave the sampler's int64 range.

@@ -67,12 +67,12 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     * ``"pursuit"``: the same global component, but each user refits her row
       by least squares on all directions released so far, and contributes her
       clipped residual to the next iteration (a private greedy rank-one
-      pursuit; an skdp addition, not in the thesis).
+      pursuit; an skdp addition, not in Thakkar (2019)).
     * ``"svd"``: private SVD completion (Alg. 15): one noisy top-``rank``
       subspace of the clipped ratings; each user fits her own row on it by
       ridge least squares (Alg. 15 rescales her projection by
       ``n_items / |Omega_i|``, which amplifies noise; see Notes).
-    * ``"pgd"``: private projected gradient descent (Alg. 16), the thesis'
+    * ``"pgd"``: private projected gradient descent (Alg. 16), Thakkar's (2019)
       private baseline: each user takes a gradient step on her observed
       entries and clips her whole row; the global component releases the
       noisy Gram matrix of all rows, whose eigen-decomposition gives the
@@ -147,7 +147,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     oja_iter : int, default=5
         Noisy Oja steps per eigen-decomposition (``eigensolver="oja"``).
     step_schedule : {"standard", "constant"}, default="standard"
-        Frank-Wolfe step sizes: ``2 / (t + 1)`` (Jaggi 2013) or the thesis'
+        Frank-Wolfe step sizes: ``2 / (t + 1)`` (Jaggi 2013) or Thakkar's (2019)
         ``1 / T`` (see Notes). No effect on privacy. ``"frank_wolfe"`` only.
     learning_rate : float or array-like of shape (max_iter,), default=1.0
         ``"pgd"`` only: the gradient step sizes ``eta_t``, each in ``(0, 2)``;
@@ -241,7 +241,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     user's own row only (post-processing, Thakkar (2019) Lemma 2.1.4), so the
     completions of all other users together are ``(epsilon, delta)``-DP with
     respect to her data (Thm. 20, Thm. 28; pursuit and projected gradient
-    descent rest on the same argument, as the thesis' Sec. 6.4 says of
+    descent rest on the same argument, as Thakkar's (2019) Sec. 6.4 says of
     Alg. 16). This holds for any input, because ``row_norm_bound`` clipping
     is applied to every row. With ``center="user_item"`` the item biases
     ``item_biases_`` are one more Gaussian release (per-user weighted
@@ -256,7 +256,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     depends on her own ratings). :meth:`transform` on users who were not in
     the training data costs the training users nothing.
 
-    Corrections to the thesis: the Frobenius sensitivity of the Frank-Wolfe
+    Corrections to Thakkar (2019): the Frobenius sensitivity of the Frank-Wolfe
     statistic is ``4 sqrt(2) Delta^2``, not ``4 Delta^2`` (Lemma 6.2.1); the
     noise is set by exact Gaussian composition and the analytic Gaussian
     mechanism, valid for every ``epsilon > 0``; Oja's noise is calibrated to
@@ -321,7 +321,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     Frank-Wolfe it also releases ``||A v||^2 + N(0, sigma^2)``, sensitivity
     ``|(a.v)^2 - (b.v)^2| <= rho_t^2``. (For ``"svd"`` a block of ``rank``
     orthonormal columns ``V`` is used: ``||D V||_F <= min(sqrt(2),
-    sqrt(rank)) rho^2``.) The thesis calibrates Alg. 14 for one eigenvector
+    sqrt(rank)) rho^2``.) Thakkar (2019) calibrates Alg. 14 for one eigenvector
     in isolation; here its noise covers every step of every iteration. Each
     step moves ``v <- (v + eta (W v + g)) / ||...||`` with
     ``eta = 1 / (sigma sqrt(n))``; Alg. 14's ``1 / (Gamma sigma sqrt(n))`` is
@@ -336,7 +336,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     Delta^2`` for Frank-Wolfe with the exact solver (``sqrt(T) 4 sqrt(2)
     Delta^2`` if the smaller first iteration were not used). ``sigma`` is
     the analytic Gaussian calibration of that sensitivity (Balle and Wang
-    2018), exact for every ``epsilon``. The thesis' zCDP route gives
+    2018), exact for every ``epsilon``. Thakkar's (2019) zCDP route gives
     ``sigma = Delta^2 sqrt(64 T ln(1/delta)) / epsilon`` and needs
     ``epsilon <= 2 ln(1/delta)``; the analytic value is smaller even before
     correcting the sensitivity, and has no such restriction.
@@ -362,18 +362,18 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     entry (the index clamp of the grid never binds). Against the GDP route
     the zCDP route costs noise: at ``epsilon = 1``, ``delta = 1e-6`` the
     discrete ``sigma`` is about 1.07 times the continuous one (1.27 with
-    seed 004's Lemma 2.1.13, used before). Before the
+    Thakkar (2019), Lemma 2.1.13, used before). Before the
     exact solver's release, row entries are truncated toward zero to
     multiples of ``h``, the smallest power of two with ``n_users rho_max^2
     < 2**52 h^2``: entries are then ``k h`` with ``|k| <= 2**26`` and
     ``sum_i a_ij a_ik`` is a sum of integer multiples of ``h^2`` whose
     partial sums stay below ``2**53 h^2``, exact in float64 in any order.
 
-    **Frank-Wolfe steps.** With the thesis' constant step ``1 / T`` the
+    **Frank-Wolfe steps.** With Thakkar's (2019) constant step ``1 / T`` the
     recursion ``h_t <= (1 - 1/T) h_{t-1} + C / (2 T^2)`` (proof of Thm. 19)
     unrolls to ``h_T <= (1 - 1/T)^T h_0 + C / (2T)``: the initial error only
-    shrinks by about ``e``, a term the thesis drops. The default schedule
-    ``2 / (t + 1)`` has the ``O(1/T)`` guarantee (Jaggi 2013). The thesis
+    shrinks by about ``e``, a term Thakkar (2019) drops. The default schedule
+    ``2 / (t + 1)`` has the ``O(1/T)`` guarantee (Jaggi 2013). Thakkar (2019)
     adds a margin ``sqrt(sigma log(n / beta)) n^(1/4)`` to the eigenvalue
     used to scale each update, to keep ``||u|| <= 1`` with high probability
     in its proof; it shortens every step, and it is not used here: the
@@ -409,7 +409,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     matrix has this law: a post-processing). Rows are whole ``n``-vectors,
     not only observed entries, and ``Pi_rho`` scales each to norm at most
     ``rho``, so ``s_t = sqrt(2) rho^2`` in every iteration; ``T`` releases
-    compose into sensitivity ``sqrt(2 T) rho^2``. The thesis' zCDP route
+    compose into sensitivity ``sqrt(2 T) rho^2``. Thakkar's (2019) zCDP route
     would give ``sigma = rho^2 sqrt(8 T ln(1/delta)) / epsilon``; the
     analytic value used here is smaller. From ``W_t = V diag(lambda) V^T``,
     ``Lambda = sqrt(max(lambda, 0))`` (noisy eigenvalues may be negative) is

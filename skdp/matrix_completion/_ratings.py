@@ -107,7 +107,7 @@ def clip_rows(ratings, data, bound):
     """``data`` with each user's row scaled to L2 norm at most ``bound`` (Pi of Alg. 13).
 
     The sensitivity of every release rests on this bound holding for any
-    input (seed 004, Alg. 13 ``Pi_Delta``, Alg. 15 ``Pi_Delta``). A row that
+    input (Thakkar (2019), Alg. 13 ``Pi_Delta``, Alg. 15 ``Pi_Delta``). A row that
     is not finite (an overflow in a user's centring, local refit or update)
     becomes zero: a per-user rule, so it costs no privacy, and neither NaN
     nor inf can reach the aggregate, where one user's values would decide

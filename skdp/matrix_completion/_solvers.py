@@ -1,5 +1,5 @@
 """Numerics of private matrix completion: noisy eigen-decompositions (global) and
-per-user updates (local), seed 004, Ch. 6.
+per-user updates (local), Thakkar (2019), Ch. 6.
 
 The global functions are the only ones that see all users together, and every
 value they return is a post-processing of Gaussian releases calibrated in
@@ -144,7 +144,7 @@ def _explicit_gram(A, k):
 def private_top_eigen(A, sigma, rng, k=1, grid=None):
     """Top-``k`` eigenpairs of ``A^T A + E``, ``E`` from :func:`symmetric_noise`.
 
-    This is the exact eigensolver (seed 004, Alg. 13 global component and
+    This is the exact eigensolver (Thakkar (2019), Alg. 13 global component and
     Alg. 15): one release of the noisy ``n x n`` matrix, of which the
     eigenpairs are a post-processing. ``A``'s rows have L2 norm at most
     ``rho`` (clipped ratings or residuals) and ``sigma`` comes from
@@ -201,7 +201,7 @@ def oja_release(A, V, sigma, rng, grid=None):
 
 
 def eigenvalue_release(A, v, sigma, rng, grid=None):
-    """Release ``||A v||^2 + N(0, sigma^2)`` (seed 004, Alg. 14, last line).
+    """Release ``||A v||^2 + N(0, sigma^2)`` (Thakkar (2019), Alg. 14, last line).
 
     With a ``grid``: :func:`grid_release` of ``||A v||^2`` (``sigma`` unused).
     """
@@ -212,7 +212,7 @@ def eigenvalue_release(A, v, sigma, rng, grid=None):
 
 
 def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False, grid=None):
-    """Private Oja's method (seed 004, Alg. 14), never forming an ``n x n`` matrix.
+    """Private Oja's method (Thakkar (2019), Alg. 14), never forming an ``n x n`` matrix.
 
     Starts from a random orthonormal ``V`` (independent of the data); each
     step releases ``Y = A^T A V + G`` (:func:`oja_release`; ``V`` depends on
@@ -244,12 +244,12 @@ def private_oja(A, sigma, rng, *, n_steps, k=1, eigenvalue=False, grid=None):
 def private_eigh(gram, sigma, rng, grid=None):
     """All eigenpairs of ``gram + E``, ``E`` from :func:`symmetric_noise`.
 
-    The global component of private projected gradient descent (seed 004,
+    The global component of private projected gradient descent (Thakkar (2019),
     Alg. 16): one release of the noisy ``n x n`` Gram matrix
     ``sum_i y_i y_i^T + E`` of the users' (clipped) iterate rows ``y_i``.
     Alg. 16 adds a matrix ``N`` with i.i.d. ``N(0, sigma^2)`` entries; the
     symmetric part ``(N + N^T) / 2`` of that release has the distribution of
-    ``E``, so using ``E`` is a post-processing of the thesis' release.
+    ``E``, so using ``E`` is a post-processing of Thakkar's (2019) release.
     With a ``grid``, the release is :func:`grid_symmetric_release` of
     ``gram`` (``sigma`` unused).
 
@@ -269,7 +269,7 @@ def private_eigh(gram, sigma, rng, grid=None):
 def project_l1_ball(values, radius):
     """Euclidean projection of non-negative ``values`` onto ``{z: sum |z_i| <= radius}``.
 
-    Seed 004, Alg. 16: if ``sum(values) > radius``, ``z_i = max(0, values_i -
+    Thakkar (2019), Alg. 16: if ``sum(values) > radius``, ``z_i = max(0, values_i -
     tau)`` with ``tau`` chosen so that ``sum(z) = radius``; otherwise
     ``z = values``. ``tau`` is found by sorting (Duchi et al. 2008, Fig. 1).
     Applied to singular values, this is the projection onto the nuclear-norm
@@ -315,7 +315,7 @@ def nuclear_shrinkage(eigenvalues, radius):
 def step_sizes(n_iter, schedule):
     """Frank-Wolfe step sizes ``eta_1, ..., eta_T``.
 
-    ``"constant"``: ``1 / T`` at every step (seed 004, Alg. 12 and 13).
+    ``"constant"``: ``1 / T`` at every step (Thakkar (2019), Alg. 12 and 13).
     ``"standard"``: ``2 / (t + 1)`` (Jaggi 2013), whose first step is 1.
     """
     t = np.arange(1, n_iter + 1, dtype=np.float64)
@@ -333,7 +333,7 @@ def clipped_values(ratings, values, bound):
 def frank_wolfe_local(ratings, directions, *, nuclear_norm, bound, etas, coefficients=False):
     """Run the local component of private Frank-Wolfe for every user of ``ratings``.
 
-    Seed 004, Alg. 13, ``A_local``: with ``A_i = P_Omega(Y_i - Y*_i)``, user
+    Thakkar (2019), Alg. 13, ``A_local``: with ``A_i = P_Omega(Y_i - Y*_i)``, user
     ``i`` sets ``u_i = A_i v_t / lambda_t`` and
     ``Y_i <- Pi_Delta((1 - eta_t) Y_i - eta_t k u_i v_t^T)``, where ``Pi_Delta``
     scales the row so that its observed entries have norm at most ``Delta``
@@ -477,7 +477,7 @@ def least_squares_coef(ratings, V, ridge=_ABS_RIDGE):
 def svd_coef(ratings, V):
     """Local step of private SVD completion: ``(n / |Omega_i|) P_Omega(y_i) V^T``.
 
-    Seed 004, Alg. 15 scales by ``m / |Omega|``; its proof (Thm. 30) uses
+    Thakkar (2019), Alg. 15 scales by ``m / |Omega|``; its proof (Thm. 30) uses
     ``1 / p`` with ``p = |Omega| / (m n)``. Here each user uses her own
     observed fraction ``p_i = |Omega_i| / n``, a local quantity, instead of the
     global ``|Omega|``, which would itself have to be released privately.
@@ -493,7 +493,7 @@ _DENSE_BLOCK_ENTRIES = 2_000_000  # dense iterate entries formed at a time
 
 
 def pgd_local(ratings, release, *, bound, etas, gram=False, coefficients=True, gram_step=None):
-    """Local component of private projected gradient descent (seed 004, Alg. 16).
+    """Local component of private projected gradient descent (Thakkar (2019), Alg. 16).
 
     In iteration ``t`` each user takes a gradient step on her own observed
     entries of ``f(Y) = ||P_Omega(Y - Y*)||_F^2 / 2``,

@@ -56,9 +56,9 @@ def gaussian_sigma_classic(sensitivity, epsilon, delta):
 
 
 def gaussian_sigma_thesis(sensitivity, epsilon, delta):
-    """The thesis' Gaussian calibration.
+    """Thakkar's (2019) Gaussian calibration.
 
-    Seed 004, Lemma 2.1.9 (Nikolov, Talwar and Zhang 2013):
+    Thakkar (2019), Lemma 2.1.9 (Nikolov, Talwar and Zhang 2013):
     ``sigma = Delta (1 + sqrt(2 ln(1/delta))) / epsilon``. The lemma does not
     hold for large epsilon (it fails from about epsilon = 20 at delta = 1e-4);
     the returned sigma is checked against the exact privacy profile
@@ -86,7 +86,7 @@ def gaussian_sigma_thesis(sensitivity, epsilon, delta):
     # exact privacy profile and refuse rather than release too little noise.
     if _log_delta(sigma / sensitivity, epsilon) > math.log(delta):
         raise ValueError(
-            f"the thesis' Gaussian calibration (seed 004, Lemma 2.1.9) is not "
+            f"Thakkar's (2019) Gaussian calibration (Thakkar (2019), Lemma 2.1.9) is not "
             f"(epsilon={epsilon:g}, delta={delta:g})-DP; use calibration='analytic'."
         )
     return sigma
@@ -310,7 +310,7 @@ class GaussianMechanism(_AdditiveNoiseMechanism):
     calibration : {"analytic", "classic", "thesis"}, default="analytic"
         ``"analytic"`` is exact (Balle and Wang 2018) and the smallest noise;
         ``"classic"`` is Dwork and Roth's bound (epsilon < 1 only);
-        ``"thesis"`` is seed 004, Lemma 2.1.9.
+        ``"thesis"`` is Thakkar (2019), Lemma 2.1.9.
     random_state : int, numpy.random.Generator or None, default=None
         Noise source; ``None`` (OS entropy) for real releases.
 

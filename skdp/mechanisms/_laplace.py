@@ -10,7 +10,7 @@ __all__ = ["LaplaceMechanism", "laplace_scale"]
 def laplace_scale(sensitivity, epsilon):
     """Scale of Laplace noise for epsilon-DP.
 
-    Seed 004, Lemma 2.1.8 (Dwork et al. 2006): a query with L1 sensitivity
+    Thakkar (2019), Lemma 2.1.8 (Dwork et al. 2006): a query with L1 sensitivity
     ``Delta`` plus i.i.d. ``Lap(b)`` noise with ``b = Delta / epsilon`` is
     epsilon-DP.
 
@@ -53,7 +53,7 @@ class LaplaceMechanism(_AdditiveNoiseMechanism):
     Notes
     -----
     **Privacy.** ``epsilon``-DP for any neighbouring relation under which the
-    query's L1 sensitivity is at most ``sensitivity`` (seed 004, Lemma 2.1.8).
+    query's L1 sensitivity is at most ``sensitivity`` (Thakkar (2019), Lemma 2.1.8).
 
     Examples
     --------

@@ -181,7 +181,7 @@ class SparseVector(_LockedState):
     -----
     **Privacy.** ``"thesis"``: ``(epsilon, delta)``-DP for the whole (adaptive)
     sequence of answers (Thakkar 2019, Thm. 3; Dwork, Rothblum and Vadhan 2010;
-    Hardt and Rothblum 2010). The thesis' loop condition ``c <= T`` would allow
+    Hardt and Rothblum 2010). Thakkar's (2019) loop condition ``c <= T`` would allow
     a ``(T+1)``-th below-threshold answer; this class stops after ``T``, which
     is never less private. Thm. 3 rests on advanced composition over the
     ``T`` AboveThreshold runs, each ``eps0 = 2 / lambda``-DP; its drift term

@@ -303,7 +303,7 @@ def _spent(model):
 class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Choose among candidate hyperparameters privately, holdout included.
 
-    Seed 002 (Chaudhuri, Monteleoni and Sarwate 2011), Sec. 6 and Alg. 3: the
+    Chaudhuri, Monteleoni and Sarwate 2011, Sec. 6 and Alg. 3: the
     data is cut into ``k + 1`` disjoint parts for ``k`` candidates. Candidate
     ``i`` is trained, by its own private algorithm, on part ``i`` only (plus
     one public all-zero row per class, see Notes); each model's correct
@@ -423,7 +423,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     Privacy
     -------
-    Replace-one neighbours (seed 002's setting). Features and labels of every
+    Replace-one neighbours (Chaudhuri et al.'s (2011) setting). Features and labels of every
     row, holdout included, are protected. A changed record lies in exactly
     one part: in a training part it changes one candidate, which is
     ``(epsilon_i, delta_i)``-DP (the public rows added to its part are the
@@ -431,7 +431,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     the holdout it changes every count by at most 1, and the exponential
     mechanism with sensitivity 1 is ``epsilon``-DP (McSherry and Talwar
     2007). So the whole procedure is ``(max(epsilon, max_i epsilon_i),
-    max_i delta_i)``-DP (parallel composition; seed 002, Thm. 18 for
+    max_i delta_i)``-DP (parallel composition; Chaudhuri et al. (2011), Thm. 18 for
     ``epsilon_i = epsilon``). The split into parts is drawn from
     ``random_state``, independently of the data. Counts of correct
     predictions can move in opposite directions between candidates, so the
@@ -456,7 +456,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     before the last maps every row on its own with released or public
     values, so the next step's training rows, and the holdout rows each
     prediction is made from, are still neighbours (adaptive basic
-    composition, seed 004 Lemma 2.1.5). Inside a ColumnTransformer or a
+    composition, Thakkar (2019), Lemma 2.1.5). Inside a ColumnTransformer or a
     FeatureUnion every part sees the same rows (a column subset of them),
     so private parts wherever nested compose the same way: their budgets
     are added. A private part of a ColumnTransformer whose column selection
@@ -493,7 +493,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     Notes
     -----
     Each candidate sees only ``1 / (k + 1)`` of the data, so keep the grid
-    small; seed 002 notes the method needs much more data in practice.
+    small; Chaudhuri et al. (2011) notes the method needs much more data in practice.
 
     Every candidate is trained on its part plus one row per class of
     ``classes_`` with all features 0. Without them a part that happens to
@@ -633,7 +633,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                              max(selection.delta, *(b.delta for b in budgets)))
 
     def _candidate_budget(self, params, private_steps, accountant):
-        """Basic composition (seed 004, Lemma 2.1.5) of the budgets of the private steps."""
+        """Basic composition (Thakkar (2019), Lemma 2.1.5) of the budgets of the private steps."""
         budget = None
         for name, step in private_steps:
             step_params = step.get_params(deep=False)
@@ -780,7 +780,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         # mechanism would refuse it after the charge.
         exponential_mechanism_factor(selection.epsilon, 1.0)
         rng = check_random_state(self.random_state)
-        # A data-independent random split into k + 1 parts (seed 002, Alg. 3 step 1).
+        # A data-independent random split into k + 1 parts (Chaudhuri et al. (2011), Alg. 3 step 1).
         parts = np.array_split(rng.permutation(X.shape[0]), k + 1)
         holdout = parts[-1]
         children = spawn_random_states(rng, 2 * k)
@@ -824,7 +824,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
                            else np.concatenate([sample_weight[part], np.ones(len(classes))]))
             model.fit(*_with_public_rows(_rows(X, part), y[part], classes),
                       **_weight_params(model, part_weight))
-        # Seed 002, Alg. 3 step 3: counts of correct holdout predictions,
+        # Chaudhuri et al. (2011), Alg. 3 step 3: counts of correct holdout predictions,
         # selected with probability proportional to exp(epsilon * count / 2). Weighted
         # counts: one record adds at most its weight, at most 1, so the sensitivity stays 1.
         holdout_weight = np.ones(len(holdout)) if sample_weight is None else sample_weight[holdout]

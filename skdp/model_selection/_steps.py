@@ -131,7 +131,7 @@ def _is_nan(value):
 # its input, and whose transform maps each row on its own with parameters and
 # public constants (checked in scikit-learn 1.9's and skdp's source):
 # - PublicBoundsScaler: fit checks the public bounds against n_features; per-row affine map.
-# - RandomFourierFeatures: fit draws the frequencies from random_state only (seed 001,
+# - RandomFourierFeatures: fit draws the frequencies from random_state only (Rubinstein et al. (2012),
 #   Sec. 4: the frequencies are public); phi(x) depends on x alone.
 # - Normalizer, Binarizer: fit only validates X (stateless); per-row norm, per-entry threshold.
 # - PolynomialFeatures: fit derives the output powers from n_features; products within a row.
@@ -167,7 +167,7 @@ PUBLIC_TRANSFORMERS = {
 # skdp private transformers allowed before the last step: their fit is DP for
 # replace-one neighbours with budget (epsilon, delta), and their transform maps each row
 # on its own with the released statistics, so the next step's training rows are still
-# neighbours (adaptive basic composition, seed 004 Lemma 2.1.5).
+# neighbours (adaptive basic composition, Thakkar (2019), Lemma 2.1.5).
 PRIVATE_TRANSFORMERS = (DPStandardScaler,)
 
 _HINT = (
@@ -182,7 +182,7 @@ _HINT = (
 def _check_replace_one(what, step):
     """Refuse a candidate whose guarantee is weaker than the selector's analysis needs.
 
-    Seed 002, Alg. 3 (the selector's Privacy section) composes candidates that are DP for
+    Chaudhuri et al. (2011), Alg. 3 (the selector's Privacy section) composes candidates that are DP for
     replace-one neighbours with features and labels protected. An estimator that declares
     another relation (``_neighbouring_relation``; :class:`~skdp.ensemble.
     ModelAgnosticPrivateClassifier`: add/remove, and labels only when fitted without
@@ -193,7 +193,7 @@ def _check_replace_one(what, step):
     if relation != "replace-one":
         raise TypeError(
             f"{what} is differentially private for {relation} neighbours, but the selector's "
-            f"guarantee (seed 002, Alg. 3) composes candidates that are DP for replace-one "
+            f"guarantee (Chaudhuri et al. (2011), Alg. 3) composes candidates that are DP for replace-one "
             f"neighbours with features and labels protected; for replace-one neighbours its "
             f"epsilon would double. Select its parameters on public data instead. Nothing "
             f"was spent.")
@@ -393,7 +393,7 @@ def candidate_steps(estimator):
     _check_replace_one(f"the pipeline's last step {last_name!r} ({type(last).__name__})", last)
     _check_nested_selector(f"the pipeline's last step {last_name!r}", last)
     # Every private part, wherever nested, sees the same rows (a ColumnTransformer and a
-    # FeatureUnion give each part all rows): basic composition, seed 004 Lemma 2.1.5.
+    # FeatureUnion give each part all rows): basic composition, Thakkar (2019), Lemma 2.1.5.
     private = [(path, leaf) for name, step in head if not _skipped(step)
                for path, leaf in _walk(name, step, check=True)
                if _check_pipeline_step(path, leaf)]

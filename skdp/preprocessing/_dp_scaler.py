@@ -57,7 +57,7 @@ def moment_noise_scales(n_features, epsilon, delta):
     * Laplace (``delta = 0``): the vector ``(S1, S2 / 2)`` with noise scale
       ``b_1`` has L1 sensitivity ``2 d``, because
       ``|b - a| + |b^2 - a^2| / 2 <= 2``; ``b_1 = 2 d / epsilon``
-      (seed 004, Lemma 2.1.8) and ``b_2 = 2 b_1``.
+      (Thakkar (2019), Lemma 2.1.8) and ``b_2 = 2 b_1``.
 
     Parameters
     ----------
@@ -77,7 +77,7 @@ def moment_noise_scales(n_features, epsilon, delta):
         The same for each ``S2_j``.
     """
     if delta == 0.0:
-        # Laplace mechanism (seed 004, Lemma 2.1.8) on (S1, S2 / 2), L1 sensitivity 2 d.
+        # Laplace mechanism (Thakkar (2019), Lemma 2.1.8) on (S1, S2 / 2), L1 sensitivity 2 d.
         scale = laplace_scale(2.0 * n_features, epsilon)
         return "laplace", scale, 2.0 * scale
     # Analytic Gaussian mechanism (Balle and Wang 2018, Thm. 8) on (S1, sqrt(c) S2),
@@ -409,7 +409,7 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     public bounds is per row; the per-feature sums of the clipped, normalized
     values and of their squares are then one release, by the analytic
     Gaussian mechanism (Balle and Wang 2018, Thm. 8) of L2 sensitivity
-    ``2 sqrt(d)``, or for ``delta = 0`` the Laplace mechanism (seed 004,
+    ``2 sqrt(d)``, or for ``delta = 0`` the Laplace mechanism (Thakkar (2019),
     Lemma 2.1.8) of L1 sensitivity ``2 d``; the mean, variance and their
     floor are post-processing of that release and of public values. The
     guarantee needs the bounds to be public: bounds read from the data

@@ -1,4 +1,4 @@
-"""Differentially private support vector machines (seed 001)."""
+"""Differentially private support vector machines (Rubinstein et al. (2012))."""
 
 from skdp.svm._classes import PrivateLinearSVM, PrivateSVMRFF
 

@@ -1,4 +1,4 @@
-"""Shared fitting of the output-perturbed SVMs of seed 001 (Alg. 2 and Alg. 3)."""
+"""Shared fitting of the output-perturbed SVMs of Alg. 2 and Alg. 3."""
 
 import math
 from fractions import Fraction
@@ -104,7 +104,7 @@ def svm_sensitivity(C, n_samples, kappa, lipschitz=1.0):
     differing in one row ``(x, y, s)`` satisfy
     ``||w_D - w_D'|| <= 2 L C kappa / n``.
 
-    Seed 001's Lemma 9 states ``4 L C kappa / n``: its proof uses the strong
+    Rubinstein et al. (2012), Lemma 9 states ``4 L C kappa / n``: its proof uses the strong
     convexity of only one of the two objectives. Adding the strong-convexity
     inequalities of both (``P_D(w_D') - P_D(w_D) >= ||w_D - w_D'||^2 / 2`` and
     the same for ``D'``) leaves ``||w_D - w_D'||^2`` on one side and the
@@ -139,7 +139,7 @@ def svm_sensitivity(C, n_samples, kappa, lipschitz=1.0):
 def svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta):
     """Per-coordinate noise scale for releasing the SVM weight vector.
 
-    * ``"laplace"``: Laplace scale ``b = sqrt(F) Delta_2 / epsilon`` (seed 001,
+    * ``"laplace"``: Laplace scale ``b = sqrt(F) Delta_2 / epsilon`` (Rubinstein et al. (2012),
       Thm. 10 and Cor. 12: the L1 sensitivity is at most ``sqrt(F)`` times the
       L2 sensitivity ``Delta_2`` in ``F = n_coef`` dimensions); pure
       ``epsilon``-DP. With ``Delta_2 = 2 C / n`` and ``F = 2 d_hat`` this is
@@ -158,7 +158,7 @@ def svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta):
     n_coef : int
         Its dimension ``F``.
     epsilon : float
-        Privacy parameter (seed 001's ``beta``).
+        Privacy parameter (Rubinstein et al.'s (2012) ``beta``).
     delta : float
         Used by ``"gaussian"`` only.
 
@@ -311,13 +311,13 @@ def svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granulari
     # Data-independent upward rounding of the float Delta_2 and sqrt(F) Delta_2 (Notes).
     sensitivity *= 1.0 + 2.0**-40
     if mechanism == "discrete_laplace":
-        # Seed 001, Thm. 10: L1 sensitivity <= sqrt(F) Delta_2; on the grid it becomes
+        # Rubinstein et al. (2012), Thm. 10: L1 sensitivity <= sqrt(F) Delta_2; on the grid it becomes
         # ceil(sqrt(F) Delta_2 / g) + F - 1 steps, and the discrete Laplace (CKS Alg. 2,
         # the geometric mechanism) of scale t = that / epsilon is epsilon-DP.
         return discrete_laplace_scale(math.sqrt(n_coef) * sensitivity, epsilon, granularity,
                                       n_coef)
     # CKS Sec. 2 (discrete Gaussian, rho = Delta^2 / (2 sigma^2)-zCDP, added over the F
-    # coordinates) with the grid L2 bound of Delta_2 (seed 001, Lemma 9, tightened) and
+    # coordinates) with the grid L2 bound of Delta_2 (Rubinstein et al. (2012), Lemma 9, tightened) and
     # zCDP -> (epsilon, delta) by CKS Cor. 13 (zcdp_for_dp).
     return discrete_gaussian_sigma2(sensitivity, epsilon, delta, granularity, n_coef)
 

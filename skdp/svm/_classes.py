@@ -1,4 +1,4 @@
-"""PrivateSVMRFF (seed 001, Alg. 3) and PrivateLinearSVM (seed 001, Alg. 2)."""
+"""PrivateSVMRFF (Rubinstein et al. (2012), Alg. 3) and PrivateLinearSVM (Rubinstein et al. (2012), Alg. 2)."""
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -34,7 +34,7 @@ C : "auto" or float, default="auto"
         Half-width of the Huber loss's quadratic zone (``loss='huber'`` only).
     mechanism : {"laplace", "gaussian", "discrete_laplace", "discrete_gaussian"}, \
 default="laplace"
-        Output noise. ``"laplace"`` is seed 001's pure ``epsilon``-DP
+        Output noise. ``"laplace"`` is Rubinstein et al.'s (2012) pure ``epsilon``-DP
         mechanism; its per-coordinate noise grows with the square root of
         the number of coefficients. ``"gaussian"`` (needs ``delta > 0``)
         calibrates to the L2 sensitivity with the analytic Gaussian mechanism
@@ -96,15 +96,15 @@ _PRIVACY_COMMON = """\
 Protected: every training row, features, label and weight, under
     replace-one neighbours (datasets of the same size differing in one row).
     The exact primal minimizer moves by at most ``2 L C kappa / n`` in L2 norm
-    between such datasets (seed 001, Lemma 9, tightened by a factor of 2: see
+    between such datasets (Rubinstein et al. (2012), Lemma 9, tightened by a factor of 2: see
     Notes; ``L = 1`` for hinge and Huber losses). The solver's certificate
     adds ``tol`` times that, and the coefficients get Laplace noise of scale
-    ``sqrt(F) Delta / epsilon`` (``F`` coefficients; seed 001, Thm. 10) or
+    ``sqrt(F) Delta / epsilon`` (``F`` coefficients; Rubinstein et al. (2012), Thm. 10) or
     analytic Gaussian noise for ``(epsilon, delta)``. The discrete mechanisms
     release ``g (round(w / g) + Z)`` with exact integer noise ``Z`` on a grid
     ``g`` fixed from public quantities only: discrete Laplace of scale
     ``(ceil(sqrt(F) Delta / g) + F - 1) / epsilon`` steps (the same L1 bound
-    of seed 001, Thm. 10, plus the rounding term), or discrete Gaussian with
+    of Rubinstein et al. (2012), Thm. 10, plus the rounding term), or discrete Gaussian with
     ``sigma^2 = Delta_g^2 / (2 rho)``, where ``Delta_g^2`` bounds the squared L2
     shift of the rounded weights and ``rho`` is the zCDP budget of
     ``(epsilon, delta)`` (Canonne, Kamath and Steinke 2020,
@@ -116,7 +116,7 @@ Protected: every training row, features, label and weight, under
     clipped to ``[0, 1]``, which keeps this sensitivity: the replaced row's
     weighted loss is still ``L``-Lipschitz in the margin and the
     regularizer's strong convexity does not depend on the weights (``n``
-    counts zero-weight rows too). Seed 001 calls the privacy parameter
+    counts zero-weight rows too). Rubinstein et al. (2012) calls the privacy parameter
     ``beta``. The label set is public when ``classes`` is given; with
     ``classes=None`` it is read from ``y`` (:class:`~skdp.PrivacyLeakWarning`)
     and not protected. The solver diagnostics ``certified_distance_`` and
@@ -126,7 +126,7 @@ Protected: every training row, features, label and weight, under
 
 
 _NOTES_COMMON = """\
-Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
+Sensitivity. Rubinstein et al. (2012), Lemma 9 bounds the move of the exact minimizer by
     ``4 L C kappa / n`` using the strong convexity of one objective only.
     Adding the inequalities of both, ``P_D(w') - P_D(w) >= ||w - w'||^2 / 2``
     and ``P_D'(w) - P_D'(w') >= ||w - w'||^2 / 2``, leaves ``||w - w'||^2`` below
@@ -134,7 +134,7 @@ Sensitivity. Seed 001's Lemma 9 bounds the move of the exact minimizer by
     ``2 (C / n) L kappa ||w - w'||``; hence ``2 L C kappa / n`` (Chaudhuri,
     Monteleoni and Sarwate 2011, Cor. 8, with regularization ``1 / C``). The
     L1 sensitivity used by the Laplace mechanism is ``sqrt(F)`` times that
-    (seed 001, Thm. 10), half of what Thm. 10 and Cor. 12 state.
+    (Rubinstein et al. (2012), Thm. 10), half of what Thm. 10 and Cor. 12 state.
 
     Certified solving. The objective is 1-strongly convex, so a duality gap
     ``g`` (hinge) certifies ``||w - w*|| <= sqrt(2 g)`` and a gradient norm
@@ -174,7 +174,7 @@ def _fill_svm_doc(cls):
 
 @_fill_svm_doc
 class PrivateSVMRFF(BasePrivateSVM):
-    """Differentially private kernel SVM on random Fourier features (seed 001, Alg. 3).
+    """Differentially private kernel SVM on random Fourier features (Rubinstein et al. (2012), Alg. 3).
 
     Draws ``n_components`` frequencies from the kernel's spectral density
     (:class:`~skdp.kernel_approximation.RandomFourierFeatures`), solves the
@@ -191,7 +191,7 @@ class PrivateSVMRFF(BasePrivateSVM):
         for ``'gaussian'`` and ``'discrete_gaussian'``, which refuse the
         default 0: pass it explicitly, well below ``1 / n_samples``.
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
-        Translation-invariant kernel (seed 001, Tables 1-2); see
+        Translation-invariant kernel (Rubinstein et al. (2012), Tables 1-2); see
         :class:`~skdp.kernel_approximation.RandomFourierFeatures`.
     gamma : "norm", "auto" or float, default="norm"
         Kernel parameter, > 0, chosen without looking at the private data.
@@ -245,7 +245,7 @@ class PrivateSVMRFF(BasePrivateSVM):
     %(svm_privacy)s
     Here ``kappa = 1`` because every random Fourier feature vector has norm
     exactly 1, and ``F = 2 n_components``; the Laplace scale is
-    ``2^1.5 (1 + tol) C sqrt(n_components) / (epsilon n)``, half of seed 001's
+    ``2^1.5 (1 + tol) C sqrt(n_components) / (epsilon n)``, half of Rubinstein et al.'s (2012)
     Cor. 12. The frequencies are drawn independently of the data (from a
     random stream separate from the noise) and cost no privacy.
 
@@ -259,7 +259,7 @@ class PrivateSVMRFF(BasePrivateSVM):
     %(svm_notes)s
 
     The intercept is 0: the random feature space has no constant feature
-    (seed 001 learns ``f(x) = <w, phi(x)>``). Prediction uses only the
+    (Rubinstein et al. (2012) learns ``f(x) = <w, phi(x)>``). Prediction uses only the
     released weights and frequencies, so it costs no privacy.
 
     References
@@ -370,7 +370,7 @@ class PrivateSVMRFF(BasePrivateSVM):
 
 @_fill_svm_doc
 class PrivateLinearSVM(BasePrivateSVM):
-    """Differentially private linear SVM by output perturbation (seed 001, Alg. 2).
+    """Differentially private linear SVM by output perturbation (Rubinstein et al. (2012), Alg. 2).
 
     The finite-feature-map mechanism: rows (with a constant intercept feature
     appended) are scaled down to norm at most ``data_norm``, the primal SVM
@@ -416,7 +416,7 @@ class PrivateLinearSVM(BasePrivateSVM):
     Privacy
     -------
     %(svm_privacy)s
-    Here ``kappa = data_norm`` (seed 001, Thm. 10's bound ``k(x, x) <= kappa^2``
+    Here ``kappa = data_norm`` (Rubinstein et al. (2012), Thm. 10's bound ``k(x, x) <= kappa^2``
     is enforced by clipping each row, a per-row operation that costs no
     privacy) and ``F = n_features (+ 1 with an intercept)``.
 

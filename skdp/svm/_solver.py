@@ -1,6 +1,6 @@
 """Certified solver for the primal SVM ``1/2 ||w||^2 + (C/n) sum_i s_i loss(y_i <w, x_i>)``.
 
-The output-perturbation proof (seed 001, Lemma 9) bounds how far the *exact*
+The output-perturbation proof (Rubinstein et al. (2012), Lemma 9) bounds how far the *exact*
 minimizer moves between neighbouring datasets. A numerical solver returns a
 nearby point instead, so the solver here also returns a *certified* bound on
 its distance to the exact minimizer, and the estimators add twice that bound
@@ -567,7 +567,7 @@ def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=
     norm_bound : float or None, default=None
         The public row-norm bound ``kappa`` of the sensitivity ``2 C kappa / n``
         the caller adds ``2 radius`` to. Rows clipped to it in floating point
-        can have an exact norm a few ulps above it, and seed 001's Lemma 9
+        can have an exact norm a few ulps above it, and Rubinstein et al. (2012), Lemma 9
         (tightened) moves the exact minimizer by ``(C/n)(||x|| + ||x'||)``:
         a point is then accepted only when its distance plus
         ``(C/n) max(0, max_i ||x_i|| - kappa)`` (exact row norms bounded by
@@ -690,7 +690,7 @@ def _solve(Z, C, loss, huber_h, radius, max_iter, norm_bound=None):
     w = U * Z.rmatvec(Z.weigh(np.ones(n_samples)))
     kappa = _max_row_norm(Z.X)
     # Rows whose exact norm exceeds the public bound move the exact minimizer further
-    # than the sensitivity 2 C kappa / n counts (seed 001, Lemma 9 tightened:
+    # than the sensitivity 2 C kappa / n counts (Rubinstein et al. (2012), Lemma 9 tightened:
     # (C/n)(||x|| + ||x'||)): each dataset's point pays the excess out of its radius.
     reserve = _norm_reserve(C, n_samples, kappa, Z.shape[1], norm_bound)
 

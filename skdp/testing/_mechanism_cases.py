@@ -129,7 +129,7 @@ def mechanism_audit_cases():
         MechanismCase(
             "sparse vector (thesis)", 1.0, 1e-6, _sparse_vector, 0.0, -1.0, False, 60_000,
             catch_factor=1 / 128,
-            note="the thesis calibration is >20x loose for one query, so a 1/4-noise copy is "
+            note="Thakkar (2019) calibration is >20x loose for one query, so a 1/4-noise copy is "
                  "still 1-DP; the audit catches a 1/128-noise copy",
         ),
         MechanismCase("sparse vector (lyu)", 1.0, 0.0, _sparse_vector_lyu, np.zeros(5),

@@ -145,7 +145,7 @@ def fit_one_vs_rest(fit_binary, X, y_index, n_classes, rng, *, n_jobs=None):
     """Run a private binary learner once per class, in parallel.
 
     The caller gives each call ``budget.split(n_classes)`` (basic
-    composition, seed 004 Lemma 2.1.5); this function only organizes the
+    composition, Thakkar (2019), Lemma 2.1.5); this function only organizes the
     calls. With two classes a single problem is solved (positive class =
     index 1), as scikit-learn's binary linear models do.
 

@@ -1,6 +1,6 @@
 """Scenario ``amp``: hyperparameter-free DPLogisticRegressionAMP against the issue's targets.
 
-* Synthetic-L (seed 004, Table 4.1): H-F AMP with the logistic and Huber losses
+* Synthetic-L (Thakkar (2019), Table 4.1): H-F AMP with the logistic and Huber losses
   against scikit-learn's ``LogisticRegression``; in full mode also the Huber
   loss at epsilon = 0.1 over 100 draws (its expected accuracy) and with
   ``eps3_fraction`` tuned on the test set (the ceiling of the default's one
@@ -75,7 +75,7 @@ ORACLE_FRACTIONS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 def _oracle_fraction_row(data, seed, baseline_seconds):
     """Huber at eps = 0.1 with eps3_fraction picked by mean *test* accuracy (information only).
 
-    The thesis' tuned "AMP" column (Fig. 4.10: 89.3 on Synthetic-L) picks its
+    Thakkar's (2019) tuned "AMP" column (Fig. 4.10: 89.3 on Synthetic-L) picks its
     hyperparameters this way. With the rest of the default fixed, ``eps3_fraction``
     (equivalently ``Lambda``) is the one free knob of H-F AMP, so the best grid value
     bounds what any data-independent rule for it can reach on this problem. Not

@@ -1,6 +1,6 @@
 """Scenario ``convex``: every line of private convex optimization side by side.
 
-The layout of seed 004, Fig. 4.4, 4.5 (logistic loss) and 4.10 (Huber SVM) on
+The layout of Thakkar (2019), Fig. 4.4, 4.5 (logistic loss) and 4.10 (Huber SVM) on
 the package's own generators: Synthetic-L (low-dimensional) and Synthetic-H
 (high-dimensional, d >= n, ten informative features), epsilon from 0.01 to 10,
 ``delta = 1 / n^2`` (the estimators' default; objective and output
@@ -8,10 +8,10 @@ perturbation are pure epsilon-DP), 10 noise draws. Columns: the non-private
 baseline, AMP (tuned) and hyperparameter-free AMP (untuned), P-SGD (DP-SGD),
 P-PSGD and P-SCPSGD (permutation SGD, convex and strongly convex; P-PSGD also
 with its default step, untuned), P-FW
-(private Frank-Wolfe with the thesis' accounting, and with the tighter zCDP
+(private Frank-Wolfe with Thakkar's (2019) accounting, and with the tighter zCDP
 accounting), ObjPert and OutPert (Chaudhuri et al. 2011).
 
-Tuning is **not private**, as in the thesis (Sec. 4.4.1): for each epsilon
+Tuning is **not private**, as in Thakkar (2019) (Sec. 4.4.1): for each epsilon
 every point of a small fixed grid is scored on the test set with a few noise
 draws, and the best point is reported with all draws (the row's note names
 it). H-F AMP and the quick mode use fixed hyperparameters.
@@ -164,7 +164,7 @@ def _sparse_rows(seed):
                            fit_seconds=seconds, baseline_seconds=base_sec, note=note)]
 
 
-@register_scenario(SCENARIO, "seed 004 Fig. 4.4/4.5/4.10: AMP, P-SGD, P-PSGD, P-SCPSGD, P-FW, "
+@register_scenario(SCENARIO, "Thakkar (2019), Fig. 4.4/4.5/4.10: AMP, P-SGD, P-PSGD, P-SCPSGD, P-FW, "
                    "ObjPert, OutPert on Synthetic-L/H, and P-FW on 50k x 50k sparse data")
 def run(quick, random_state):
     n_draws, n_tune = (2, 1) if quick else (10, 2)

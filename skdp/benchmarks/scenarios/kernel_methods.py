@@ -11,8 +11,8 @@ counterpart fitted in the same run:
   :class:`sklearn.gaussian_process.GaussianProcessRegressor` (same fixed kernel
   and noise level, no hyperparameter tuning);
 * classification: two moons; test accuracy of :class:`PrivateKernelClassifier`
-  (seed 000 TDDL, public sample of the test distribution),
-  :class:`PrivateKernelNetClassifier` (seed 000 TDIL, no public data) and
+  (Jain and Thakurta (2013) TDDL, public sample of the test distribution),
+  :class:`PrivateKernelNetClassifier` (Jain and Thakurta (2013) TDIL, no public data) and
   :class:`PrivateKernelSVC` (functional perturbation) vs :class:`sklearn.svm.SVC`
   with the same kernel (``C = 1 / (alpha n)``, ``alpha = 0.01``). Each private
   learner uses the regularization that suits its noise (TDDL and TDIL

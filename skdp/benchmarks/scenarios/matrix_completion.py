@@ -1,4 +1,4 @@
-"""Scenario ``matrix_completion``: seed 004, Sec. 6.4, synthetic ratings.
+"""Scenario ``matrix_completion``: Thakkar (2019), Sec. 6.4, synthetic ratings.
 
 Test RMSE against epsilon of private Frank-Wolfe (exact and Oja
 eigensolvers), private SVD, private rank-one pursuit and private projected
@@ -29,7 +29,7 @@ from skdp.matrix_completion._solvers import (
 )
 
 SCENARIO = "matrix_completion"
-DELTA = 1e-6  # seed 004, Sec. 6.4
+DELTA = 1e-6  # Thakkar (2019), Sec. 6.4
 N_RATINGS = 80  # at most 80 ratings per user (Sec. 6.4)
 # Frank-Wolfe iterations T, chosen on a separate generator draw (seed 2026,
 # m = 500,000, epsilon = 1, one noise draw), never on the draw reported here.
@@ -39,7 +39,7 @@ N_RATINGS = 80  # at most 80 ratings per user (Sec. 6.4)
 # T = 4 is the largest T tested that meets the 15% target for both n. The
 # non-private FW rows at T and 4T show what the fixed, small T costs.
 FW_ITER = 4
-FW_DRAWS = 3  # noise draws averaged at epsilon = 1 in full mode (seed 004 averages 10)
+FW_DRAWS = 3  # noise draws averaged at epsilon = 1 in full mode (Thakkar (2019) averages 10)
 # Private PGD (Alg. 16): T and the whole-row bound c sqrt(n) chosen on the same
 # tuning draw (seed 2026, epsilon = 1, one noise draw, steps eta = 1):
 #   m = 500,000, n = 400, T = 6: c = 0.3 0.151, c = 0.4 0.140, c = 0.5 0.145;
@@ -58,7 +58,7 @@ class _Setting:
     methods: tuple
     block: int = 50_000  # users per transform call
     # PGD is slow (a dense n x n release and dense user rows in every
-    # iteration; seed 004 drops it at n = 900 for that reason): one noise
+    # iteration; Thakkar (2019) drops it at n = 900 for that reason): one noise
     # draw, at these epsilons only.
     pgd_epsilons: tuple = ()
 
@@ -118,7 +118,7 @@ def _held_out_predictions(model, train, test, block):
 
 
 def _non_private_frank_wolfe(train, test, nuclear_norm, n_iter, bound=math.inf):
-    """Seed 004, Alg. 12 with exact top singular vectors, same centring.
+    """Thakkar (2019), Alg. 12 with exact top singular vectors, same centring.
 
     Unclipped by default; with a finite ``bound`` it clips targets and iterates
     as private FW does (Pi_Delta of Alg. 13), so that noise is the only difference.
@@ -140,7 +140,7 @@ def _non_private_frank_wolfe(train, test, nuclear_norm, n_iter, bound=math.inf):
 
 
 def _non_private_pgd(train, test, nuclear_norm, n_iter, bound):
-    """Seed 004, Alg. 16 without noise: private PGD's clipping, projection and steps."""
+    """Thakkar (2019), Alg. 16 without noise: private PGD's clipping, projection and steps."""
     ratings = ratings_from_input(train, center="user")
     rng = np.random.default_rng(0)
 
@@ -260,7 +260,7 @@ def _large_catalogue(n_users, n_items, random_state):
     ]
 
 
-@register_scenario(SCENARIO, "user-level joint-DP matrix completion (seed 004 Sec. 6.4 "
+@register_scenario(SCENARIO, "user-level joint-DP matrix completion (Thakkar (2019), Sec. 6.4 "
                              "synthetic ratings): test RMSE, time and memory vs epsilon")
 def run(quick, random_state):
     all_methods = ("private FW (exact)", "private FW (Oja)", "private SVD", "private pursuit")

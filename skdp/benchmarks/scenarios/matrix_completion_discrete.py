@@ -2,7 +2,7 @@
 
 ``DPMatrixCompleter(noise="discrete_gaussian")`` (exact discrete Gaussian on
 a public grid, zCDP accounting) next to the default ``noise="gaussian"``
-(floating-point Gaussian, exact GDP composition) on seed 004's synthetic
+(floating-point Gaussian, exact GDP composition) on Thakkar's (2019) synthetic
 ratings: test RMSE, fit time (``time_ratio`` = discrete / continuous, both
 measured in this run, best of the draws) and the noise ratio ``sigma_``
 discrete / continuous, for Frank-Wolfe (exact and Oja eigensolvers) and

@@ -1,8 +1,8 @@
-"""Scenario ``model_agnostic``: private learning with any classifier (seed 004, Ch. 5).
+"""Scenario ``model_agnostic``: private learning with any classifier (Thakkar (2019), Ch. 5).
 
 Teachers (LogisticRegression, small HistGradientBoostingClassifier) are trained
 once per base estimator on a large generated problem whose votes are mostly
-stable (the premise of seed 004, Thm. 12; see ``MARGIN`` below), timed with
+stable (the premise of Thakkar (2019), Thm. 12; see ``MARGIN`` below), timed with
 ``n_jobs=1``, ``n_jobs=2`` and on a local Dask cluster (workers started and
 warmed up before the clock starts); their votes on the public points are then
 released through the stable-vote answerer at each epsilon and calibration,
@@ -33,7 +33,7 @@ from skdp.ensemble._teachers import vote_counts
 SCENARIO = "model_agnostic"
 DELTA = 1e-6
 EPSILONS = (1.0, 3.0, 10.0)
-# The problem. Alg. 10/11 (seed 004, Sec. 5.5-5.6, Thm. 12) presuppose that almost every query
+# The problem. Alg. 10/11 (Thakkar (2019), Sec. 5.5-5.6, Thm. 12) presuppose that almost every query
 # is stable: with T = 5 abstentions and 2,000 queries, at most ~0.3% of the public votes may be
 # split. This is a choice of problem, made openly: a curved boundary in 2 features with an
 # empty band of half-width 0.3 (the generator's default) and 5% label noise. With 8 features

@@ -1,4 +1,4 @@
-"""Scenario ``svm``: private kernel SVMs on random Fourier features (seed 001) vs baselines."""
+"""Scenario ``svm``: private kernel SVMs on random Fourier features (Rubinstein et al. (2012)) vs baselines."""
 
 import time
 
@@ -85,7 +85,7 @@ def _run_dataset(data, settings, n_draws, seed, repeats, objective_runs):
     for method, estimator in candidates:
         rows.extend(evaluate_private("svm", data, method, estimator, EPSILONS, n_draws,
                                      seed=seed, baseline_seconds=reference))
-    # Seed 002's route: objective perturbation in the same random feature space
+    # Chaudhuri et al.'s (2011) route: objective perturbation in the same random feature space
     # (its Lambda is 1 / C; Huber loss; the features have norm 1).
     objective = make_pipeline(rff, ObjectivePerturbationClassifier(
         loss="huber", data_norm=1.0, alpha=1.0 / C, fit_intercept=False))
@@ -106,7 +106,7 @@ def _run_dataset(data, settings, n_draws, seed, repeats, objective_runs):
     return rows
 
 
-@register_scenario("svm", "private kernel SVM with random Fourier features (seed 001) vs "
+@register_scenario("svm", "private kernel SVM with random Fourier features (Rubinstein et al. (2012)) vs "
                    "SVC, a non-private RFF linear SVM and private linear SVMs")
 def run(quick, random_state):
     n_train = 4000 if quick else 20000
