@@ -312,7 +312,7 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimatorMixin,
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_components_)
+        X_new : ndarray of shape (n_samples, n_components)
             Rows of L2 norm at most ``output_norm_``.
         """
         check_is_fitted(self, "components_")
@@ -325,7 +325,7 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimatorMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
+        X : array-like of shape (n_samples, n_components)
 
         Returns
         -------
