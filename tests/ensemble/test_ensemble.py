@@ -37,6 +37,10 @@ from skdp.testing import audit_epsilon
 
 from common_instances.ensemble import ALL_ZERO_WEIGHTS
 
+# Many fits here leave classes=None, which is incidental to what they test; the
+# PrivacyLeakWarning it raises is asserted in tests/utils/test_multiclass.py.
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 # ---------------------------------------------------------------- distance to instability
 
 

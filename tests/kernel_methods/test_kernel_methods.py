@@ -43,6 +43,10 @@ from skdp.kernel_methods._kernels import gaussian_kernel, resolve_kernel
 from skdp.linear_model._losses import HuberSVMLoss, LogisticLoss
 from skdp.mechanisms import SparseVector, gaussian_sigma_analytic
 
+# Many fits here leave classes=None, which is incidental to what they test; the
+# PrivacyLeakWarning it raises is asserted in tests/utils/test_multiclass.py.
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 
 @pytest.fixture(scope="module")
 def moons():

@@ -39,6 +39,10 @@ from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._solvers import CertifiedResult, minimize_certified
 from skdp.testing import audit_epsilon
 
+# Many fits here leave classes=None, which is incidental to what they test; the
+# PrivacyLeakWarning it raises is asserted in tests/utils/test_multiclass.py.
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 
 @pytest.fixture(scope="module")
 def synthetic_l():

@@ -44,6 +44,10 @@ from skdp.linear_model._perturbation import (
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
 
+# Many fits here leave classes=None, which is incidental to what they test; the
+# PrivacyLeakWarning it raises is asserted in tests/utils/test_multiclass.py.
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 ALL = [PrivateFrankWolfeClassifier, DPSGDClassifier, PermutationSGDClassifier,
        ObjectivePerturbationClassifier, OutputPerturbationClassifier]
 

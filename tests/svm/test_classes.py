@@ -22,6 +22,10 @@ from skdp.svm._base import svm_noise_scale, svm_sensitivity
 from skdp.svm._solver import solve_svm_certified
 from skdp.testing import audit_epsilon
 
+# Many fits here leave classes=None, which is incidental to what they test; the
+# PrivacyLeakWarning it raises is asserted in tests/utils/test_multiclass.py.
+pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+
 
 @pytest.fixture(scope="module")
 def spheres():
