@@ -22,3 +22,6 @@ del numpy
 
 # Make ``common_instances`` importable as a top-level package of the test tree.
 sys.path.insert(0, os.path.dirname(__file__))
+# The studies behind the defaults (``studies/`` at the repository root, not installed) are
+# imported by the tests that check their rules.
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -53,7 +53,7 @@ _OUTPUT_NOISES = ("gaussian", "discrete_gaussian")
 
 # A of each loss in the default rule's target regularization Lambda = A k sqrt(d / m) / eps1^1.5;
 # derived on generated data only, and validated on fresh generated problems, by
-# skdp/benchmarks/_amp_eps3_study.py (version 4 and its validation). The Huber value is
+# studies/amp_eps3.py (version 4 and its validation). The Huber value is
 # at width h = 0.1 and scales as (h / 0.1)^-0.35 (the study's sixth version).
 _REGULARIZATION_SCALES = {"logistic": 69.0, "huber": 85.0, "multinomial": 41.0}
 _HUBER_REFERENCE_WIDTH = 0.1
@@ -66,7 +66,7 @@ _HUBER_WIDTH_EXPONENT = -0.35
 # gamma. Public: a constant times parameters.
 _GAMMA_FLOOR = 2.0**-47
 # The default gamma is _GAMMA_SCALE / m^2 (Thakkar's (2019) 1 / m^2 times 1e-3) above that floor:
-# chosen on generated data only by skdp/benchmarks/_amp_gamma_study.py (see default_gamma).
+# chosen on generated data only by studies/amp_gamma.py (see default_gamma).
 _GAMMA_SCALE = 1e-3
 
 
@@ -133,7 +133,7 @@ def eps3_fraction_rule(eps1, curvature, row_rank=1, n_features=1, n_samples=1,
     adapts to the loss's curvature constant ``C``.
 
     It was chosen on generated problems only (never the benchmark data), by
-    ``skdp/benchmarks/_amp_eps3_study.py``: ``make_classification`` problems
+    ``studies/amp_eps3.py``: ``make_classification`` problems
     with 2,000 to 32,000 rows, 10 to 100 features and class separations 1
     and 2, in three families (informative features only; redundant features
     and label noise; the latter shifted to nonnegative features, whose rows
@@ -434,7 +434,7 @@ def default_gamma(n_samples, data_norm=1.0, n_classes=None):
     standard deviation 0.33); with ``1e-3 / m^2`` it is 74.6% and 75.1%
     (0.0003). A smaller ``gamma`` costs only solver iterations (about 5 more
     Newton steps), never privacy. The constant was chosen by
-    ``skdp/benchmarks/_amp_gamma_study.py`` on generated data only, among
+    ``studies/amp_gamma.py`` on generated data only, among
     ``1 / m^2``, the floor itself, ``1 / m^3``, ``1e-3 / m^2`` and a rule
     tying the output noise to 1% of the objective noise's least effect: all
     but ``1 / m^2`` had mean accuracies within 0.01 points of each other

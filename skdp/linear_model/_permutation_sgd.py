@@ -32,7 +32,7 @@ __all__ = [
 CALIBRATIONS = ("analytic", "thesis")
 MECHANISMS = ("gaussian", "discrete_gaussian")
 # D R of permutation_sgd_default_step: the comparator norm, in units of 1 / data_norm,
-# chosen on generated problems only (skdp/benchmarks/_psgd_step_study.py). No longer
+# chosen on generated problems only (studies/psgd_step.py). No longer
 # the default (see permutation_sgd_noise_step).
 DEFAULT_STEP_RADIUS = 1.0
 # Expected norm of the output noise targeted by the default step, in units of

@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from skdp.benchmarks import _amp_eps3_study as study
-from skdp.benchmarks._amp_eps3_study import (
+from studies import amp_eps3 as study
+from studies.amp_eps3 import (
     A_GRID,
     C_GRID,
     curvature_and_rank,

@@ -380,7 +380,7 @@ def test_default_eps3_rule_huber_width(h, scale):
                           smoothness=C, row_rank=1, loss="huber", huber_h=h)
     assert cal.reg_strength == pytest.approx(target, rel=1e-8)
     # The study's candidate at its fitted exponent is the estimator's constant.
-    from skdp.benchmarks._amp_eps3_study import width_scale
+    from studies.amp_eps3 import width_scale
     assert width_scale(h, -0.35) == pytest.approx(scale, rel=1e-9)
     # The width matters only for the Huber loss.
     assert (eps3_fraction_rule(eps1, 0.25, 1, d, m, loss="logistic", huber_h=h)
@@ -842,7 +842,7 @@ def test_audit_catches_sigma1_over_4():
 
 def test_default_rule_is_the_form_the_study_chose():
     """The estimator's rule and the study's form ``(a, b, p) = (0.5, 0.5, 1.5)`` agree."""
-    from skdp.benchmarks._amp_eps3_study import form_rule
+    from studies.amp_eps3 import form_rule
     for loss, A, eps1, rank, d, m in [("logistic", 69.0, 0.099, 1, 41, 8000),
                                       ("huber", 85.0, 0.099, 1, 41, 8000),
                                       ("multinomial", 41.0, 2.97, 9, 65, 1437),
@@ -889,7 +889,7 @@ def test_default_rule_is_equivariant_to_scaling_rows_and_data_norm(loss, classes
 
 
 def test_study_regret_against_hand_computed_values():
-    from skdp.benchmarks._amp_eps3_study import A_GRID, C_GRID, _regret_curves, regret
+    from studies.amp_eps3 import A_GRID, C_GRID, _regret_curves, regret
     row = [None, None, None, 0.5, 0.7, 0.9, 0.8, 0.6, 0.5, 0.5, 0.5]  # best 0.9 at c = 20
     table = {("logistic", 100, 5, 1.0, 1.0, "f"): row}
     assert C_GRID[5] == 20
@@ -907,7 +907,7 @@ def test_study_regret_against_hand_computed_values():
 
 
 def test_study_curvature_term_hand_computed():
-    from skdp.benchmarks._amp_eps3_study import form_rule
+    from studies.amp_eps3 import form_rule
     # c = kappa C eps1 / k + A d^a m^-b eps1^(2 - p): Huber C = 1 / (2 h) = 5, k = 1.
     rule = form_rule(7.0, 1, 0.5, 1.5, kappa=1.0)
     eps1 = 0.099

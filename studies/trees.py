@@ -1,6 +1,6 @@
 """The real-data numbers of the private tree ensembles (user guide, "Private tree ensembles").
 
-Run ``OMP_NUM_THREADS=1 python -m skdp.benchmarks._trees_study [TABLES] [MAX_TRAIN] [EPSILONS]
+Run ``OMP_NUM_THREADS=1 python -m studies.trees [TABLES] [MAX_TRAIN] [EPSILONS]
 [MODELS]`` (defaults: every classification table of the collection, 20000, ``0.1,1,10,1e6``,
 ``hgb,rf,amp``; about 20 minutes on one core). For each table and model it prints the
 mean test accuracy over the stratified splits of seeds 0, 1, 2 of

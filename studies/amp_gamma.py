@@ -1,13 +1,13 @@
 """How the default ``gamma`` of DPLogisticRegressionAMP was chosen (generated data only).
 
-Run ``OMP_NUM_THREADS=1 python -m skdp.benchmarks._amp_gamma_study`` (``--part accuracy``,
+Run ``OMP_NUM_THREADS=1 python -m studies.amp_gamma`` (``--part accuracy``,
 ``--part edge``, ``--part speed`` run one part, each with ``--output parts.json``; ``--quick``
 shrinks the accuracy grid; about 20 minutes for the accuracy part and 40 for the edge part on
 a shared 2-core machine). The stage-2 re-runs: ``--part stage2 --output <a copy of the accuracy
 JSON>`` (adds them to that file); the verdict: ``--score <stage2 JSON> <accuracy JSON> <edge
 JSON> <speed JSON>`` (later files override earlier ones). It uses
 only ``make_classification`` problems with this module's seeds (18001-18032, and seed 0 for the
-user-review problem below) and :func:`~skdp.benchmarks._amp_eps3_study.sparse_bag_of_words`
+user-review problem below) and ``studies.amp_eps3.sparse_bag_of_words``
 (seed 18101); never the benchmark's data (``random_state=1000``, ``load_digits``).
 
 Why. AMP releases ``theta_approx + N(0, sigma2^2)``, ``sigma2`` calibrated to the sensitivity
@@ -126,7 +126,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
-from skdp.benchmarks._amp_eps3_study import sparse_bag_of_words
+from studies.amp_eps3 import sparse_bag_of_words
 from skdp.exceptions import CertificationError
 from skdp.linear_model import DPLogisticRegressionAMP
 from skdp.linear_model._amp import _GAMMA_FLOOR

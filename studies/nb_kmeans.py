@@ -1,7 +1,7 @@
 """Measurements behind DPGaussianNB's and DPKMeans' defaults (user guide: Naive Bayes and k-means).
 
-    python -m skdp.benchmarks._nb_kmeans_study nb [TABLES] [EPSILONS] [MAX_TRAIN]
-    python -m skdp.benchmarks._nb_kmeans_study kmeans TABLE [EPSILONS] [KS] [MAX_TRAIN]
+    python -m studies.nb_kmeans nb [TABLES] [EPSILONS] [MAX_TRAIN]
+    python -m studies.nb_kmeans kmeans TABLE [EPSILONS] [KS] [MAX_TRAIN]
 
 ``nb``: test accuracy of ``DPGaussianNB(epsilon, bounds, classes, random_state=0)``,
 its twin ``GaussianNB()`` and the majority class, mean over the splits of seeds 0, 1, 2

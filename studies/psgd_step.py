@@ -1,6 +1,6 @@
 """How the default step of PermutationSGDClassifier (convex case) was chosen (reproducible).
 
-Run ``OMP_NUM_THREADS=1 python -m skdp.benchmarks._psgd_step_study`` (a few
+Run ``OMP_NUM_THREADS=1 python -m studies.psgd_step`` (a few
 minutes on one core). The default step is the minimizer of an excess-risk
 bound (:func:`skdp.linear_model._permutation_sgd.permutation_sgd_default_step`)
 with one free constant, the comparator norm ``D R``. This study chooses it.

@@ -1,6 +1,6 @@
 """How the default ``eps3`` rule of DPLogisticRegressionAMP was derived (reproducible).
 
-Run ``OMP_NUM_THREADS=1 python -m skdp.benchmarks._amp_eps3_study`` (about 12 minutes on one core;
+Run ``OMP_NUM_THREADS=1 python -m studies.amp_eps3`` (about 12 minutes on one core;
 ``--part`` runs one loss so that the parts can run side by side, ``--score``
 combines their JSON outputs). It uses only data this package generates with
 ``make_classification`` (seeds 101-118, 201-208, 301-318, 401-418 and
@@ -270,7 +270,7 @@ the same ``A``. This version checks whether it holds there.
 
   The result is reported as it comes out; nothing above changes after the
   sweeps have been seen. Commands, from the repository root, with
-  ``OMP_NUM_THREADS=1`` and ``S="python -m skdp.benchmarks._amp_eps3_study"``::
+  ``OMP_NUM_THREADS=1`` and ``S="python -m studies.amp_eps3"``::
 
       $S --part huber-h0.05 --seed-offset 2000 --output h005.json
       $S --part huber-h0.5 --seed-offset 2000 --output h05.json

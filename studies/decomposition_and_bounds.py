@@ -1,8 +1,8 @@
 """Numbers of docs/guide/decomposition_and_bounds.rst on the real collection.
 
-    python tools/decomposition_and_bounds.py pca flights [oja]
-    python tools/decomposition_and_bounds.py bounds wa_churn,credit_data 1.0 [0.1] [0.9]
-    python tools/decomposition_and_bounds.py features wa_churn,credit_data 1.0 [0.1]
+    python -m studies.decomposition_and_bounds pca flights [oja]
+    python -m studies.decomposition_and_bounds bounds wa_churn,credit_data 1.0 [0.1] [0.9]
+    python -m studies.decomposition_and_bounds features wa_churn,credit_data 1.0 [0.1]
 
 ``pca``: captured variance of DPPCA over scikit-learn's PCA (test rows, about the test
 mean), k in (2, 5), eps in (0.1, 1, 1e6), seeds 0 and 1, raw features in [0, 1] with the
