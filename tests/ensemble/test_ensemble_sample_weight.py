@@ -18,7 +18,10 @@ from ensemble.test_ensemble import _blobs
 
 # Many fits here leave classes=None, which is incidental to what they test; the
 # PrivacyLeakWarning it raises is asserted in tests/utils/test_multiclass.py.
-pytestmark = pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::skdp.exceptions.FallbackModelWarning"),
+    pytest.mark.filterwarnings("ignore:classes=None:skdp.exceptions.PrivacyLeakWarning"),
+]
 
 QUERIES = [[4.0, 0.0], [-4.0, 0.0], [3.0, 1.0], [-3.0, -1.0]]
 

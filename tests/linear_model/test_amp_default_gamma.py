@@ -79,6 +79,7 @@ def _edge_cases():
     }
 
 
+@pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")  # K = 30 on purpose
 @pytest.mark.parametrize("case", list(_edge_cases()))
 @pytest.mark.parametrize("epsilon", [1.0, 10.0])
 def test_default_gamma_certifies_on_edge_cases(case, epsilon):

@@ -239,6 +239,7 @@ def _dense_frank_wolfe(Y, observed, k, bound, T):
     return Z
 
 
+@pytest.mark.filterwarnings("ignore:.*delta=0.5:skdp.exceptions.WeakPrivacyWarning")  # no-noise reference
 def test_frank_wolfe_without_noise_matches_dense_reference():
     rng = np.random.default_rng(5)
     Y = rng.uniform(-1, 1, (40, 1)) @ rng.uniform(-1, 1, (1, 8))
@@ -251,6 +252,7 @@ def test_frank_wolfe_without_noise_matches_dense_reference():
     assert np.allclose(model.transform(X), expected, atol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore:.*delta=0.5:skdp.exceptions.WeakPrivacyWarning")  # no-noise reference
 def test_pursuit_and_svd_without_noise_match_closed_forms():
     rng = np.random.default_rng(6)
     Y = rng.uniform(-1, 1, (60, 2)) @ rng.uniform(-1, 1, (2, 10))
@@ -512,6 +514,7 @@ def _dense_pgd(Y, observed, k, bound, etas):
     return Z
 
 
+@pytest.mark.filterwarnings("ignore:.*delta=0.5:skdp.exceptions.WeakPrivacyWarning")  # no-noise reference
 @pytest.mark.parametrize("k, learning_rate", [(3.0, 0.7), (50.0, [1.0, 0.5, 0.5, 0.3, 1.0])])
 def test_pgd_without_noise_matches_dense_reference(k, learning_rate):
     rng = np.random.default_rng(5)
