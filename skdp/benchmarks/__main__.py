@@ -49,13 +49,19 @@ def main(argv=None):
         chosen = [s for s in scenarios.values() if s.in_quick or not args.quick]
     mode = "quick" if args.quick else "full"
     print(f"skdp benchmarks ({mode} mode): {', '.join(s.name for s in chosen)}")
+    began, summary = time.perf_counter(), []
     for scenario in chosen:
         start = time.perf_counter()
-        print(f"\n== {scenario.name}: {scenario.description}")
+        print(f"\n== {scenario.name}: {scenario.description}", flush=True)
         rows = scenario.run(quick=args.quick, random_state=args.seed)
         print(format_table(rows))
         paths = write_report(scenario.name, rows, args.output, plot=not args.no_plot)
-        print(f"({time.perf_counter() - start:.1f} s) wrote {', '.join(str(p) for p in paths)}")
+        seconds = time.perf_counter() - start
+        print(f"({seconds:.1f} s) wrote {', '.join(str(p) for p in paths)}", flush=True)
+        summary.append(f"  {scenario.name:<28} {len(rows):>4} rows  {seconds:7.1f} s")
+    print(f"\nDone: {len(chosen)} scenario(s) in {time.perf_counter() - began:.0f} s; "
+          f"CSV, Markdown and PNG files are in {args.output}/")
+    print("\n".join(summary))
     return 0
 
 

@@ -27,8 +27,19 @@ def _table_rows(rows):
     return header, body
 
 
+WIDTH = 100  # the terminal table's widest line
+
+
+def _clip(text, width):
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "~"
+
+
 def format_table(rows, markdown=False):
     """Format rows as an aligned text table (or a Markdown table).
+
+    The text table has one block per dataset and metric, and no line wider than
+    ``WIDTH`` (100) characters: long method names and notes are cut (the CSV and
+    Markdown files keep them whole).
 
     Parameters
     ----------
@@ -41,17 +52,44 @@ def format_table(rows, markdown=False):
     -------
     table : str
     """
-    header, body = _table_rows(rows)
     if markdown:
+        header, body = _table_rows(rows)
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(b) + " |" for b in body]
         return "\n".join(lines)
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
-              for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
-    return "\n".join(lines)
+    header = ["method", "epsilon", "mean +- std", "draws", "fit s", "ratio", "note"]
+    blocks, order = {}, []
+    for r in rows:
+        key = (r["dataset"], r["metric"])
+        if key not in blocks:
+            blocks[key] = []
+            order.append(key)
+        blocks[key].append([r["method"], _fmt_eps(r["epsilon"]),
+                            f"{r['mean']:.4f} +- {r['std']:.4f}", str(r["n_draws"]),
+                            _fmt_num(r["fit_seconds"], 3), _fmt_num(r["time_ratio"], 3),
+                            r["note"]])
+    body = [b for key in order for b in blocks[key]]
+    widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(header)]
+    fixed = sum(widths[1:6]) + 2 * 6
+    widths[0] = min(widths[0], 36)
+    widths[6] = max(4, min(widths[6], WIDTH - fixed - widths[0]))
+
+    def line(cells):
+        return "  ".join(_clip(c, w).ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    def row_lines(cells):
+        # A note too long for its column goes on the next line, under the method.
+        if len(cells[6]) <= widths[6]:
+            return [line(cells)]
+        return [line(cells[:6] + [""]), _clip("    " + cells[6], WIDTH)]
+
+    lines = []
+    for dataset, metric in order:
+        lines += ["", _clip(f"{dataset} ({metric})", WIDTH), line(header),
+                  line(["-" * w for w in widths])]
+        for cells in blocks[(dataset, metric)]:
+            lines += row_lines(cells)
+    return "\n".join(lines[1:])
 
 
 def _plot(rows, path, title):

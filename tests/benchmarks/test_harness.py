@@ -75,3 +75,14 @@ def test_progress_bar_disabled_when_not_a_terminal():
 def test_quick_help_does_not_promise_two_minutes():
     help_text = " ".join(build_parser().format_help().split())
     assert "two minutes" not in help_text
+
+
+def test_the_terminal_table_fits_in_100_columns():
+    long_name = "ObjectivePerturbationClassifier with a very long descriptive name"
+    rows = [make_row("s", "a data set with a long name", long_name, float("inf"), "accuracy",
+                     [0.5], note="non-private, scikit-learn defaults, and a long remark"),
+            make_row("s", "d", "m", 1.0, "accuracy", [0.5, 0.6], fit_seconds=12.5,
+                     baseline_seconds=0.5, note="x")]
+    table = format_table(rows)
+    assert max(len(line) for line in table.splitlines()) <= 100
+    assert "d (accuracy)" in table and "25" in table          # one block per data set; the ratio
