@@ -24,6 +24,7 @@ from skdp.svm._base import svm_discrete_noise, svm_noise_granularity
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
+from skdp.utils._random import spawn_random_states
 from skdp.utils._validation import (
     check_bounded_sample_weight,
     check_option,
@@ -668,7 +669,9 @@ def _amp_minimize(objective_factory, n_params, calibration, solver, max_iter, he
     :class:`~skdp.exceptions.CertificationError` (releasing nothing) when the
     solver cannot certify ``gamma``; it never draws new noise and retries.
     """
-    noise_rng, solver_rng = rng.spawn(2)
+    # Not rng.spawn: a Generator without a SeedSequence (over a legacy RandomState's bit
+    # generator) cannot spawn, and this runs after the charge.
+    noise_rng, solver_rng = spawn_random_states(rng, 2)
     b1 = noise_rng.normal(0.0, calibration.sigma1, size=n_params)  # Alg. 1 line 3
     m = calibration.n_samples
     # Alg. 1 line 4: mean loss + Lambda / (2 m) ||theta||^2 + b1 . theta

@@ -998,3 +998,20 @@ def test_unit_rows_with_intercept_fit_at_sqrt2_score_on_the_training_scale():
     np.testing.assert_allclose(scores, np.sqrt(2) * whole.decision_function(X),
                                atol=1e-4 * np.max(np.abs(scores)))
     np.testing.assert_array_equal(shrunk.predict(X), whole.predict(X))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_generator_that_cannot_spawn_fits_after_one_charge(n_classes):
+    # A Generator over a legacy RandomState's bit generator has no SeedSequence to spawn
+    # from: the softmax path called rng.spawn after the charge and raised TypeError with
+    # the budget spent. It must fit (children seeded from the parent's stream).
+    X, y = make_classification(n_samples=120, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=n_classes, random_state=0)
+    rng = np.random.Generator(np.random.RandomState(0)._bit_generator)
+    with pytest.raises(TypeError):
+        np.random.Generator(np.random.RandomState(0)._bit_generator).spawn(1)
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    clf = DPLogisticRegressionAMP(epsilon=1.0, delta=1e-5, random_state=rng,
+                                  accountant=accountant).fit(X, y)
+    assert accountant.spent.epsilon == pytest.approx(1.0)
+    assert clf.coef_.shape[1] == 4
