@@ -286,9 +286,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     %(random_state)s
     %(accountant)s
     verbose : int, default=0
-        Verbosity level; 0 is silent. Verbose output prints non-private
-        diagnostics: above 0, joblib reports the progress of the teachers'
-        fits with elapsed times, which depend on the teachers' private rows. It is not covered by the
+        Verbosity level; 0 is silent. Verbose output prints
+        non-private diagnostics: above 0, joblib reports the progress of the
+        teachers' fits with elapsed times, which depend on the teachers'
+        private rows. It is not covered by the
         guarantee; keep it with the data holder. The teachers' own
         ``verbose`` (a solver's, a pipeline's) prints facts about their rows
         too, and is warned about (:class:`~skdp.PrivacyLeakWarning`).

@@ -185,3 +185,23 @@ def test_clipping_ignores_a_global_floating_point_error_mode():
     np.testing.assert_array_equal(clipped, expected)
     np.testing.assert_array_equal(clipped_sparse.toarray(), expected)
     assert np.linalg.norm(clipped[0]) == pytest.approx(1.0)
+
+
+def test_every_verbose_parameter_says_its_output_is_not_private():
+    # Printed diagnostics (solver iterations, per-class progress, timings) are computed
+    # from the private rows without noise: each verbose parameter must say so.
+    import inspect
+    import re
+
+    from skdp.utils import all_estimators
+
+    missing = []
+    for name, cls in all_estimators():
+        if "verbose" not in inspect.signature(cls.__init__).parameters:
+            continue
+        doc = cls.__doc__ or ""
+        start = doc.find("verbose : int")
+        entry = re.sub(r"\s+", " ", doc[start:start + 600]) if start >= 0 else ""
+        if "non-private diagnostics" not in entry:
+            missing.append(name)
+    assert not missing
