@@ -358,6 +358,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     slicing, whose boundaries move when a record is added); the sparse vector
     stops after ``T`` abstentions (Thakkar's (2019) loop allows ``T + 1``).
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     ModelAgnosticPrivateClassifier : Trains a releasable student on the answers.

@@ -291,6 +291,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     student; the decision to fall back, and the warning, depend only on
     the released labels too.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     PrivateQueryAnswerer : The online answering service used for the labels.

@@ -197,6 +197,10 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     weight moves every coefficient of ``C^{-1} y``, which a bound on one
     label's change does not cover.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     sklearn.gaussian_process.GaussianProcessRegressor : The non-private model.

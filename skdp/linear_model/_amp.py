@@ -939,6 +939,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
 
     %(non_private_diagnostics)s
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012); ``output_noise="discrete_gaussian"`` releases on a grid with exact
+    integer noise instead.
+
     See Also
     --------
     sklearn.linear_model.LogisticRegression : The non-private model.
