@@ -228,6 +228,10 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
     ``bounds``.
     %(non_private_diagnostics)s
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     sklearn.cluster.KMeans : The non-private model.

@@ -139,6 +139,10 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimatorMixin,
     nothing more. In a pipeline each step spends its own budget on the same
     rows (basic composition); one shared ``accountant`` records the sum.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     sklearn.decomposition.PCA : The non-private PCA.

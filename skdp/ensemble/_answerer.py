@@ -285,10 +285,11 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         joblib.parallel_backend("dask"):`` trains them on a Dask cluster.
     %(random_state)s
     %(accountant)s
-    %(verbose)s
-        Verbose output prints non-private diagnostics: above 0, joblib
-        reports the progress of the teachers' fits with elapsed times, which
-        depend on the teachers' private rows. It is not covered by the
+    verbose : int, default=0
+        Verbosity level; 0 is silent. Verbose output prints
+        non-private diagnostics: above 0, joblib reports the progress of the
+        teachers' fits with elapsed times, which depend on the teachers'
+        private rows. It is not covered by the
         guarantee; keep it with the data holder. The teachers' own
         ``verbose`` (a solver's, a pipeline's) prints facts about their rows
         too, and is warned about (:class:`~skdp.PrivacyLeakWarning`).
@@ -356,6 +357,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     records are assigned to teachers by a keyed hash of the record (not by
     slicing, whose boundaries move when a record is added); the sparse vector
     stops after ``T`` abstentions (Thakkar's (2019) loop allows ``T + 1``).
+
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
 
     See Also
     --------

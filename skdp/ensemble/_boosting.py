@@ -159,6 +159,10 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     Steinke 2020, Cor. 13). The public bounds and ``classes`` must not be
     read from the private data.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     DPRandomForestClassifier : Averaged noisy class counts of random trees.

@@ -106,6 +106,10 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     by a factor ``sqrt(T)`` in noise relative to the counts. The bounds and
     ``classes`` must not be read from the private data.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     DPHistGradientBoostingClassifier : Boosted random trees; more accurate.

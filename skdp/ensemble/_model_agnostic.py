@@ -201,10 +201,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         Teachers are trained with joblib (any backend, e.g. Dask).
     %(random_state)s
     %(accountant)s
-    %(verbose)s
-        Verbose output prints non-private diagnostics: above 0, joblib
-        reports the progress of the teachers' fits with elapsed times, which
-        depend on the teachers' private rows. It is not covered by the
+    verbose : int, default=0
+        Verbosity level; 0 is silent. Verbose output prints
+        non-private diagnostics: above 0, joblib reports the progress of the
+        teachers' fits with elapsed times, which depend on the teachers'
+        private rows. It is not covered by the
         guarantee; keep it with the data holder. The teachers' own
         ``verbose`` (a solver's, a pipeline's) prints facts about their rows
         too, and is warned about (:class:`~skdp.PrivacyLeakWarning`).
@@ -289,6 +290,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     so ``privacy_spent_`` is the same ``(epsilon, delta)`` as for a trained
     student; the decision to fall back, and the warning, depend only on
     the released labels too.
+
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
 
     See Also
     --------

@@ -913,6 +913,10 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     %(non_private_diagnostics)s
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     PrivateKernelClassifier : Jain and Thakurta's (2013) test-data-dependent learner.

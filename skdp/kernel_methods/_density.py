@@ -268,6 +268,10 @@ class PrivateKernelDensity(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     <= 2``, the same sensitivity; the public ``n`` divides the sum (the
     weight sum is not released; ``score_samples`` renormalizes).
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     sklearn.neighbors.KernelDensity : The non-private estimator.
@@ -503,6 +507,10 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     with discrete noise): replacing it moves the weighted counts by
     ``w e_a - w' e_b``, of L2 norm at most ``sqrt(2)``, the same
     sensitivity; the counts are divided by the public ``n``.
+
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012); ``noise="discrete_gaussian"`` draws exact integer noise instead.
 
     See Also
     --------

@@ -1,7 +1,6 @@
 """Gaussian-process regression whose posterior mean is released by functional perturbation."""
 
 import math
-import warnings
 
 import numpy as np
 from scipy import linalg
@@ -121,7 +120,8 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
         public range of your target, fixed from domain knowledge (e.g. the
         log of the legal minimum and of a top-coded wage): on log wages in
         ``[4.6, 13.1]`` the default gave ``R^2 = -64``, the true range 0.34
-        at ``epsilon=1e6``. A label outside is clipped, with a warning.
+        at ``epsilon=1e6``. Labels outside are clipped silently (their count
+        is data and is not reported).
     %(epsilon)s
     delta : float or None, default=None
         Probability with which the epsilon bound may fail, in ``(0, 1)``;
@@ -196,6 +196,10 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     would depend on every record's (private) weight, and a change of one
     weight moves every coefficient of ``C^{-1} y``, which a bound on one
     label's change does not cover.
+
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
 
     See Also
     --------
@@ -319,17 +323,8 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
             r * math.sqrt(n) * max(1.0 / alpha, 1.0 / math.sqrt(alpha))
             * max(1.0, math.sqrt(n) * k_max), sigma, K, name)
         offset = 0.5 * (lo + hi)
-        outside = int(np.count_nonzero((y < lo) | (y > hi)))
-        if outside:
-            # Told to the data holder only (like a clipped sample weight): a silent clip of
-            # most labels makes every prediction sit at a bound. Before the charge: with
-            # warnings turned into errors, the fit must fail before anything is spent.
-            warnings.warn(
-                f"{outside} of {n} labels lie outside y_bounds=({lo:g}, {hi:g}) and were "
-                f"clipped to it. Choose public bounds that cover the labels, or scale the "
-                f"target with constants fixed in advance (e.g. sklearn's "
-                f"TransformedTargetRegressor with a fixed FunctionTransformer).",
-                UserWarning, stacklevel=2)
+        # Labels outside y_bounds are clipped silently (a per-record operation): a warning
+        # with their count would change when one label moves, and so release data.
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
         if verbose:

@@ -180,6 +180,11 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
 
     %(non_private_diagnostics)s
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012); ``mechanism="discrete_laplace"`` draws the released Laplace noise
+    exactly instead.
+
     See Also
     --------
     PrivateKernelSVC : Functional perturbation on the same kind of public
@@ -442,6 +447,11 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     is not covered and must stay confidential.
 
     %(kernel_psd)s
+
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012); ``mechanism="discrete_laplace"`` draws the released Laplace noise
+    exactly instead.
 
     See Also
     --------

@@ -24,6 +24,7 @@ from skdp.svm._base import svm_discrete_noise, svm_noise_granularity
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
 from skdp.utils._docstrings import fill_doc
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
+from skdp.utils._random import spawn_random_states
 from skdp.utils._validation import (
     check_bounded_sample_weight,
     check_option,
@@ -65,6 +66,10 @@ _HUBER_WIDTH_EXPONENT = -0.35
 # 2**-47 (7.1e-15), times 2 sqrt(K) for softmax, keeps the slack below about a fifth of
 # gamma. Public: a constant times parameters.
 _GAMMA_FLOOR = 2.0**-47
+# A gamma below an eighth of that floor (2**-50 data_norm, times 2 sqrt(K) for softmax; under
+# the slack measured on rows at the scale of data_norm) is refused before the charge: the
+# certificate could not prove it, and the fit would spend its budget and then raise.
+_GAMMA_REFUSAL_FACTOR = 0.125
 # The default gamma is _GAMMA_SCALE / m^2 (Thakkar's (2019) 1 / m^2 times 1e-3) above that floor:
 # chosen on generated data only by studies/amp_gamma.py (see default_gamma).
 _GAMMA_SCALE = 1e-3
@@ -466,10 +471,15 @@ def default_gamma(n_samples, data_norm=1.0, n_classes=None):
     -------
     gamma : float
     """
+    return max(_GAMMA_SCALE / float(n_samples) ** 2, _gamma_floor(data_norm, n_classes))
+
+
+def _gamma_floor(data_norm, n_classes=None):
+    """``2**-47 data_norm``, times ``2 sqrt(K)`` for a ``K``-class softmax (public)."""
     floor = _GAMMA_FLOOR * float(data_norm)
     if n_classes is not None:
         floor *= 2.0 * math.sqrt(n_classes)
-    return max(_GAMMA_SCALE / float(n_samples) ** 2, floor)
+    return floor
 
 
 def amp_calibration(epsilon, delta, *, n_samples, n_features, lipschitz, smoothness, row_rank,
@@ -668,7 +678,9 @@ def _amp_minimize(objective_factory, n_params, calibration, solver, max_iter, he
     :class:`~skdp.exceptions.CertificationError` (releasing nothing) when the
     solver cannot certify ``gamma``; it never draws new noise and retries.
     """
-    noise_rng, solver_rng = rng.spawn(2)
+    # Not rng.spawn: a Generator without a SeedSequence (over a legacy RandomState's bit
+    # generator) cannot spawn, and this runs after the charge.
+    noise_rng, solver_rng = spawn_random_states(rng, 2)
     b1 = noise_rng.normal(0.0, calibration.sigma1, size=n_params)  # Alg. 1 line 3
     m = calibration.n_samples
     # Alg. 1 line 4: mean loss + Lambda / (2 m) ||theta||^2 + b1 . theta
@@ -748,7 +760,9 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         (``sigma2`` is proportional to it) for a few more solver iterations;
         see :func:`~skdp.linear_model._amp.default_gamma` for why the default
         differs from Thakkar (2019) and how it was chosen. Must not depend on
-        the data.
+        the data. A ``gamma`` below ``2**-50 data_norm`` (times ``2 sqrt(K)``
+        for a softmax fit), which no certificate can prove, is refused before
+        anything is spent.
     output_fraction : float or None, default=None
         ``f`` in ``(0, 1)``: the output noise gets ``(f epsilon, f delta)``.
         ``None`` means 0.01 (Sec. 4.4.1).
@@ -925,6 +939,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
 
     %(non_private_diagnostics)s
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012); ``output_noise="discrete_gaussian"`` releases on a grid with exact
+    integer noise instead.
+
     See Also
     --------
     sklearn.linear_model.LogisticRegression : The non-private model.
@@ -1069,6 +1088,20 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         max_iter = check_positive_int(self.max_iter, "max_iter")
         if self.n_jobs is not None and not isinstance(self.n_jobs, numbers.Integral):
             raise TypeError(f"n_jobs must be an int or None, got {self.n_jobs!r}.")
+        if gamma is not None:
+            # Public (gamma, data_norm, K): refused before the charge, since the certificate
+            # (rounding slack about 1.3e-15 data_norm, 2 sqrt(K) times that for a softmax)
+            # could not prove a smaller gamma and the fit would always raise after it.
+            refusal = _GAMMA_REFUSAL_FACTOR * _gamma_floor(
+                data_norm, n_classes if multi_class == "multinomial" else None)
+            if gamma < refusal:
+                raise ValueError(
+                    f"gamma={gamma!r} is below the floating-point floor {refusal:.3g} of the "
+                    f"gradient-norm certificate (2**-50 data_norm"
+                    f"{', times 2 sqrt(K) for a softmax fit' if multi_class == 'multinomial' else ''}"
+                    f"): its rounding slack, about 1.3e-15 data_norm, is larger, so no fit "
+                    f"could be certified; nothing was spent. Use gamma >= {refusal:.3g}, or "
+                    f"gamma=None for the default.")
         verbose = check_positive_int(self.verbose, "verbose", low=0)
         return dict(loss=loss, data_norm=data_norm, multi_class=multi_class, gamma=gamma,
                     f=f, f1=f1, output_noise=output_noise, solver=solver, max_iter=max_iter,

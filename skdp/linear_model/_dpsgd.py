@@ -408,6 +408,10 @@ class DPSGDClassifier(PrivateGLMClassifier):
     is also in the ball. Multi-class fits split the budget evenly.
     %(label_set_privacy)s
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     PermutationSGDClassifier : SGD with output perturbation (Wu et al. 2017).

@@ -421,6 +421,10 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     Multi-class fits split the budget evenly over the classes.
     %(label_set_privacy)s
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     DPSGDClassifier : Private minibatch SGD (L2 geometry).

@@ -633,6 +633,10 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
     the budget is charged) depends on the data (and on ``b``) and is not
     covered either. Keep a failed fit confidential.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     OutputPerturbationClassifier : Noise on the minimizer.

@@ -293,6 +293,10 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
     ``"auto"``, the ridge, the solve and the clipping of predictions use
     public values and the releases only (post-processing).
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     DPHuberRegressor : Private robust regression by noisy gradient descent.
@@ -503,6 +507,10 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
     Gaussian mechanisms compose to ``sqrt(max_iter) mu_step``-GDP (Dong,
     Roth and Su 2022, Cor. 3.3), calibrated to be exactly
     ``(epsilon, delta)``-DP (Balle and Wang 2018, Thm. 8).
+
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
 
     See Also
     --------

@@ -490,6 +490,10 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     a part without ``X_public`` also protects the labels only) are refused:
     for replace-one neighbours their ``epsilon`` would double.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     Notes
     -----
     Each candidate sees only ``1 / (k + 1)`` of the data, so keep the grid

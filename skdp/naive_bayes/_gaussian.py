@@ -207,6 +207,10 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     and ``classes``; reading either from the data emits a
     :class:`~skdp.PrivacyLeakWarning`.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     sklearn.naive_bayes.GaussianNB : The non-private model.

@@ -440,6 +440,10 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     data (``StandardScaler``, ``MinMaxScaler``, ``PCA``...) voids the whole
     pipeline's guarantee.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012); ``noise="discrete"`` draws exact integer noise instead.
+
     See Also
     --------
     PublicBoundsScaler : Scale from public bounds only; free, but less

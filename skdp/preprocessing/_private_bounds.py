@@ -147,6 +147,10 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
     is ``(epsilon + epsilon_model, delta_model)``-DP (basic composition), and
     one ``accountant`` given to both records the sum.
 
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
+
     See Also
     --------
     DPFeatureClipper : Private per-feature ranges (for ``bounds``).
@@ -302,6 +306,10 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
     ``epsilon / (2 n_features)``-DP, composed by basic composition. ``transform`` maps each
     row on its own and costs nothing more. In a pipeline the steps' budgets add
     up (one shared ``accountant`` records the sum).
+
+    The guarantee is proved for exact real-valued noise; the floating-point
+    noise drawn here can leak through its least significant bits (Mironov
+    2012).
 
     See Also
     --------

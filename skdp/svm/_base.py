@@ -27,6 +27,7 @@ from skdp.mechanisms._discrete import (
 )
 from skdp.svm._solver import _sum_error_factor, solve_svm_certified
 from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
+from skdp.utils._random import spawn_random_states
 from skdp.utils._validation import (
     check_bounded_sample_weight,
     check_mechanism_delta,
@@ -461,7 +462,8 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
 
         budget, rng = self._start_private_fit(n_samples, allow_zero_delta=allow_zero_delta)
         # Separate streams: the released feature map must not reveal the noise.
-        map_rng, noise_rng = rng.spawn(2)
+        # (spawn_random_states, not rng.spawn: a Generator without a SeedSequence cannot spawn.)
+        map_rng, noise_rng = spawn_random_states(rng, 2)
         features, fitted = self._features(X, map_rng)
         assert features.shape[1] == n_coef, "_public_shape disagrees with _features"
         name = type(self).__name__

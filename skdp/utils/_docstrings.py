@@ -53,7 +53,8 @@ n_jobs : int or None, default=None
     :func:`joblib.parallel_backend` context; ``-1`` uses all processors.""",
     "verbose": """\
 verbose : int, default=0
-    Verbosity level; 0 is silent.""",
+    Verbosity level; 0 is silent. Above 0 it prints non-private diagnostics
+    (the guarantee does not cover them): keep them with the data holder.""",
     "classes": """\
 classes : array-like of shape (n_classes,) or None, default=None
     The public list of possible labels. The model knows exactly these

@@ -605,17 +605,6 @@ def test_bad_input_fails_before_spending(est, fit_args, match):
         assert acc.spends == []
 
 
-def test_gp_warns_when_labels_are_clipped_to_y_bounds():
-    X = np.linspace(0, 6, 60)[:, None]
-    y = 200 + 50 * np.sin(X[:, 0])
-    gp = PrivateGaussianProcessRegressor(gamma=0.5, alpha=0.5, y_bounds=(-1, 1), random_state=0)
-    with pytest.warns(UserWarning, match="60 of 60 labels lie outside y_bounds"):
-        gp.fit(X, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
-        gp.set_params(y_bounds=(100, 300)).fit(X, y)
-
-
 def test_density_score_warns_when_points_leave_the_public_box():
     X = np.random.default_rng(0).normal(size=(500, 1))
     kde = PrivateKernelDensity(bandwidth=0.5, bounds=(-3.0, 3.0), random_state=0).fit(X)

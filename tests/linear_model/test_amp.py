@@ -615,7 +615,7 @@ def test_scipy_solver_is_certified_or_refused(small_binary):
                                   random_state=0).fit(X, y)
     assert clf.gradient_norm_[0] <= 1e-5
     with pytest.raises(CertificationError):
-        DPLogisticRegressionAMP(epsilon=1.0, solver="CG", gamma=1e-300, max_iter=5,
+        DPLogisticRegressionAMP(epsilon=1.0, solver="CG", gamma=1e-12, max_iter=5,
                                 random_state=0).fit(X, y)
 
 
@@ -998,3 +998,43 @@ def test_unit_rows_with_intercept_fit_at_sqrt2_score_on_the_training_scale():
     np.testing.assert_allclose(scores, np.sqrt(2) * whole.decision_function(X),
                                atol=1e-4 * np.max(np.abs(scores)))
     np.testing.assert_array_equal(shrunk.predict(X), whole.predict(X))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_generator_that_cannot_spawn_fits_after_one_charge(n_classes):
+    # A Generator over a legacy RandomState's bit generator has no SeedSequence to spawn
+    # from: the softmax path called rng.spawn after the charge and raised TypeError with
+    # the budget spent. It must fit (children seeded from the parent's stream).
+    X, y = make_classification(n_samples=120, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=n_classes, random_state=0)
+    rng = np.random.Generator(np.random.RandomState(0)._bit_generator)
+    with pytest.raises(TypeError):
+        np.random.Generator(np.random.RandomState(0)._bit_generator).spawn(1)
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    clf = DPLogisticRegressionAMP(epsilon=1.0, delta=1e-5, random_state=rng,
+                                  accountant=accountant).fit(X, y)
+    assert accountant.spent.epsilon == pytest.approx(1.0)
+    assert clf.coef_.shape[1] == 4
+
+
+@pytest.mark.parametrize("n_classes, gamma", [(2, 1e-16), (2, 1e-300), (3, 2e-15)])
+def test_gamma_below_the_certificate_floor_is_refused_before_the_charge(n_classes, gamma):
+    # On rows at the scale of data_norm the certificate's rounding slack is about
+    # 1.3e-15 data_norm (binary; about 2 sqrt(K) times that for a softmax): a smaller gamma
+    # cannot be certified, so the fit spent its budget and always raised CertificationError.
+    X, y = make_classification(n_samples=200, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=n_classes, random_state=0)
+    X /= np.linalg.norm(X, axis=1).max()
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    clf = DPLogisticRegressionAMP(epsilon=1.0, gamma=gamma, random_state=0,
+                                  accountant=accountant)
+    with pytest.raises(ValueError, match="floor .* nothing was spent"):
+        clf.fit(X, y)
+    assert accountant.spent is None
+    # the smallest accepted gamma is the refusal floor itself; 2**-47 (the default's floor)
+    # certifies on these rows
+    floor = 2.0**-50 * (1.0 if n_classes == 2 else 2.0 * math.sqrt(n_classes))
+    with pytest.raises(ValueError, match="floor"):
+        clf.set_params(gamma=floor * (1 - 1e-12), accountant=None).fit(X, y)
+    clf.set_params(gamma=8 * floor).fit(X, y)
+    assert np.all(clf.gradient_norm_ <= 8 * floor)

@@ -384,3 +384,13 @@ def test_binary_y_with_three_declared_classes_is_three_problems(mechanism, delta
     # Each of the three problems gets a third of the budget, not a half.
     assert est.noise_scale_ == pytest.approx(
         svm_noise_scale(mechanism, est.sensitivity_, 3, 1.0, delta / 3))
+
+
+def test_generator_that_cannot_spawn_fits_after_one_charge():
+    # A Generator over a legacy RandomState's bit generator has no SeedSequence to spawn
+    # from: fit called rng.spawn after the charge and raised TypeError with the budget spent.
+    X, y = make_blobs(n_samples=80, centers=2, random_state=0)
+    rng = np.random.Generator(np.random.RandomState(0)._bit_generator)
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    PrivateLinearSVM(epsilon=1.0, random_state=rng, accountant=accountant).fit(X, y)
+    assert accountant.spent.epsilon == pytest.approx(1.0)
