@@ -235,7 +235,7 @@ def test_dpsgd_schedule_and_noise_multiplier():
     assert 1.0 <= z1 / gaussian_sigma_analytic(2.0, 1.0, 1e-5) < 1.01
 
 
-def test_dpsgd_replace_one_guarantee_in_the_reviewers_case():
+def test_dpsgd_multiplier_holds_for_replace_one_neighbours():
     # n = 1000, batch 256, 5 epochs, delta = 1 / n^2: calibrated for add/remove
     # neighbours, the old noise multiplier was worth epsilon = 1.81 for
     # replace-one neighbours (the relation the estimator is compared under).
