@@ -25,7 +25,10 @@ author = "The skdp developers"
 copyright = "2026, The skdp developers"
 version = release = skdp.__version__
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.mathjax", "sphinx.ext.intersphinx", "numpydoc"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "sphinx.ext.mathjax",
+              "sphinx.ext.intersphinx", "numpydoc"]
+autosummary_generate = True
+autosummary_generate_overwrite = True
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 autodoc_default_options = {"members": True, "inherited-members": False, "show-inheritance": False}
@@ -33,6 +36,7 @@ autodoc_typehints = "none"
 nitpicky = False
 html_theme = "alabaster"
 exclude_patterns = ["_build"]
+templates_path = ["_templates"]
 intersphinx_mapping = {}
 suppress_warnings = ["ref.python"]
 
@@ -60,13 +64,16 @@ def _write_api_reference(app):
         title = f"skdp.{info.name}"
         lines += [title, "-" * len(title), "", f".. automodule:: skdp.{info.name}",
                   "   :no-members:", ""]
+        own = []
         for name in sorted(names):
             obj = getattr(mod, name)
             if getattr(obj, "__module__", "").startswith("skdp.") and obj.__module__ != mod.__name__ \
                     and not obj.__module__.startswith(mod.__name__):
                 continue  # re-exported from elsewhere; documented at its home
-            kind = "autoclass" if isinstance(obj, type) else "autofunction"
-            lines.append(f".. {kind}:: skdp.{info.name}.{name}")
+            own.append(f"   {name}")
+        # One page per public object (autosummary writes them into generated/).
+        lines += [f".. currentmodule:: skdp.{info.name}", "", ".. autosummary::",
+                  "   :toctree: generated/", "   :nosignatures:", ""] + own
         lines.append("")
     with open(os.path.join(app.srcdir, "api.rst"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
@@ -110,6 +117,7 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def setup(app):
-    app.connect("builder-inited", _write_api_reference)
+    # Before autosummary (priority 500) reads api.rst to write the per-object pages.
+    app.connect("builder-inited", _write_api_reference, priority=100)
     app.connect("autodoc-skip-member", _skip_member)
     app.connect("autodoc-process-docstring", _move_privacy_section, priority=100)
