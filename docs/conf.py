@@ -43,7 +43,7 @@ suppress_warnings = ["ref.python"]
 _SKIP = {"benchmarks"}
 
 
-def _write_api_reference(app):
+def _write_api_reference(app, config=None):
     lines = ["API reference", "=============", "",
              "Every public name of skdp, by subpackage. Each estimator's docstring has a",
              "**Privacy** section: the neighbouring relation, what is protected, and the",
@@ -117,7 +117,8 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def setup(app):
-    # Before autosummary (priority 500) reads api.rst to write the per-object pages.
-    app.connect("builder-inited", _write_api_reference, priority=100)
+    # At config-inited, before Sphinx lists the sources: autosummary must find api.rst
+    # (on a fresh checkout too) to write the per-object pages.
+    app.connect("config-inited", _write_api_reference)
     app.connect("autodoc-skip-member", _skip_member)
     app.connect("autodoc-process-docstring", _move_privacy_section, priority=100)
