@@ -9,7 +9,7 @@ The same cases drive the no-noise-limit tests (``tests/test_real_data.py``).
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -49,7 +49,6 @@ class RealCase:
     max_train: int = 100_000
     kind: str = "linear"
     twin_uses_split: bool = False
-    notes: dict = field(default_factory=dict)
 
 
 def _cases():
@@ -248,11 +247,11 @@ def run(quick, random_state):
         for dataset in case.datasets:
             if dataset not in datasets:
                 continue
-            twin_scores, trivial = None, None
+            twin_scores = None
             metric = {"regression": "r2", "cluster": "-inertia"}.get(case.kind, "accuracy")
             for eps in epsilons:
-                private, twin_scores, trivial, sec = score_case(case, dataset, eps, seeds,
-                                                                max_train)
+                private, twin_scores, _, sec = score_case(case, dataset, eps, seeds,
+                                                          max_train)
                 rows.append(make_row("real", dataset, case.name, eps, metric, private,
                                      fit_seconds=sec))
             rows.append(make_row("real", dataset, f"{case.name} twin", math.inf, metric,
