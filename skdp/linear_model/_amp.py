@@ -702,15 +702,11 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
     """Differentially private logistic regression by Approximate Minima Perturbation.
 
     A drop-in replacement for :class:`sklearn.linear_model.LogisticRegression`
-    that needs no tuning. AMP (Thakkar (2019), Iyengar et al. 2019, Ch. 4, Alg. 1)
-    perturbs the objective with Gaussian noise, minimizes it with any solver
-    until the gradient norm is *certified* to be at most ``gamma``, and adds a
-    small Gaussian noise to the result. The defaults follow the
-    hyperparameter-free strategy of Sec. 4.4.1 (``data_norm = 1``,
-    ``f = 0.01``) with skdp's own data-independent ``eps3`` rule (the
-    thesis' rule is ``eps3_fraction="thesis"``) and a ``gamma`` a thousand
-    times below Thakkar's (2019) ``1 / m^2`` (so that the output noise never
-    dominates), floored at what a floating-point certificate can reach.
+    that needs no tuning: the objective is perturbed with Gaussian noise,
+    minimized until its gradient norm is certified to be at most ``gamma``,
+    and the result gets a small Gaussian noise (Thakkar (2019), Alg. 1;
+    Iyengar et al. (2019)). The maths, the corrections to the paper and the
+    rules behind the defaults are in the user guide (:ref:`amp_guide`).
 
     Parameters
     ----------
@@ -720,94 +716,55 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         ``None`` means ``1 / n_samples^2`` (Thakkar's (2019) choice); the value
         used is stored in ``delta_``.
     loss : {"logistic", "huber"}, default="logistic"
-        ``"logistic"``: the logistic loss (``beta = data_norm^2 / 4``).
-        ``"huber"``: the Huber SVM loss of width ``huber_h`` (Thakkar (2019),
-        Sec. 4.4.6, ``beta = data_norm^2 / (2 huber_h)``); binary and
-        one-vs-rest only, and without ``predict_proba``.
+        ``"logistic"``: the logistic loss. ``"huber"``: the Huber SVM loss of
+        width ``huber_h`` (Thakkar (2019), Sec. 4.4.6); binary and one-vs-rest
+        only, and without ``predict_proba``.
     huber_h : float, default=0.1
-        Width of the Huber SVM loss. The default rule's constant for this
-        loss (:func:`eps3_fraction_rule`) is ``85 (huber_h / 0.1)^-0.35``,
-        derived on generated problems at widths 0.05, 0.1 and 0.5.
+        Width of the Huber SVM loss.
     %(data_norm)s
-        With ``fit_intercept=True`` the constant intercept feature (value 1)
-        is appended *before* clipping, so it counts in the norm: a row ``x``
-        is used as ``[x, 1] * min(1, data_norm / ||[x, 1]||)``. Scaling a row
-        by a positive factor does not change the sign of a linear score, so
-        predictions on unclipped rows stay consistent, but ``predict_proba``
-        on rows longer than the fitted ones is overconfident. The default
-        regularization grows as ``data_norm^2``, so scaling the (clipped)
-        rows and ``data_norm`` together leaves the model's scores unchanged
-        up to the output noise: after a ``Normalizer``, pass
-        ``data_norm=np.sqrt(2)`` (the norm of ``[x, 1]``) so that nothing is
-        clipped and the probabilities are on the fitted scale.
+        With ``fit_intercept=True`` the intercept feature (value 1) is
+        appended before clipping and counts in the norm: after a
+        ``Normalizer``, pass ``data_norm=np.sqrt(2)`` so that nothing is
+        clipped (see :ref:`amp_guide`).
     fit_intercept : bool, default=True
         Whether to learn an intercept (through the appended feature).
     multi_class : {"auto", "ovr", "multinomial"}, default="auto"
         ``"ovr"``: one binary AMP per class, each with ``(epsilon / K,
-        delta / K)`` (basic composition), in parallel over ``n_jobs``.
-        ``"multinomial"``: one softmax AMP spending the whole budget once.
-        ``"auto"``: multinomial for more than two classes with the logistic
-        loss, one-vs-rest with the Huber loss. Two classes always give one
-        binary problem.
+        delta / K)``, in parallel over ``n_jobs``. ``"multinomial"``: one
+        softmax AMP spending the whole budget once. ``"auto"``: multinomial
+        for more than two classes with the logistic loss, one-vs-rest with
+        the Huber loss. Two classes always give one binary problem.
     gamma : float or None, default=None
         Certified bound on the gradient norm of the perturbed objective at
-        the released point; ``None`` means ``1e-3 / n_samples^2`` (pass
-        ``gamma=1 / n_samples**2`` for Thakkar's (2019) value), or ``2**-47
-        data_norm`` (times ``2 sqrt(K)`` for a softmax fit) when that is
-        larger: beyond about 3.75e5 rows (binary, ``data_norm = 1``)
-        ``1e-3 / m^2`` would be below the floating-point floor of any
-        certificate. A smaller ``gamma`` means a smaller output noise
-        (``sigma2`` is proportional to it) for a few more solver iterations;
-        see :func:`~skdp.linear_model._amp.default_gamma` for why the default
-        differs from Thakkar (2019) and how it was chosen. Must not depend on
-        the data. A ``gamma`` below ``2**-50 data_norm`` (times ``2 sqrt(K)``
-        for a softmax fit), which no certificate can prove, is refused before
-        anything is spent.
+        the released point; the output noise is proportional to it. Must not
+        depend on the data. ``None`` means ``1e-3 / n_samples^2``, floored at
+        what a floating-point certificate can reach
+        (:func:`~skdp.linear_model._amp.default_gamma`); Thakkar's (2019)
+        value is ``1 / n_samples**2``. A value no certificate can prove is
+        refused before anything is spent.
     output_fraction : float or None, default=None
         ``f`` in ``(0, 1)``: the output noise gets ``(f epsilon, f delta)``.
-        ``None`` means 0.01 (Sec. 4.4.1).
+        ``None`` means 0.01 (Thakkar (2019), Sec. 4.4.1).
     eps3_fraction : float, "thesis" or None, default=None
         ``f1`` in ``(0, 1)``: ``eps3 = f1 eps1`` pays for the objective noise
-        and ``eps1 - eps3`` for the regularization
-        ``Lambda = C / (k (exp((eps1 - eps3) / k) - 1))`` (see Notes);
-        ``0 < eps1 - eps3 < 1`` is required.
+        and ``eps1 - eps3`` (which must be below 1) for the regularization.
         ``None`` applies skdp's data-independent rule
-        (:func:`eps3_fraction_rule`: ``Lambda = A k sqrt(d / m) / eps1^1.5``,
-        ``A`` = 69 (logistic), 85 (Huber) or 41 (softmax),
-        within the constraint, ``k`` = 1 for binary and ``K - 1`` for
-        softmax models, ``d`` parameters per class, ``m`` rows; chosen on
-        generated data only);
-        ``"thesis"`` applies the rule of Sec. 4.4.1
-        (:func:`thesis_eps3_fraction`, with its high-dimensional form when
-        ``n_features > n_samples``).
+        (:func:`eps3_fraction_rule`); ``"thesis"`` applies Thakkar's (2019)
+        rule of Sec. 4.4.1 (:func:`thesis_eps3_fraction`).
     output_noise : {"gaussian", "discrete_gaussian"}, default="gaussian"
-        Noise of the output stage (Alg. 1 line 6), the only noise added to
-        a released value. ``"gaussian"``: floating-point ``N(0, sigma2^2)``
-        (Thakkar (2019)'). ``"discrete_gaussian"``: the coefficients are
-        released on a public power-of-two grid ``g`` (``noise_granularity_``,
-        about ``2**-30 sigma2``) with exact integer discrete Gaussian noise,
-        safe against floating-point attacks on the output noise (Mironov
-        2012); its standard deviation (``output_noise_scale_``) is about 35%
-        to 50% above ``sigma2`` (the zCDP conversion, at ``eps2`` from 0.01
-        down to 0.001), but the output noise is small next to the objective
-        noise, so the accuracy is the same within noise. The exact sampler
-        costs about 50 microseconds per coefficient (2 ms for 41). The
-        objective noise ``b1`` stays floating-point (see Privacy). Named
-        ``output_noise`` rather than the SVMs' ``mechanism`` because AMP
-        has two noises and only this one is chosen here.
+        Noise of the output stage, the only noise added to a released value.
+        ``"gaussian"``: floating-point Gaussian noise. ``"discrete_gaussian"``:
+        the coefficients are released on a public power-of-two grid with
+        exact integer discrete Gaussian noise (Canonne, Kamath and Steinke
+        2020), safe against floating-point attacks on the output noise
+        (Mironov 2012), at about the same accuracy.
     solver : str, default="auto"
-        ``"auto"`` or ``"newton"`` (also ``"newton-cholesky"``): damped
-        Newton steps with the exact gradient and a subsampled, reused
-        Hessian (certifies the default ``gamma`` in a few dozen cheap
-        iterations). Any
-        gradient-based method name of :func:`scipy.optimize.minimize` (e.g.
-        ``"L-BFGS-B"``, or scikit-learn's ``"lbfgs"``) is also accepted; it
-        often stalls above the default ``gamma``, and ``"TNC"`` and ``"SLSQP"``
-        (methods for constrained problems) rarely certify it. Up to 2,000 parameters
-        the Newton solver factors a dense Hessian; above, it solves each step
-        by preconditioned conjugate gradients on Hessian-vector products
-        (memory linear in the number of parameters, sparse input kept
-        sparse).
+        ``"auto"`` or ``"newton"`` (also ``"newton-cholesky"``): damped Newton
+        steps, which certify the default ``gamma`` in a few dozen
+        iterations, dense or sparse input. Any gradient-based method name of
+        :func:`scipy.optimize.minimize` (e.g. ``"L-BFGS-B"``, or
+        scikit-learn's ``"lbfgs"``) is also accepted, but often stalls above
+        the default ``gamma``.
     max_iter : int, default=100
         Iteration limit of the solver. If the gradient bound is not certified
         by then, :class:`~skdp.exceptions.CertificationError` is raised and
@@ -840,171 +797,49 @@ class DPLogisticRegressionAMP(DPEstimatorMixin, PrivateLinearClassifierMixin, Cl
         ``sigma2`` and ``gamma`` of each AMP run (identical for all classes
         in one-vs-rest).
     noise_granularity_ : float or None
-        The public grid ``g`` (a power of two) of
+        The public grid (a power of two) of
         ``output_noise="discrete_gaussian"``: ``coef_`` and ``intercept_``
         are exact multiples of it. ``None`` for ``"gaussian"``.
     output_noise_scale_ : float
-        Standard-deviation parameter of the output noise of each run:
-        ``calibration_.sigma2``, or ``sigma g`` for the discrete Gaussian
-        (``sigma^2`` in grid steps squared).
+        Standard deviation of the output noise of each run:
+        ``calibration_.sigma2``, or that of the discrete Gaussian.
     n_iter_ : ndarray of shape (n_problems,)
         Solver iterations of each AMP run (one for binary and multinomial).
         Not private (see Privacy).
     gradient_norm_ : ndarray of shape (n_problems,)
         Certified upper bound on the exact gradient norm of the perturbed
-        objective at the point that was released (rounding errors
-        included), each ``<= calibration_.gamma`` (the certificate, which is
-        what the guarantee uses). Not private (see Privacy).
+        objective at the released point (rounding errors included), each
+        ``<= calibration_.gamma``. Not private (see Privacy).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
 
     Privacy
     -------
     ``(epsilon, delta)``-differential privacy with respect to replacing one
-    row ``(x_i, y_i)`` of the training set (the number of rows ``m`` is
-    public); features and labels are protected. The guarantee is Theorem 1
-    of Alg. 1: ``theta_min``, the exact minimizer of the perturbed
-    objective, is ``(eps1, delta1)``-DP (Lemmas 4.3.1 and 4.3.2), and the
-    released ``theta_approx + b2`` adds an ``(eps2, delta2)``-DP release of
-    ``theta_approx - theta_min`` (Lemma 4.3.3); basic composition gives the
-    total. One-vs-rest composes ``K`` runs of ``(epsilon / K, delta / K)``.
-    Rows are clipped to ``data_norm`` (a per-row operation), so no bound is
-    read from the data; the label set is public when ``classes`` is given
-    (with ``classes=None`` it is read from ``y``, with a
-    :class:`~skdp.PrivacyLeakWarning`). With ``sample_weight``, a row is
-    ``(x_i, y_i, w_i)`` and its weight is protected too: a weight in
-    ``[0, 1]`` scales the row's loss, so its gradient, Hessian and Hessian
-    trace keep the bounds the noise is calibrated to (weights above 1 are
-    clipped, per row); the mean stays over ``m`` rows, as the sum of the
-    weights is not public. Corrections to Thakkar (2019) and its reference code:
-
-    * the output noise uses sensitivity ``2 m gamma / Lambda``: the distance
-      ``||theta_approx - theta_min|| <= m gamma / Lambda`` holds for each
-      neighbour, so the difference can move by twice that (Thakkar's (2019)
-      ``sigma2`` uses ``m gamma / Lambda``); ``sigma2`` is calibrated by the
-      analytic Gaussian mechanism (Balle and Wang 2018), valid for every
-      ``eps2``;
-    * ``beta`` matches the loss: ``data_norm^2 / 4`` (logistic),
-      ``data_norm^2 / (2 h)`` (Huber), ``data_norm^2 / 2`` (softmax, with
-      Lipschitz constant ``sqrt(2) data_norm``);
-    * Lemma 4.3.1 appeals to the Gaussian mechanism, but the gradient shift
-      between neighbours is evaluated at the output, so its direction may
-      depend on the noise. :func:`objective_noise_sigma` proves a bound
-      that holds for every direction: the privacy loss is at most
-      ``u (M+ + M'+) / 2 + u^2 / 2``, ``M`` and ``M'`` the largest of ``k``
-      standard normals for each row of the pair (``k = 1`` for the binary
-      losses, ``K - 1`` for softmax). For binary models ``sigma1`` is then
-      the Gaussian mechanism's calibration at ``(eps3, delta1)`` up to a
-      term below ``1e-5`` of ``delta1``; for softmax it is the analytic
-      Gaussian calibration at ``(eps3, delta1 / (2 k))``. This is smaller
-      than Thakkar's (2019) ``sigma1`` at the default settings (ratios 0.59 to
-      0.78 binary, 0.69 to 0.84 for a 10-class softmax, at ``epsilon``
-      from 0.1 to 3), and stays valid for every ``eps3``, while the
-      thesis' formula falls below it for large ``eps3`` (from about 21.5 at
-      ``delta1 = 1e-6`` for binary models);
-    * the gradient bound is *checked* on the exact full gradient before
-      release; a solver that misses it raises instead of retrying with new
-      noise (each retry would be an unaccounted release);
-    * all noise comes from ``random_state`` (the reference code seeded its
-      noise from one random byte).
-
-    With ``output_noise="discrete_gaussian"`` the release is
-    ``g (round(theta_approx / g) + Z)``, ``Z`` exact discrete Gaussian
-    (Canonne, Kamath and Steinke 2020) with ``sigma^2 = Delta_g^2 / (2 rho)``
-    grid steps squared, where ``Delta_g^2`` bounds the squared L2 shift of
-    the rounded ``theta_approx`` (at most ``(2 m gamma / (Lambda g) +
-    sqrt(p))^2`` for ``p`` parameters) and ``rho`` is the zCDP budget of
-    ``(eps2, delta2)`` (CKS, Cor. 13); ``g`` is fixed from public
-    constants only (:func:`amp_discrete_output_noise`). Lemma 4.3.3's
-    argument carries over: given ``theta_min`` (and the data), ``b1`` and
-    so ``theta_approx`` are determined, and ``theta_approx`` moves by at most
-    ``2 m gamma / Lambda`` between neighbours, so the rounded integer
-    vector plus ``Z`` is an ``(eps2, delta2)``-DP release composed with the
-    ``(eps1, delta1)``-DP ``theta_min``, and the output is a function of it
-    alone. What this protects, honestly: the released numbers carry no
-    floating-point artefacts of the *output* noise. The objective noise
-    ``b1`` is still drawn in floating point and is never released itself,
-    but ``theta_approx`` is a function of it, and the ``(eps1, delta1)``
-    part of the proof assumes an ideal real-valued ``b1``; the grid is
-    about ``2**-30`` times the output noise, far finer than ``b1``'s
-    effect, so the discrete output stage does not claim to remove a
-    floating-point leak of ``b1`` through ``theta_approx``.
+    row ``(x_i, y_i)`` of the training set (the number of rows is public);
+    features, labels and sample weights are protected. The guarantee is
+    Theorem 1 of Thakkar (2019), Alg. 1, with the corrections listed in
+    :ref:`amp_privacy` (among them a doubled output sensitivity and an
+    objective-noise bound valid in every direction). One-vs-rest composes
+    ``K`` runs of ``(epsilon / K, delta / K)``. Public inputs: ``data_norm``
+    (rows are clipped to it, per row), the label set ``classes`` (with
+    ``classes=None`` it is read from ``y``, with a
+    :class:`~skdp.PrivacyLeakWarning`) and every other hyperparameter.
 
     The budget is charged before the solve. A solver that cannot certify
-    ``gamma`` raises :class:`~skdp.exceptions.CertificationError`; that
-    outcome is itself observable, so the budget stays spent (the default
-    Newton solver certifies these strongly convex problems well within
-    ``max_iter``). Whether it happens depends on the data and is not
-    covered by the guarantee: keep a failed fit confidential.
+    ``gamma`` raises :class:`~skdp.exceptions.CertificationError` and the
+    budget stays spent; whether it happens depends on the data, so keep a
+    failed fit confidential.
 
     %(non_private_diagnostics)s
 
-    The guarantee is proved for exact real-valued noise; the floating-point
-    noise drawn here can leak through its least significant bits (Mironov
-    2012); ``output_noise="discrete_gaussian"`` releases on a grid with exact
-    integer noise instead.
+    The guarantee is proved for exact real-valued noise; floating-point noise
+    can leak through its least significant bits (Mironov 2012), which
+    ``output_noise="discrete_gaussian"`` avoids for the output stage.
 
     See Also
     --------
     sklearn.linear_model.LogisticRegression : The non-private model.
-
-    Notes
-    -----
-    Algorithm (Thakkar (2019), Alg. 1), with ``m`` rows clipped to ``data_norm``:
-    ``eps2 = f epsilon``, ``delta2 = f delta``, ``eps1 = epsilon - eps2``,
-    ``delta1 = delta - delta2``, ``eps3 = f1 eps1``;
-    ``Lambda = C / (k (exp((eps1 - eps3) / k) - 1))``;
-    ``b1 ~ N(0, sigma1^2 I)`` with ``sigma1`` calibrated to sensitivity
-    ``2 Delta / m`` at ``(eps3, delta1)`` by :func:`objective_noise_sigma`;
-    ``theta_approx`` with ``||grad L_priv(theta_approx)|| <= gamma`` for
-    ``L_priv(theta) = (1/m) sum_i l(theta; x_i, y_i)
-    + Lambda / (2 m) ||theta||^2 + b1 . theta``;
-    release ``theta_approx + b2``, ``b2 ~ N(0, sigma2^2 I)``, ``sigma2``
-    calibrated to sensitivity ``2 m gamma / Lambda`` at ``(eps2, delta2)``.
-
-    The curvature constant ``C``. Lemma 4.3.2 bounds the ratio of
-    ``det(M + H_i)`` and ``det(M + H'_i)``, where ``H_i`` and ``H'_i`` are
-    the two neighbours' Hessians of the replaced row and
-    ``M = sum_{j != i} H_j + Lambda I``, by going through their difference
-    (rank ``r = 2 k``), which needs ``Lambda >= r beta / (eps1 - eps3)``.
-    Since ``H'_i`` is positive semi-definite, ``det(M + H'_i) >= det(M)``,
-    so the ratio is at most ``det(I + M^-1 H_i) = prod_j (1 + mu_j)``, over
-    the at most ``k`` non-zero eigenvalues ``mu_j`` of ``M^-1 H_i``, with
-    ``k`` the rank of one row's Hessian. As ``M >= Lambda I``, each
-    ``mu_j <= beta / Lambda`` and their sum is at most ``T / Lambda``, with
-    ``T`` a bound on the trace of one row's Hessian; by concavity of the
-    logarithm the log-ratio is at most ``k log(1 + C / (k Lambda))`` with
-    ``C = min(k beta, T)`` (:func:`log_determinant_bound`), which is below
-    ``C / Lambda``. ``C`` is half Thakkar's (2019) ``r beta`` for the binary
-    losses (``C = beta``), and ``T = (1 - 1/K) data_norm^2`` against
-    ``(K - 1) data_norm^2`` for the softmax loss; the logarithm lowers the
-    ``Lambda`` needed for a given ``eps1 - eps3`` further, by up to 41% at
-    ``eps1 - eps3 = 0.99`` for binary models. The condition
-    ``eps1 - eps3 < 1`` is no longer needed by this argument but is kept
-    (Thakkar's (2019) Alg. 1 requires it).
-
-    The Huber SVM loss has a Hessian that jumps at the edges of its
-    quadratic zone; as in Thakkar (2019) (Sec. 4.4.6) and Chaudhuri et al.
-    (2011), the change of variables of Lemma 4.3.2 is applied where the
-    Hessian exists (everywhere but a null set).
-
-    The certificate is a rigorous upper bound on the *exact* gradient norm:
-    margins and the sum ``X^T s`` are computed with error-free
-    transformations (TwoProduct, exact extraction, double-double
-    accumulation) and every remaining rounding is bounded
-    (:mod:`skdp.linear_model._certificate`, assuming IEEE binary64 with
-    round-to-nearest and ``numpy.exp`` within 4 ulp). Its slack is about
-    ``1e-15`` times ``data_norm``, whatever ``m``; the plain floating-point
-    norm, whose error grows with ``m``, only steers the solver.
-
-    The default ``gamma``. Thakkar's (2019) ``1 / m^2`` (Sec. 4.4.1) makes the
-    output noise ``sigma2``, proportional to ``2 m gamma / Lambda`` at
-    ``eps2 = 1%`` of ``epsilon``, grow as ``Lambda`` shrinks with larger
-    ``epsilon``, until it dominates the objective noise and the accuracy
-    falls as ``epsilon`` rises. skdp uses ``1e-3 / m^2`` above the
-    certificate's floor (:func:`~skdp.linear_model._amp.default_gamma`,
-    chosen on generated data only): the output noise is then a thousandth
-    of Thakkar (2019)', for about five more Newton iterations.
 
     References
     ----------
