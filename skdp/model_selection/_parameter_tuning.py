@@ -303,61 +303,35 @@ def _spent(model):
 class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Choose among candidate hyperparameters privately, holdout included.
 
-    Chaudhuri, Monteleoni and Sarwate 2011, Sec. 6 and Alg. 3: the
-    data is cut into ``k + 1`` disjoint parts for ``k`` candidates. Candidate
-    ``i`` is trained, by its own private algorithm, on part ``i`` only (plus
-    one public all-zero row per class, see Notes); each model's correct
-    predictions on the last part are counted, and one model is released by
-    the exponential mechanism on those counts.
+    Chaudhuri, Monteleoni and Sarwate (2011), Sec. 6 and Alg. 3: the data is
+    cut into ``k + 1`` disjoint parts for ``k`` candidates; candidate ``i`` is
+    trained by its own private algorithm on part ``i`` (plus one public
+    all-zero row per class), and one model is released by the exponential
+    mechanism on the counts of correct predictions on the last part. Each
+    candidate sees ``1 / (k + 1)`` of the data, so keep the grid small. See
+    the user guide, :ref:`model_selection_guide`.
 
     Parameters
     ----------
     estimator : estimator or Pipeline
         An skdp private classifier (a ``DPEstimatorMixin`` classifier with an
         ``epsilon`` parameter, and ``random_state``, that sets
-        ``privacy_spent_`` when fitted), or a :class:`~sklearn.pipeline.Pipeline` whose
-        last step is one and whose other steps are each either
-        :class:`~skdp.preprocessing.DPStandardScaler` (private, it spends
-        its own budget) or provably public: ``'passthrough'``, ``None``,
-        :class:`~skdp.preprocessing.PublicBoundsScaler`,
-        :class:`~skdp.kernel_approximation.RandomFourierFeatures`,
-        :class:`~sklearn.preprocessing.Normalizer`,
-        :class:`~sklearn.preprocessing.Binarizer`,
-        :class:`~sklearn.preprocessing.PolynomialFeatures`, or
-        :class:`~sklearn.preprocessing.FunctionTransformer` with ``func``
-        None or one of NumPy's own one-argument ufuncs that is finite on
-        finite input (``np.tanh``, ``np.arctan``...: not ``np.log1p`` or
-        ``np.sqrt``, whose NaN would be refused only after the charge), no
-        ``kw_args`` and no inverse check, or
-        :class:`~sklearn.preprocessing.OneHotEncoder` /
-        :class:`~sklearn.preprocessing.OrdinalEncoder` with the public
-        categories given (``categories=[[...], ...]``, not ``'auto'``),
-        ``handle_unknown='ignore'`` (or ``'infrequent_if_exist'``) /
-        ``'use_encoded_value'`` (with a finite ``unknown_value``, and a
-        finite ``encoded_missing_value`` if a category is missing), no
-        ``min_frequency``, no ``max_categories``
-        and (one-hot) ``drop=None``. Steps may also be a
-        :class:`~sklearn.pipeline.Pipeline` (without ``memory``), a
-        :class:`~sklearn.pipeline.FeatureUnion` or a
-        :class:`~sklearn.compose.ColumnTransformer` (those exact classes)
-        whose parts are each accepted, recursively; a ColumnTransformer
-        needs ``sparse_threshold=0`` and columns given by index, name,
-        slice, boolean mask or :func:`~sklearn.compose.make_column_selector`
-        (no other callable), and its ``remainder`` is checked as a part.
-        A pandas DataFrame is passed on as is (its column names and dtypes
-        kept) when a candidate holds a ColumnTransformer. Any other step (a
-        ``StandardScaler``, a ``PCA``, a user function) is refused with a
-        ``TypeError`` or ``ValueError`` naming it, before anything is spent
-        (see Privacy). Cloned for every candidate. Its ``accountant`` (the
-        one of its private steps), if set, is charged the selector's total
-        when the selector's own ``accountant`` is None (see
-        ``accountant``).
+        ``privacy_spent_`` when fitted), or a
+        :class:`~sklearn.pipeline.Pipeline` whose last step is one and whose
+        other steps are :class:`~skdp.preprocessing.DPStandardScaler`
+        (private, it spends its own budget) or provably public (e.g.
+        :class:`~skdp.preprocessing.PublicBoundsScaler`, ``Normalizer``,
+        ``RandomFourierFeatures``, encoders with public categories, and
+        Pipelines, FeatureUnions and ColumnTransformers of these: the full
+        list is in :ref:`model_selection_pipelines`). Any other step (a
+        ``StandardScaler``, a ``PCA``, a user function) is refused, naming
+        it, before anything is spent. Cloned for every candidate.
     param_grid : dict or list of dict
         Candidate settings, as for :class:`sklearn.model_selection.GridSearchCV`;
         for a pipeline, ``<step>__<parameter>`` names (e.g.
         ``dpstandardscaler__epsilon``, or ``prep__num__epsilon`` for a part
-        ``num`` of a ColumnTransformer step ``prep``) or whole steps. They may include
-        ``epsilon``, not ``accountant``.
+        ``num`` of a ColumnTransformer step ``prep``) or whole steps. They
+        may include ``epsilon``, not ``accountant``.
     epsilon : float, default=1.0
         Budget of the selection step (exponential mechanism on the holdout,
         pure DP).
@@ -366,33 +340,22 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         parameter get this label set.
     %(random_state)s
         Every step of a candidate that has a ``random_state`` gets its own
-        generator spawned from this one (its own setting is replaced); no
-        two steps or candidates share one. The parts of ``best_estimator_``
-        are left with ``random_state=None``: their generators would
-        reproduce the noise of the released model (a refit draws fresh
-        noise).
+        generator spawned from this one; the parts of ``best_estimator_`` are
+        left with ``random_state=None`` (their generators would reproduce the
+        noise of the released model).
     %(accountant)s
-        Here the spend is the selector's total (``privacy_spent_``), charged
-        once before any candidate touches the data; the candidates' own fits
-        charge nothing.
-        When this is None, the total is charged to ``estimator.accountant``
-        (for a pipeline, the accountant of its private steps) instead; two
-        different accountants are refused with a ``ValueError`` (pass the
-        same object to all, or to the selector only). With an accountant,
-        every private step of every candidate needs an explicit ``delta``
-        (not None: a data-size default is known only after the fit): set it
-        on the step or in ``param_grid``.
+        Charged the selector's total (``privacy_spent_``) once, before any
+        candidate touches the data. When None, the total is charged to
+        ``estimator.accountant`` (of its private steps, for a pipeline);
+        two different accountants are refused. With an accountant, every
+        private step of every candidate needs an explicit ``delta`` (set it
+        on the step or in ``param_grid``).
     %(n_jobs)s
     %(verbose)s
         With ``verbose >= 1`` the fit prints each candidate's part and
-        parameters as it is fitted, and the selected candidate. It never
-        prints a holdout count. The candidates' own ``verbose`` (and that
-        of the Pipelines, FeatureUnions and ColumnTransformers in them) is
-        left as set in ``estimator`` or ``param_grid``, with a
-        :class:`~skdp.PrivacyLeakWarning` before anything is spent: their
-        output (fitting timings, solver progress on each part's private
-        rows) is not covered by the guarantee. It is not suppressed: it was
-        asked for, and silencing it would hide that it was asked for.
+        parameters, and the selected candidate, never a holdout count. The
+        candidates' own ``verbose`` is left as set, with a
+        :class:`~skdp.PrivacyLeakWarning`: their output is not private.
 
     Attributes
     ----------
@@ -410,7 +373,7 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     classes_ : ndarray
         Class labels of the training data; ``predict_proba``,
         ``predict_log_proba`` and ``decision_function`` have one column per
-        class, in this order.
+        class, in this order (a class a candidate dropped gets probability 0).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features,)
@@ -423,72 +386,22 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     Privacy
     -------
-    Replace-one neighbours (Chaudhuri et al.'s (2011) setting). Features and labels of every
-    row, holdout included, are protected. A changed record lies in exactly
-    one part: in a training part it changes one candidate, which is
-    ``(epsilon_i, delta_i)``-DP (the public rows added to its part are the
-    same on both neighbours, so its training sets are still neighbours); in
-    the holdout it changes every count by at most 1, and the exponential
-    mechanism with sensitivity 1 is ``epsilon``-DP (McSherry and Talwar
-    2007). So the whole procedure is ``(max(epsilon, max_i epsilon_i),
-    max_i delta_i)``-DP (parallel composition; Chaudhuri et al. (2011), Thm. 18 for
-    ``epsilon_i = epsilon``). The split into parts is drawn from
-    ``random_state``, independently of the data. Counts of correct
-    predictions can move in opposite directions between candidates, so the
-    factor 2 of the exponential mechanism is kept. The label set is public
-    when ``classes`` is given; with ``classes=None`` it is read from ``y``
-    (with a :class:`~skdp.PrivacyLeakWarning`). The check of the
-    candidates before the charge (Notes) sees only public input (the parts'
-    sizes, ``classes_``, the parameters), so whether it fails reveals
-    nothing else; only invalid ``X`` (NaN or infinity, in ``X`` or after its
-    leading public steps, or entries so large that some part could map
-    them past the largest float for some noise draw, see Notes) is refused
-    from the rows, before the charge, as any estimator refuses NaN.
-    Predicting on the holdout (after the charge) is silent: warnings and
-    floating-point reports of the candidates' ``predict`` (e.g. an overflow
-    that only some holdout rows cause) are suppressed, since whether they
-    occur depends on the holdout rows; the counts are unchanged.
-
-    A pipeline candidate's ``(epsilon_i, delta_i)`` is the sum of the
-    ``(epsilon, delta)`` of its private steps, read from its parameters
-    before any data is touched: each private step is DP for replace-one
-    neighbours given the outputs of the steps before it, and each step
-    before the last maps every row on its own with released or public
-    values, so the next step's training rows, and the holdout rows each
-    prediction is made from, are still neighbours (adaptive basic
-    composition, Thakkar (2019), Lemma 2.1.5). Inside a ColumnTransformer or a
-    FeatureUnion every part sees the same rows (a column subset of them),
-    so private parts wherever nested compose the same way: their budgets
-    are added. A private part of a ColumnTransformer whose column selection
-    is empty in the schema (an empty list or all-False mask, or a
-    ``make_column_selector`` matching no column's name or dtype) is not
-    fitted, reads no record and releases nothing: it is not charged (the
-    schema is public, so whether it is charged reveals nothing). A
-    ColumnTransformer's choice between sparse and dense output depends on
-    the density of the transformed rows, hence
-    ``sparse_threshold=0``; the encoders read nothing from the rows given
-    public categories and encode an unknown category silently (an error
-    or a warning would reveal one after the charge). A DataFrame's column
-    names and dtypes are public, the schema: column selectors, the public
-    rows and the encoders' casts read them. A dtype inferred from the values
-    (``pandas.read_csv`` without ``dtype=`` makes a column int64, float64 or
-    object depending on what its rows hold; ``astype("category")`` takes its
-    categories from them) is not protected: set dtypes from public knowledge.
-    The public steps are accepted
-    only from an explicit list whose ``fit`` reads nothing from the data
-    but its shape (checked in their source); a step fitted on a part
-    without noise (``StandardScaler``'s ``mean_`` and ``scale_``) would
-    ship exact statistics of that part's rows inside ``best_estimator_``,
-    and a function that mixes rows would give one record influence over
-    every transformed row and every holdout count, so they are refused.
-    With ``sample_weight`` (clipped to ``[0, 1]``), a record is ``(x, y, w)``:
-    in a training part its weight goes to one candidate, whose own
-    guarantee covers weights in ``[0, 1]``; in the holdout it adds at most
-    ``w <= 1`` to each weighted count, so the sensitivity stays 1.
-    Candidates that are DP only for add/remove neighbours
-    (:class:`~skdp.ensemble.ModelAgnosticPrivateClassifier`, which fitted on
-    a part without ``X_public`` also protects the labels only) are refused:
-    for replace-one neighbours their ``epsilon`` would double.
+    ``(max(epsilon, max_i epsilon_i), max_i delta_i)``-differential privacy
+    for replace-one neighbours: features, labels and sample weights of every
+    row, holdout included, are protected. A changed record lies in one part:
+    it changes one candidate, ``(epsilon_i, delta_i)``-DP, or every holdout
+    count by at most 1, under the ``epsilon``-DP exponential mechanism
+    (McSherry and Talwar 2007; parallel composition, Chaudhuri et al. (2011),
+    Thm. 18). A pipeline candidate's budget is the sum of its private steps'
+    (adaptive composition, Thakkar (2019), Lemma 2.1.5). Public inputs: the
+    label set ``classes`` (with ``classes=None`` it is read from ``y``, with a
+    :class:`~skdp.PrivacyLeakWarning`), the grid, and a DataFrame's column
+    names and dtypes (set dtypes from public knowledge, not inferred from
+    the values). Candidates are checked on public input before the charge;
+    only invalid ``X`` (NaN, infinity, or entries some step could map past
+    the largest float) is refused from the rows. Candidates that are DP only
+    for add/remove neighbours are refused. Details:
+    :ref:`model_selection_privacy`.
 
     The guarantee is proved for exact real-valued noise; the floating-point
     noise drawn here can leak through its least significant bits (Mironov
@@ -496,62 +409,12 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
 
     Notes
     -----
-    Each candidate sees only ``1 / (k + 1)`` of the data, so keep the grid
-    small; Chaudhuri et al. (2011) notes the method needs much more data in practice.
-
-    Every candidate is trained on its part plus one row per class of
-    ``classes_`` with all features 0. Without them a part that happens to
-    hold one class only (a rare class) cannot be trained, and handling that
-    case in any way (an error, or a constant model scored on the holdout)
-    would reveal a fact about the part that no noise protects. A zero row
-    adds no gradient to a linear model without intercept and only pulls the
-    intercept towards balanced classes; its effect shrinks as the parts
-    grow. As a result the released model knows every class; for estimators
-    that still drop a class, the columns of the missing classes are 0 in
-    ``predict_proba``, ``-inf`` in ``predict_log_proba`` and the lowest
-    finite float in ``decision_function`` (a binary model's score ``s`` of
-    its second class becomes ``(-s, s)`` for its two classes).
-
-    For a DataFrame kept for a ColumnTransformer, the public rows hold 0
-    in numeric columns and a missing value elsewhere (an unknown category,
-    encoded as all zeros), in the columns' own dtypes; its numeric columns
-    must be finite, its column names unique, and each dtype able to hold a
-    missing value (``interval[int64]`` cannot: convert such a column, e.g.
-    with ``.astype(str)``), or it is refused with a ``ValueError`` before
-    anything is spent.
-
-    Before anything is spent, each candidate is fitted once on all-zero
-    input of its training shape with every class present (with generators
-    of its own: conditioning the real fit's noise on the dry run's success
-    would change its distribution), and the fitted copy is discarded:
-    invalid candidate parameters then fail with a ``ValueError`` before
-    the budget is charged (this can up to double the
-    fitting time). The candidate's public parts that read ``X`` itself (its
-    leading public steps, and the public parts of a ColumnTransformer or
-    FeatureUnion beside its first private part), fitted so from the schema
-    alone, then transform ``X``: a finite value they map to NaN or infinity
-    (too large for ``PolynomialFeatures`` or ``RandomFourierFeatures``) is
-    refused there, since the next step would refuse it only after the
-    charge. Parts after a private part, or beside one in a nested
-    pipeline, see its released output, which depends on the noise: for
-    them every part's output is bounded for every noise draw from public
-    information (a DPStandardScaler's output from its bounds, ``clip`` and
-    the public floor of its noisy variance; ``PolynomialFeatures`` raises
-    its input's bound to its degree; ``RandomFourierFeatures`` is finite
-    while ``|x . w|`` is, with the candidate's own frequencies), starting
-    from the largest entry of ``X``, and a candidate whose bound passes the
-    largest float (of ``X``'s narrowest float dtype, or an encoder's
-    ``dtype``) is refused before the charge; ``np.sin`` and ``np.cos`` are
-    bounded by 1, ``np.tan`` only by the largest float. A nested
-    PrivateParameterSelector whose candidates are pipelines is refused (it
-    would check their parts only after the outer charge). For the parts after a
-    scaler that clips (``clip=True``) the refusal does not depend on ``X``
-    at all; otherwise it means "an entry of some record is above a public
-    threshold", a condition on each record alone, like NaN in ``X``.
-    An error that only the real data triggers (for instance a
-    :class:`~skdp.exceptions.CertificationError`) propagates from ``fit``
-    after the budget is charged, with nothing released, as it does when the
-    estimator is fitted alone.
+    Each candidate is first fitted once on all-zero input of its training
+    shape (and discarded), so that invalid parameters fail before the budget
+    is charged; this can up to double the fitting time
+    (:ref:`model_selection_checks`). An error that only the real data
+    triggers (for instance a :class:`~skdp.exceptions.CertificationError`)
+    propagates from ``fit`` after the charge, with nothing released.
 
     Examples
     --------
