@@ -603,12 +603,11 @@ class _LaplaceValuesMixin:
 class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     """Jain and Thakurta's test-data-dependent private kernel learner (TDDL).
 
-    Jain and Thakurta (2013), Alg. 2: solve the kernel ERM (eq. 2) on the private data,
-    release its predictions on a public, unlabeled sample ``Z`` (for example
-    a sample of the test set) with Laplace noise, and fit to them, by least
-    squares over a ball, a model that lives in the span of ``Z``. Works with
-    any positive semi-definite kernel; the released model is accurate on the
-    distribution ``Z`` comes from (Thm. 5), not necessarily elsewhere.
+    Jain and Thakurta (2013), Alg. 2: solve the kernel ERM on the private
+    data, release its predictions on a public, unlabeled sample ``Z`` (e.g.
+    a sample of the test set) with Laplace noise, and fit to them a model in
+    the span of ``Z``, accurate on the distribution of ``Z`` (Thm. 5). The
+    maths and the defaults: :doc:`/guide/kernel_methods`.
 
     Parameters
     ----------
@@ -623,11 +622,9 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         over ``bounds``) when ``fit`` gets no ``X_public``. The noise per
         point grows with their number (about ``sqrt(T)``).
     mechanism : {"laplace", "discrete_laplace"}, default="laplace"
-        Noise of the released predictions. ``"discrete_laplace"`` rounds
-        them to a public power-of-two grid (``noise_granularity_``, about
-        ``2**-30`` times the noise scale) and adds exact discrete Laplace
-        noise, safe against floating-point attacks on the noise (Mironov
-        2012), for the same guarantee and a negligibly larger scale.
+        Noise of the released predictions. ``"discrete_laplace"``: exact
+        discrete Laplace noise on a public grid (``noise_granularity_``),
+        safe against floating-point attacks (Mironov 2012), same guarantee.
     %(classes)s
     %(class_weight)s
     %(epsilon)s
@@ -638,9 +635,8 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     %(accountant)s
     %(n_jobs)s
     %(verbose)s
-        With ``verbose >= 1`` the fit prints the noise calibration and, per
-        class problem, the certified solver's Newton iterations (``n_iter_``,
-        not private: see Privacy).
+        With ``verbose >= 1`` the fit prints the noise calibration and the
+        solver's iterations (``n_iter_``, not private).
 
     Attributes
     ----------
@@ -664,11 +660,9 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     prediction_sensitivity_ : float
         Sensitivity of one prediction, ``R_phi * sensitivity_``.
     noise_scale_ : float
-        The Laplace scale ``nu`` of Alg. 2 line 1 (for ``"discrete_laplace"``
-        the discrete Laplace scale ``t g``).
+        The Laplace scale ``nu`` of Alg. 2 line 1 (or the discrete one).
     noise_granularity_ : float or None
-        The public grid ``g`` of ``"discrete_laplace"`` (``None`` for
-        ``"laplace"``).
+        The public grid of ``"discrete_laplace"`` (else ``None``).
     delta_ : float
         The delta used.
     privacy_spent_ : PrivacyBudget
@@ -678,51 +672,25 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
 
     Privacy
     -------
-    Replace-one neighbours (Jain and Thakurta (2013), Definition 1); the features and labels
-    of every training row are protected; ``X_public`` is not. Jain and Thakurta (2013),
-    Thm. 4: the exact ERM minimizer moves by at most ``2 L R_phi / (lambda n)``
-    in the RKHS (``L = 1`` for both losses; Chaudhuri et al. (2011), Corollary 1). The ERM
-    is solved over the span of the public points' kernel functions, in
-    orthonormal coordinates ``z(x)`` clipped to ``||z(x)|| <= R_phi``: a
-    public per-record feature map, so this is linear ERM in ``R^T`` and the
-    same bound holds (Chaudhuri, Monteleoni and Sarwate 2011, Cor. 1), so
-    each prediction moves by at most ``R_phi`` times that, and the ``T``
-    (times the number of one-vs-rest functions) Laplace-noised predictions
-    compose to ``(epsilon, delta)``-DP (:func:`tddl_laplace_scale`). The
-    paper's ``nu`` is given only up to a constant and is garbled in our copy:
-    we instantiate it exactly from the proof's ingredients. The minimizer is
-    certified (RKHS gradient norm at most ``1e-3 R_phi / n``), which adds
-    ``2e-3 R_phi / (lambda n)`` to the sensitivity; no uncertified point is
-    ever released. Step 2 is post-processing. Settings the certified solver
-    cannot handle in floating point are refused before the charge, from
-    public values only: ``R_phi^2 sup l'' / alpha >= 2**52`` (an ill-conditioned
-    Newton step) or ``R_phi^2 < 2**-500``
-    (:func:`~skdp.kernel_methods._erm.check_newton_conditioning`). A fit
-    that does not certify within ``max_iter`` (the strongly convex problem
-    in ``R^T`` practically always does) does not raise after the charge: it
-    releases the noise around the data-independent point 0 with a
-    ``RuntimeWarning``; that warning is one data-dependent bit not covered
-    by the guarantee, so raise ``max_iter`` rather than retry.
-    ``mechanism="discrete_laplace"`` releases each prediction as
-    ``g (round(v / g) + Z)`` with exact discrete Laplace noise ``Z`` of
-    scale ``t`` grid steps on a public power-of-two grid ``g``: one rounded
-    prediction moves by at most ``ceil(Delta / g)`` steps (the rounding
-    costs at most one step), and ``t = ceil(Delta / g) / epsilon_0`` with the
-    same per-prediction ``epsilon_0`` (:func:`tddl_discrete_laplace`; Canonne,
-    Kamath and Steinke 2020), so the guarantee is the same and the noisy
-    predictions carry no floating-point artefacts of the noise (Mironov
-    2012). With ``sample_weight`` (or
-    ``class_weight``) a row is ``(x, y, w)`` and its weight is protected too;
-    the sensitivity stays ``2 L R_phi / (lambda n)`` for weights in
-    ``[0, 1]`` (clipped per row), because the replaced row's weighted loss is
-    still ``L``-Lipschitz in the margin and the regularizer's strong
-    convexity does not depend on the weights (``n`` counts every row).
-    The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
+    ``(epsilon, delta)``-differential privacy (pure for ``delta=0``) for
+    replace-one neighbours (Jain and Thakurta (2013), Thm. 4); the features,
+    labels and sample weights of every training row are protected, the
+    public points ``X_public`` are not. Each prediction of the certified
+    minimizer moves by at most ``prediction_sensitivity_`` and the noisy
+    predictions compose to the budget (:func:`tddl_laplace_scale`). Public
+    inputs: ``classes`` (with ``classes=None`` the label set is read from
+    ``y``, with a :class:`~skdp.PrivacyLeakWarning`), ``kernel_bound``,
+    ``bounds`` or ``data_norm``, and the other hyperparameters. A fit that
+    does not certify releases noise around 0 with a ``RuntimeWarning`` (one
+    bit not covered). Details: :ref:`kernel_privacy`.
 
     %(kernel_psd)s
 
     %(non_private_diagnostics)s
+
+    The guarantee assumes exact real-valued noise; floating-point noise can
+    leak through its low bits (Mironov 2012), which
+    ``mechanism="discrete_laplace"`` avoids.
 
     See Also
     --------
@@ -731,19 +699,12 @@ class PrivateKernelClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
 
     Notes
     -----
-    The ball of step 2 has radius ``(R_phi + tol) / lambda``, which contains
-    every certified minimizer (``lambda ||w*|| <= L R_phi`` at the optimum).
     Multi-class problems are one-vs-rest, every class spending its share of
-    the composition. A regularized intercept can be had by adding a constant
-    to the kernel.
-
-    Accuracy by design: the released model is a least-squares fit to
-    ``T`` noisy values, so it has at most ``T`` degrees of freedom and its
-    noise grows as ``sqrt(T)``. Measured at the defaults on unit-norm rows
-    (3,000 training rows, ``epsilon=1e6``): 0.803 on ``flights`` against
-    0.864 for ``SVC()`` (0.778 against 0.785 on ``wa_churn``); at
-    ``epsilon=1`` it predicts the majority class on ``wa_churn`` (5,282
-    rows). Prefer :class:`PrivateKernelSVC` for accuracy.
+    the budget. A regularized intercept can be had by adding a constant to
+    the kernel. The released model is a least-squares fit to ``T`` noisy
+    values, so it has at most ``T`` degrees of freedom and its noise grows
+    as ``sqrt(T)``: prefer :class:`PrivateKernelSVC` for accuracy (measured
+    numbers in :doc:`/guide/kernel_methods`).
 
     %(kernel_erm_cost)s
 
@@ -854,9 +815,8 @@ class PrivateKernelSVC(_KernelERMClassifier):
     %(accountant)s
     %(n_jobs)s
     %(verbose)s
-        With ``verbose >= 1`` the fit prints the noise calibration and, per
-        class problem, the certified solver's Newton iterations (``n_iter_``,
-        not private: see Privacy).
+        With ``verbose >= 1`` the fit prints the noise calibration and the
+        solver's iterations (``n_iter_``, not private).
 
     Attributes
     ----------
@@ -886,28 +846,19 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     Privacy
     -------
-    Replace-one neighbours; features and labels of every training row are
-    protected (``X_public`` is not). ``(epsilon, delta)``-DP by Hall,
-    Rinaldo and Wasserman (2013) / Dandekar et al. (2019), Definition 2, with the RKHS
-    sensitivity ``2 kappa / (lambda n)`` of the regularized minimizer (plus the
-    certificate term, the ERM over the support's span, the settings refused
-    before the charge and the fallback of a fit that does not certify: see
-    :class:`PrivateKernelClassifier`). Corrections to
-    Dandekar et al. (2019), Sec. 3.3: its SVM objective ``||w||^2 / 2 + C sum_i l`` (written
-    with max for min and ``max(0, xy)`` for the hinge ``max(0, 1 - y f(x))``)
-    has sensitivity ``2 C kappa``, not ``2C / n``; ``2C / n`` holds for
-    ``||w||^2 / 2 + (C / n) sum_i l``, i.e. ``lambda = 1 / C`` here. The
-    hinge is replaced by a smooth loss with the same Lipschitz constant so
-    that the minimizer can be certified. The ``k`` one-vs-rest functions of
-    a multi-class problem are released jointly as one Gaussian mechanism on
-    their direct sum, whose sensitivity is ``sqrt(k)`` times one function's.
-    With ``sample_weight`` (or ``class_weight``) a row is ``(x, y, w)`` and
-    its weight is protected too; the sensitivity stays ``2 kappa / (lambda n)``
-    for weights in ``[0, 1]`` (clipped per row), because the replaced row's
-    weighted loss is still 1-Lipschitz in the margin and the regularizer's
-    strong convexity does not depend on the weights (``n`` counts every row).
-    The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
+    ``(epsilon, delta)``-differential privacy for replace-one neighbours;
+    the features, labels and sample weights of every training row are
+    protected (``X_public`` is not). Functional perturbation (Hall, Rinaldo
+    and Wasserman (2013); Dandekar et al. (2019), Definition 2) with the RKHS
+    sensitivity ``2 kappa / (lambda n)`` of the certified minimizer,
+    correcting the sensitivity of Dandekar et al. (2019), Sec. 3.3; the
+    one-vs-rest functions are released jointly as one Gaussian mechanism.
+    Public inputs: ``classes`` (with ``classes=None`` the label set is read
+    from ``y``, with a :class:`~skdp.PrivacyLeakWarning`), ``kernel_bound``,
+    ``bounds`` or ``data_norm``, and the other hyperparameters. The
+    certification, the settings refused before the charge and the fallback
+    of a fit that does not certify are those of
+    :class:`PrivateKernelClassifier`. Details: :ref:`kernel_privacy`.
 
     %(kernel_psd)s
 
@@ -923,17 +874,13 @@ class PrivateKernelSVC(_KernelERMClassifier):
 
     Notes
     -----
-    The ERM is solved over the span of the support points' kernel
-    functions and ``f + sigma G`` is projected onto it: away from the
-    support the decision function decays to 0. The default support (500
-    points on the sphere of radius ``data_norm``) serves unit-norm rows
+    The release is pinned to the support: away from it the decision function
+    decays to 0. The default support (500 points on the sphere of radius
+    ``data_norm``) serves unit-norm rows
     (``make_pipeline(Normalizer(), PrivateKernelSVC())``); public unlabeled
-    rows from the data's distribution (``X_public``) serve better. Measured
-    at the defaults on unit-norm rows (3,000 training rows,
-    ``epsilon=1e6``): within 1.5 points of ``SVC()`` on binary tables, 5
-    points below on a 10-class, 64-feature table and 2 below on a 5-class
-    one; at ``epsilon=1`` a 5-class table (10,000 rows) fell below the
-    majority class (the noise grows as ``sqrt(n_classes)``).
+    rows from the data's distribution (``X_public``) serve better. The noise
+    grows as ``sqrt(n_classes)``; measured accuracy against ``SVC()`` is in
+    :doc:`/guide/kernel_methods`.
 
     %(kernel_erm_cost)s
 

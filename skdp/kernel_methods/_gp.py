@@ -166,36 +166,19 @@ class PrivateGaussianProcessRegressor(KernelParamsMixin, DPEstimatorMixin, Regre
     Privacy
     -------
     Neighbouring datasets have the same inputs and differ in one label, by
-    at most the width of ``y_bounds`` (Smith et al.'s setting). Only the
-    labels are protected: the inputs are public and are stored in the fitted
-    model (``X_train_``). ``(epsilon, delta)``-DP by Hall, Rinaldo and
-    Wasserman (2013) / Dandekar et al. (2019), Definition 2, with the exact RKHS
-    sensitivity of :func:`gp_mean_sensitivity`. Corrections to Dandekar et al. (2019): its
-    ``d`` in ``d ||(K + sigma_n^2 I)^{-1}||_inf`` is the largest change of a
-    label (Smith et al.), not the input dimension, and that bound holds only
-    for ``|k| <= 1``; we use the exact value, which is never larger. The
-    default calibration is the exact analytic Gaussian one (Dandekar et al.'s (2019)
-    ``c(delta)`` is not (epsilon, delta)-DP for large epsilon). The RKHS
-    argument needs a positive semi-definite kernel, which cannot be checked
-    exactly for a callable (the Cholesky jitter accepts small negative
-    eigenvalues); the noise is therefore calibrated to the larger of that
-    bound and the exact sensitivity of the released values in the metric of
-    their noise, ``d max_j ||L^{-1} K C^{-1} e_j||`` with
-    ``L L^T = K + tau I`` (Thakkar (2019), Lemma 2.1.9, after whitening), which
-    holds for any symmetric kernel matrix and, for a PSD one, is never
-    larger than the RKHS bound (up to rounding), which then sets the noise.
-
-    ``fit`` takes no ``sample_weight`` (nor does scikit-learn's
-    :class:`~sklearn.gaussian_process.GaussianProcessRegressor`), unlike the
-    kernel ERM learners, because the argument behind their weights does not
-    carry over. There a weight ``w`` in ``[0, 1]`` scales one record's loss,
-    which keeps the per-record bound the sensitivity rests on. Here a weight
-    would set a row's noise variance (``alpha / w_i``, i.e.
-    ``C = K + alpha W^{-1}``, undefined at ``w_i = 0``). The sensitivity
-    ``d max_j sqrt((C^{-1} K C^{-1})_jj)`` is computed from ``C``, so it
-    would depend on every record's (private) weight, and a change of one
-    weight moves every coefficient of ``C^{-1} y``, which a bound on one
-    label's change does not cover.
+    at most the width of ``y_bounds`` (Smith, Zwiessele and Lawrence
+    (2016)). Only the labels are protected: the inputs are public and are
+    stored in the fitted model (``X_train_``). ``(epsilon, delta)``-DP by
+    functional perturbation (Hall, Rinaldo and Wasserman (2013); Dandekar et
+    al. (2019), Definition 2) with the exact RKHS sensitivity of
+    :func:`gp_mean_sensitivity`, which corrects Dandekar et al.'s (2019)
+    bound, and the exact analytic Gaussian calibration. For a kernel that
+    may not be positive semi-definite (a callable) the noise is calibrated
+    to the larger of that bound and a sensitivity that holds for any
+    symmetric kernel matrix. Public inputs: ``y_bounds`` (the labels are
+    clipped to it), the inputs ``X`` and the hyperparameters. ``fit`` takes
+    no ``sample_weight``: a weight would change every coefficient. Details:
+    :ref:`kernel_privacy`.
 
     The guarantee is proved for exact real-valued noise; the floating-point
     noise drawn here can leak through its least significant bits (Mironov

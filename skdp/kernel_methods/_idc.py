@@ -52,28 +52,14 @@ def _check_threshold(threshold):
 class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     """Jain and Thakurta's test-data-independent private kernel learner (TDIL).
 
-    Jain and Thakurta (2013), Alg. 3: no public sample is needed. The learner lays a public
-    net over the input domain (the box ``bounds``) and runs ``n_rounds``
-    rounds of iterative dataset construction: pick a net point where the
-    current public model ``w_t`` and the private minimizer ``w*`` disagree,
-    with the exponential mechanism on ``|<phi(z), w_t - w*>|``; get a
-    Laplace-noised ``<w*, phi(z)>``; if it differs from ``w_t``'s value by
-    more than ``threshold``, step ``w_t`` toward it. The released model is
-    ``w_B``, a kernel expansion on net points, accurate over the whole net.
-
-    The net grows exponentially with the dimension (the paper's caveat:
-    Alg. 3 may take exponential time), so this learner is meant for a few
-    features (``n_public`` points cover a ``d``-dimensional box with
-    ``n_public ** (1/d)`` points per axis).
-
-    Accuracy by design: each round moves ``w_t`` by ``threshold / (2
-    kappa^2)``, so ``n_rounds`` rounds cannot reach a minimizer of norm up
-    to ``kappa / alpha`` (``n kappa`` at the default ``alpha`` and a large
-    epsilon, where the default threshold, three noise scales, also
-    vanishes). On real tables with unit-norm rows it predicts the majority
-    class at every epsilon (measured on ``wa_churn``, 3,000 rows, at
-    ``epsilon=1e6``: 0.735, the majority, against 0.785 for ``SVC()``). It
-    never raises after the budget is charged.
+    Jain and Thakurta (2013), Alg. 3: no public sample is needed. A public
+    net is laid over the input domain and, for ``n_rounds`` rounds, the
+    exponential mechanism picks a net point where the public model ``w_t``
+    and the private minimizer ``w*`` disagree, and ``w_t`` steps toward a
+    Laplace-noised value of ``w*`` there. Meant for a few features (the net
+    grows exponentially with the dimension); on real tables it predicts the
+    majority class (see :doc:`/guide/kernel_methods`). It never raises after
+    the budget is charged.
 
     Parameters
     ----------
@@ -92,11 +78,10 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
         ``sigma``, the disagreement that triggers an update; ``None`` uses
         three times the Laplace scale ``noise_scale_``.
     mechanism : {"laplace", "discrete_laplace"}, default="laplace"
-        Noise of the noisy values (Alg. 3 line 6). ``"discrete_laplace"`` rounds each to a public
-        power-of-two grid (``noise_granularity_``, about ``2**-30`` times the
-        noise scale) and adds exact discrete Laplace noise, safe against
-        floating-point attacks on the noise (Mironov 2012), for the same
-        guarantee and a negligibly larger scale.
+        Noise of the noisy values (Alg. 3 line 6). ``"discrete_laplace"``:
+        exact discrete Laplace noise on a public grid
+        (``noise_granularity_``), safe against floating-point attacks
+        (Mironov 2012), same guarantee.
     %(classes)s
     %(class_weight)s
     %(epsilon)s
@@ -107,9 +92,8 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     %(accountant)s
     %(n_jobs)s
     %(verbose)s
-        With ``verbose >= 1`` the fit prints the noise calibration and, per
-        class problem, the certified solver's Newton iterations (``n_iter_``,
-        not private: see Privacy).
+        With ``verbose >= 1`` the fit prints the noise calibration and the
+        solver's iterations (``n_iter_``, not private).
 
     Attributes
     ----------
@@ -130,13 +114,10 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
     sensitivity_ : float
         RKHS sensitivity of the certified minimizer.
     noise_scale_ : float
-        Laplace scale ``nu`` of the noisy values (for ``"discrete_laplace"``
-        the discrete Laplace scale ``t g``, at least ``nu``); the exponential
-        mechanism uses the per-round epsilon ``kappa_ * sensitivity_ / nu``
-        with the continuous ``nu`` for both mechanisms.
+        Laplace scale ``nu`` of the noisy values (or the discrete one, at
+        least ``nu``).
     noise_granularity_ : float or None
-        The public grid ``g`` of ``"discrete_laplace"`` (``None`` for
-        ``"laplace"``).
+        The public grid of ``"discrete_laplace"`` (else ``None``).
     delta_ : float
         The delta used.
     privacy_spent_ : PrivacyBudget
@@ -146,44 +127,27 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
 
     Privacy
     -------
-    Replace-one neighbours; features and labels of every training row are
-    protected. Jain and Thakurta (2013), Thm. 7: every round runs an exponential mechanism
-    whose scores ``|<phi(z), w_t - w*>|`` move by at most
-    ``R_phi ||w*(D) - w*(D')||`` (``w_t`` is a function of earlier private
-    outputs only) and a Laplace mechanism with the same sensitivity. The
-    ``2 B`` (times the number of one-vs-rest functions) mechanisms, each
-    ``epsilon_0``-DP, compose to ``(epsilon, delta)`` by the advanced
-    composition theorem (as in :func:`tddl_laplace_scale`). The constants
-    of Alg. 3 (``B``, ``epsilon_0``, the net size, the step) are garbled in
-    our copy of the paper and only given up to constants; here ``B`` and the
-    net are parameters and ``epsilon_0`` is computed exactly from them. The
-    exponential mechanism uses the standard ``exp(epsilon_0 u / (2 Delta))``.
-    ``mechanism="discrete_laplace"`` replaces each Laplace draw by exact
-    discrete Laplace noise on the value rounded to a public grid ``g``,
-    calibrated to ``ceil(Delta / g)`` steps (the rounding included) and the
-    same ``epsilon_0`` (:func:`~skdp.kernel_methods._classifiers.tddl_discrete_laplace`;
-    Canonne, Kamath and Steinke 2020); the exponential mechanism's choice is
-    unchanged (a float sampler, but only an index is released).
-    The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`). With
-    ``sample_weight`` (or ``class_weight``) a row is ``(x, y, w)`` and its
-    weight is protected too; both mechanisms see the data only through
-    ``w*``, whose sensitivity stays ``2 L R_phi / (lambda n)`` for weights in
-    ``[0, 1]`` (clipped per row): the replaced row's weighted loss is still
-    ``L``-Lipschitz in the margin and the regularizer's strong convexity does
-    not depend on the weights (``n`` counts every row). Settings the
-    certified solver cannot handle in floating point are refused before the
-    charge; a fit that does not certify releases from the data-independent
-    point 0 with a warning (see :class:`PrivateKernelClassifier`).
+    ``(epsilon, delta)``-differential privacy (pure for ``delta=0``) for
+    replace-one neighbours (Jain and Thakurta (2013), Thm. 7); the features,
+    labels and sample weights of every training row are protected. Each
+    round's exponential mechanism and Laplace draw see the data only through
+    the certified minimizer ``w*``, whose values move by at most
+    ``kappa_ * sensitivity_``; the ``2 n_rounds`` mechanisms (per
+    one-vs-rest function) compose to the budget, with the paper's garbled
+    constants computed exactly. Public inputs: ``classes`` (with
+    ``classes=None`` the label set is read from ``y``, with a
+    :class:`~skdp.PrivacyLeakWarning`), ``kernel_bound``, ``bounds`` or
+    ``data_norm``, and the other hyperparameters. Certification and its
+    fallback are those of :class:`PrivateKernelClassifier`. Details:
+    :ref:`kernel_privacy`.
 
     %(kernel_psd)s
 
     %(non_private_diagnostics)s
 
-    The guarantee is proved for exact real-valued noise; the floating-point
-    noise drawn here can leak through its least significant bits (Mironov
-    2012); ``mechanism="discrete_laplace"`` draws the released Laplace noise
-    exactly instead.
+    The guarantee assumes exact real-valued noise; floating-point noise can
+    leak through its low bits (Mironov 2012), which
+    ``mechanism="discrete_laplace"`` avoids.
 
     See Also
     --------
@@ -193,16 +157,10 @@ class PrivateKernelNetClassifier(_LaplaceValuesMixin, _KernelERMClassifier):
 
     Notes
     -----
-    The step is ``eta = threshold / (2 R_phi^2)``: an update moves ``w_t``'s
-    value at the chosen point by at most half the threshold toward the noisy
-    target, which decreases ``||w_t - w*||`` whenever the true disagreement
-    exceeds the threshold (the potential argument of Gupta et al. 2011).
-    Noisy values are clipped to ``[-R_phi rho, R_phi rho]``, the public range
-    of ``<w*, phi(z)>`` (``rho = (R_phi + tol) / lambda`` bounds ``||w*||``), a
-    post-processing that keeps pure noise from triggering updates.
-
-    ``fit`` solves the same kernel ERM as :class:`PrivateKernelClassifier`,
-    whose Notes give its cost (time ``n_samples^3``, memory ``n_samples^2``).
+    Each update moves ``w_t``'s value at the chosen point by at most half the
+    threshold, and noisy values are clipped to the public range of
+    ``<w*, phi(z)>`` (a post-processing). ``fit`` solves the same kernel ERM
+    as :class:`PrivateKernelClassifier`.
 
     References
     ----------
@@ -338,20 +296,12 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
     privacy, so many queries can be answered; after ``max_updates`` updates
     the model freezes and answers with ``w_B``.
 
-    This is a stateful session object, not a scikit-learn estimator:
-    ``fit`` spends the whole budget and opens one interaction,
-    ``decision_function`` and ``predict`` change the state (an answer
-    depends on the earlier queries), and the object keeps the private
-    training data to evaluate ``w*``. It therefore has no ``get_params`` /
-    ``set_params``, :func:`~sklearn.base.clone` refuses it, and it does not
-    belong in a :class:`~sklearn.pipeline.Pipeline`,
-    :class:`~sklearn.model_selection.GridSearchCV` or ``cross_val_score``
-    (they assume a fitted model answers independently of the order of the
-    queries, and would refit, spending the budget again, for every fold);
-    to open another session with the same settings, call the constructor
-    with the same arguments. Host it as a service; never ship the object:
-    pickling, :func:`joblib.dump` and :func:`copy.deepcopy` of a fitted
-    session raise :class:`pickle.PicklingError` unless ``allow_pickle=True``.
+    A stateful session object, not a scikit-learn estimator: ``fit`` spends the
+    whole budget and opens one interaction, each query changes the state,
+    and the object keeps the private training data. It cannot be cloned nor
+    used in a Pipeline, ``GridSearchCV`` or ``cross_val_score``; host it as
+    a service and never ship it (pickling raises unless
+    ``allow_pickle=True``). See :ref:`kernel_privacy`.
 
     Parameters
     ----------
@@ -371,11 +321,10 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         ``sigma``, the disagreement that triggers an update; ``None`` uses
         four times the threshold noise scale of the sparse vector.
     mechanism : {"laplace", "discrete_laplace"}, default="laplace"
-        Noise of the paid answers (Alg. 1 line 9). ``"discrete_laplace"`` rounds each to a public
-        power-of-two grid (``noise_granularity_``, about ``2**-30`` times the
-        noise scale) and adds exact discrete Laplace noise, safe against
-        floating-point attacks on the noise (Mironov 2012), for the same
-        guarantee and a negligibly larger scale.
+        Noise of the paid answers (Alg. 1 line 9). ``"discrete_laplace"``:
+        exact discrete Laplace noise on a public grid
+        (``noise_granularity_``), safe against floating-point attacks
+        (Mironov 2012), same guarantee.
     %(classes)s
         Binary problems only: two labels.
     %(epsilon)s
@@ -402,11 +351,9 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
         Sensitivity of one value ``<w*, phi(z)>`` (``R_phi`` times the
         minimizer's RKHS sensitivity).
     noise_scale_ : float
-        Laplace scale of the paid answers (for ``"discrete_laplace"`` the
-        discrete Laplace scale ``t g``).
+        Laplace scale of the paid answers (or the discrete one).
     noise_granularity_ : float or None
-        The public grid ``g`` of ``"discrete_laplace"`` (``None`` for
-        ``"laplace"``).
+        The public grid of ``"discrete_laplace"`` (else ``None``).
     threshold_ : float
         The threshold used.
     n_queries_ : int
@@ -418,40 +365,26 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
 
     Privacy
     -------
-    Replace-one neighbours; features and labels of every training row are
-    protected; the query points are public. The whole, adaptively chosen
-    sequence of answers is ``(epsilon, delta)``-DP (Jain and Thakurta (2013), Thm. 2): half
-    the budget runs the sparse vector technique (Thakkar (2019), Alg. 6, via
-    :class:`skdp.mechanisms.SparseVector`, threshold noise re-drawn after
-    each update) on the disagreements ``|<w* - w_t, phi(z)>|``, whose
-    sensitivity is that of one value; the other half pays the ``B`` Laplace
-    answers, composed as in :func:`tddl_laplace_scale`. Correction: Alg. 1
-    as printed compares a Laplace-noised value with a fixed threshold and
-    charges only the updates; without noise on the threshold such a test is
-    not private in general (Lyu, Su and Li 2017), so the test here is the
-    standard sparse vector technique. Its constants (``B``, ``epsilon_0``,
-    ``sigma``, ``eta``) are garbled in our copy and given up to constants;
-    here ``B`` and ``sigma`` are parameters and the noise is exact.
-    ``mechanism="discrete_laplace"`` draws the paid answers' noise as exact
-    discrete Laplace noise on the value rounded to a public grid ``g``,
-    calibrated to ``ceil(Delta / g)`` steps (the rounding included) and the
-    same per-answer epsilon (Canonne, Kamath and Steinke 2020); the sparse
-    vector test keeps its float Laplace noise (it releases only which
-    queries are paid, not low-order bits of a noisy value).
-    The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`). The
-    minimizer is certified as in :class:`PrivateKernelClassifier`: settings
-    the solver cannot handle in floating point (``R_phi^2 sup l'' / alpha >=
-    2**52`` or ``R_phi^2 < 2**-500``) are refused before the charge; a fit
-    that raises :class:`~skdp.exceptions.CertificationError` (data-dependent)
-    is not covered and must stay confidential.
+    ``(epsilon, delta)``-differential privacy of the whole, adaptively chosen
+    sequence of answers, for replace-one neighbours (Jain and Thakurta
+    (2013), Thm. 2); the features and labels of every training row are
+    protected, the query points are public. Half the budget runs the sparse
+    vector technique (:class:`skdp.mechanisms.SparseVector`) on the
+    disagreements ``|<w* - w_t, phi(z)>|``, replacing Alg. 1's test against
+    a fixed threshold, which is not private in general (Lyu, Su and Li
+    2017); the other half pays the ``max_updates`` Laplace answers. Public
+    inputs: ``classes`` (with ``classes=None`` the label set is read from
+    ``y``, with a :class:`~skdp.PrivacyLeakWarning`), ``kernel_bound`` and
+    the other hyperparameters. Settings the certified solver cannot handle
+    are refused before the charge; a fit that raises
+    :class:`~skdp.exceptions.CertificationError` is not covered and must
+    stay confidential. Details: :ref:`kernel_privacy`.
 
     %(kernel_psd)s
 
-    The guarantee is proved for exact real-valued noise; the floating-point
-    noise drawn here can leak through its least significant bits (Mironov
-    2012); ``mechanism="discrete_laplace"`` draws the released Laplace noise
-    exactly instead.
+    The guarantee assumes exact real-valued noise; floating-point noise can
+    leak through its low bits (Mironov 2012), which
+    ``mechanism="discrete_laplace"`` avoids.
 
     See Also
     --------
@@ -459,22 +392,16 @@ class InteractiveKernelPredictor(KernelParamsMixin, DPEstimatorMixin):
 
     Notes
     -----
-    The step is ``eta = threshold / (2 R_phi^2)`` and paid answers are
-    clipped to the public range of ``<w*, phi(z)>`` (see
-    :class:`PrivateKernelNetClassifier`). The sparse vector's noise grows
-    like ``sqrt(B)``, so the predictor is accurate only when the minimizer's
-    sensitivity ``2 R_phi^2 / (lambda n)`` is small: large ``n`` or strong
+    The sparse vector's noise grows like ``sqrt(max_updates)``, so the
+    predictor is accurate only when the minimizer's sensitivity
+    ``2 R_phi^2 / (lambda n)`` is small: large ``n`` or strong
     regularization.
 
-    A pickle of a fitted session holds, unprotected, the raw training inputs
-    and the minimizer's dual coefficients (a function of the labels), which
-    the answers protect only while they stay inside the service. It also
-    holds the session state (the sparse vector's count and noise, the
-    random generator): loading it twice forks the session, and the two
-    copies together can spend up to twice the budget. Pickling therefore
-    fails unless ``allow_pickle=True``; set it to persist a session (for
-    example, to restart the service) in storage as private as the training
-    data, and resume it from one copy only.
+    A pickle of a fitted session holds the raw training data, unprotected,
+    and its state: loading it twice forks the session, and the two copies
+    together can spend up to twice the budget. With ``allow_pickle=True``,
+    keep it in storage as private as the training data and resume it from
+    one copy only.
 
     References
     ----------

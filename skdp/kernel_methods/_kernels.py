@@ -50,35 +50,17 @@ _NOT_PSD = ("sigmoid", "additive_chi2")
 
 KERNEL_DOC = """\
 kernel : str, callable or scikit-learn GP kernel, default="rbf"
-    Any positive semi-definite kernel. A name understood by
+    A positive semi-definite kernel: a name of
     :func:`sklearn.metrics.pairwise.pairwise_kernels` (``"rbf"``,
     ``"laplacian"``, ``"chi2"``, ``"cosine"``, ``"linear"``, ``"poly"``), a
-    callable ``k(x, y)`` on two 1-D rows (as in
-    :class:`~sklearn.kernel_ridge.KernelRidge`), or a kernel object of
-    :mod:`sklearn.gaussian_process.kernels` (its hyperparameters are used as
-    given, never tuned on the data). The parameter holds the object you
-    pass; ``fit`` keeps a deep copy of a callable or kernel object (and of
-    ``kernel_params``), so changing its state after ``fit`` does not change
-    the fitted model (a plain function is kept as is, with whatever it
-    closes over, and so is a callable or ``kernel_params`` that cannot be
-    deep-copied, e.g. one holding a lock). ``"sigmoid"`` and
-    ``"additive_chi2"`` are refused: they are not positive semi-definite;
-    so are parameters that make a kernel indefinite, also when given
-    through ``kernel_params`` (``gamma <= 0``; for ``"poly"`` a degree that
-    is not an integer ``>= 1`` or ``coef0 < 0``), and kernel objects with
-    a negative ``ConstantKernel`` or ``WhiteKernel`` value, ``Matern`` with
-    ``nu <= 0``, ``RationalQuadratic`` with ``alpha <= 0`` or a
-    ``PairwiseKernel`` with an indefinite metric. A callable must be
-    positive semi-definite on the whole input domain.
+    callable ``k(x, y)`` on two rows, or a kernel object of
+    :mod:`sklearn.gaussian_process.kernels` (used as given, never tuned).
+    Kernels that are not PSD are refused (:ref:`kernel_choice`).
 gamma : float or None, default=None
     Parameter of the named kernels. ``None``: for the kernel classifiers
-    (``PrivateKernelSVC``, ``PrivateKernelClassifier``,
-    ``PrivateKernelNetClassifier``) scikit-learn's ``gamma="scale"`` with
-    the data's variance replaced by its public bound, halved:
-    ``1 / (2 data_norm**2)`` for rows in the ball of radius ``data_norm``
-    (``bounds=None``), else ``2 / sum_j (high_j - low_j)**2`` for the box
-    ``bounds`` (``gamma_``);
-    for the other estimators ``1 / n_features``. Neither reads the data.
+    ``1 / (2 data_norm**2)`` (or ``2 / sum_j (high_j - low_j)**2`` with
+    ``bounds``; stored in ``gamma_``), for the other estimators
+    ``1 / n_features``; neither reads the data.
 degree : int, default=3
     Degree of the ``"poly"`` kernel.
 coef0 : float, default=1.0
@@ -88,15 +70,10 @@ kernel_params : dict or None, default=None
 
 KERNEL_BOUND_DOC = """\
 kernel_bound : float or None, default=None
-    ``kappa^2``, an upper bound on ``k(x, x)`` over the data domain, chosen
-    without looking at the private data. Required for ``"linear"``,
-    ``"poly"``, callables and non-stationary kernel objects. When given it
-    is enforced on every point, training and query alike, by scaling the
-    feature map down (``k(x, x) <= kappa^2``, a per-record clipping; a point
-    whose ``k(x, x)`` overflows is mapped to the origin). ``None`` uses
-    the exact bound of bounded kernels (1 for ``"rbf"``, ``"laplacian"``,
-    ``"chi2"``, ``"cosine"``; the constant diagonal of stationary kernel
-    objects)."""
+    ``kappa^2``, a public upper bound on ``k(x, x)``, enforced on every
+    point by clipping the feature map; required for ``"linear"``,
+    ``"poly"``, callables and non-stationary kernel objects. ``None`` uses
+    the exact bound of bounded kernels (1 for ``"rbf"``)."""
 
 
 def gaussian_kernel(A, B, gamma):
@@ -473,59 +450,37 @@ class KernelParamsMixin:
 
 KERNEL_ERM_DOC = """\
 alpha : float or None, default=None
-    Regularization ``lambda`` of Jain and Thakurta (2013), eq. (2):
-    ``(1/n) sum_i l(y_i f(x_i)) + (lambda / 2) ||f||_H^2``. The privacy noise
-    scales as ``1 / (lambda n)``. scikit-learn's ``SVC(C=C)`` corresponds to
-    ``lambda = 1 / (C n)``. ``None`` (stored in ``alpha_``):
-    ``max(1, 3 s) / n_samples``, with ``s`` the standard deviation of the
-    privacy noise on one decision value at ``alpha = 1 / n_samples`` (from
-    ``epsilon``, ``delta``, ``kappa``, the number of classes and public
-    points): ``SVC()``'s ``C = 1`` when the noise is negligible, otherwise
-    the smallest ``alpha`` whose noise stays at a third of the margin
-    (``s`` is multiplied by ``sqrt(2 log K)`` for ``K >= 3`` classes, the
-    typical largest of the ``K`` one-vs-rest noises).
+    Regularization ``lambda`` of Jain and Thakurta (2013), eq. (2);
+    ``SVC(C=C)`` is ``lambda = 1 / (C n)``, and the privacy noise scales as
+    ``1 / (lambda n)``. ``None`` (stored in ``alpha_``): ``SVC()``'s
+    ``C = 1`` when the noise is negligible, else the smallest ``alpha``
+    whose noise on a decision value stays at a third of the margin
+    (:doc:`/guide/kernel_methods`).
 huber_h : float, default=0.5
     Width of the Huber SVM loss.
 max_iter : int, default=100
     Newton iterations of the certified solver.
 bounds : array-like of shape (2,) or (n_features, 2) or None, default=None
-    Public box of the rows, over which ``n_public`` points are laid when
-    ``fit`` gets no ``X_public`` (the same ``(low, high)`` for every
-    feature, or one pair per feature). ``None``: the rows lie in the ball of
-    radius ``data_norm`` (e.g. after
-    :class:`~sklearn.preprocessing.Normalizer`), and the points are a
-    quasi-uniform cover of its sphere. It must not be derived from the
-    private data.
+    Public box of the rows (one ``(low, high)`` pair, or one per feature)
+    over which the public points are laid when ``fit`` gets no
+    ``X_public``. ``None``: the rows lie in the ball of radius
+    ``data_norm`` (e.g. after a ``Normalizer``) and the points cover its
+    sphere.
 data_norm : float, default=1.0
     Public bound on the rows' L2 norm, used when ``bounds=None`` (for the
-    public points and ``gamma=None``; the privacy proof needs only
-    ``kernel_bound``)."""
+    public points and ``gamma=None``)."""
 
 KERNEL_ERM_COST_DOC = """\
-Cost: the ERM is solved over the span of the ``m`` public points'
-kernel functions (orthonormal coordinates ``z(x) = L^{-1} k(U, x)``,
-``L L^T = K_uu``), by certified Newton steps in ``R^m``: time
-``O(n_samples m^2)`` per step and memory ``O(n_samples m)``, one problem
-per class for one-vs-rest. Measured with one BLAS thread at the defaults
-on 3,000 unit-norm rows: about 1 to 2 s."""
+Cost: the ERM is solved over the span of the ``m`` public points' kernel
+functions by certified Newton steps: time ``O(n_samples m^2)`` per step and
+memory ``O(n_samples m)``, one problem per class for one-vs-rest (about 1
+to 2 s at the defaults on 3,000 rows, one BLAS thread)."""
 
 KERNEL_PSD_DOC = """\
-The proofs need a positive semi-definite (reproducing) kernel: for an
-indefinite one there is no RKHS, the ERM need not be convex, and
-``|f(u) - f'(u)| <= kappa ||f - f'||_H`` fails (a callable that was PSD on
-the private rows and on the public points apart, but not jointly, moved
-the released values by 50 times the calibrated sensitivity). Named kernels
-with valid parameters and kernel objects of known PSD families are PSD by
-construction. Any other kernel (a callable, a fractional
-``Exponentiation``, a kernel class of your own) is checked before anything
-is spent, on public points only: its Gram matrix on the public points of
-the release (the support or net, where there is one) and a fixed probe
-set (64 Halton points in boxes of half-width 0.1 to 100 around the
-origin) must be symmetric with no negative eigenvalue beyond rounding.
-That check does not read the private rows (a refusal that depended on
-them would leak), so it cannot prove the kernel PSD where they lie:
-passing a callable is your declaration that it is PSD on the whole input
-domain, and the guarantee holds only if it is."""
+The proofs need a positive semi-definite kernel. A kernel that is not
+PSD by construction (a callable, a kernel class of your own) is checked
+before anything is spent on public points only, so passing one declares
+it PSD on the whole input domain (:ref:`kernel_choice`)."""
 
 _LOCAL_DOCS = {"kernel": KERNEL_DOC, "kernel_bound": KERNEL_BOUND_DOC,
                "kernel_erm": KERNEL_ERM_DOC, "kernel_erm_cost": KERNEL_ERM_COST_DOC,
