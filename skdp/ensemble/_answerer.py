@@ -213,32 +213,19 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
 
     The fitted object holds the non-private teachers: it is the data
     curator's service and must never be published itself. Only the answers
-    are private.
+    are private. The design, the privacy argument and the calibrations are
+    in the user guide (:doc:`/guide/model_agnostic`).
 
     Parameters
     ----------
     estimator : classifier
         Any object with ``fit`` and ``predict`` (a scikit-learn classifier, a
-        pipeline...). Cloned for each teacher. Each ``random_state``
-        parameter left at ``None``, nested ones included (a pipeline step's),
-        gets a seed drawn from ``random_state``, so that each teacher depends
-        on its own rows only (and fits are reproducible). Randomness that no
-        ``random_state`` controls (``np.random`` or ``random`` called
-        directly, a shuffling splitter inside a search) comes from NumPy's
-        and Python's global generators, which each teacher's ``fit`` and
-        ``predict`` get seeded for themselves (and restored afterwards, one
-        teacher at a time under joblib's threading backend); any other
-        source of randomness is yours to seed. Do not draw from these
-        generators in another thread of your program during ``fit`` or
-        ``answer``: such draws would come from a teacher's stream (where
-        they would depend on that teacher's rows and shift its draws), and
-        a seed set meanwhile would be lost when the caller's state is
-        restored. For the same reason teachers are fitted one at a time
-        per process: an skdp ensemble that a teacher fits in another thread
-        (a search with ``n_jobs`` over an ensemble, used as a teacher, under
-        joblib's threading backend) would wait for it forever; an ensemble
-        that is itself the teacher is fine. It may be an skdp
-        estimator, but without an ``accountant`` (refused: how often the
+        pipeline...). Cloned for each teacher; each ``random_state`` left at
+        ``None`` (nested ones too) gets a seed drawn from ``random_state``,
+        and the global NumPy and Python generators are seeded per teacher
+        (do not draw from them in another thread during ``fit`` or
+        ``answer``; details in :ref:`model_agnostic_privacy`). It may be an
+        skdp estimator, but without an ``accountant`` (refused: how often the
         teachers would charge it depends on their rows).
     n_teachers : int or "auto", default="auto"
         Number of teachers ``b``. ``"auto"``: the smallest number at which a
@@ -246,7 +233,7 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         (:func:`unanimous_vote_teachers`); votes that are not unanimous need
         more, and every teacher needs enough data to be accurate. It is not
         checked against the number of rows, which is private under
-        add/remove neighbours (see Notes): take it from a public estimate.
+        add/remove neighbours (see Privacy): take it from a public estimate.
     max_unstable : int or "auto", default="auto"
         ``T``: abstentions allowed before every further query is refused, >= 1.
         Thakkar (2019), Thm. 10 sets it to about three times the number of queries
@@ -267,18 +254,11 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
         vector). Keep it well below ``1 / n_samples``.
     calibration : {"lyu", "thesis"}, default="lyu"
         Noise of the sparse vector over the distances to instability.
-        ``"lyu"``: Lyu, Su and Li (2017), Alg. 7, pure ``epsilon``-DP,
-        threshold noise drawn once, per-query noise ``Lap(2T / eps2)``, with
-        the whole ``delta`` used for the threshold ``w`` that keeps unstable
-        votes hidden. ``"thesis"``: Thakkar (2019), Alg. 10 exactly: ``lambda =
-        sqrt(32 T ln(2/delta)) / epsilon``, ``w = 2 lambda ln(2 m~/delta)``,
-        per-query noise ``Lap(2 lambda)``, threshold noise ``Lap(lambda)``
-        re-drawn after each abstention; refused where Thakkar's (2019) Thm. 3 is not
-        proved (``max_unstable > 8 ln(2/delta)`` and ``epsilon`` above about
-        ``8 ln(2/delta)``, see :class:`~skdp.mechanisms.SparseVector`). At
-        ``epsilon = 1``, ``delta = 1e-6``,
-        ``m~ = 1000`` and ``T = 10``, a unanimous vote is answered (probability
-        0.99) from 1103 teachers with ``"lyu"`` and from 6983 with ``"thesis"``.
+        ``"lyu"``: Lyu, Su and Li (2017), Alg. 7, pure ``epsilon``-DP.
+        ``"thesis"``: Thakkar (2019), Alg. 10 exactly, refused where its
+        Thm. 3 is not proved; it needs several times more teachers (6983
+        against 1103 at ``epsilon = 1``, ``delta = 1e-6``, ``m~ = 1000``,
+        ``T = 10``). See :ref:`model_agnostic_privacy`.
     %(classes)s
     %(n_jobs)s
         Teachers are trained with joblib, so ``with
@@ -286,13 +266,10 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
     %(random_state)s
     %(accountant)s
     verbose : int, default=0
-        Verbosity level; 0 is silent. Verbose output prints
-        non-private diagnostics: above 0, joblib reports the progress of the
-        teachers' fits with elapsed times, which depend on the teachers'
-        private rows. It is not covered by the
-        guarantee; keep it with the data holder. The teachers' own
-        ``verbose`` (a solver's, a pipeline's) prints facts about their rows
-        too, and is warned about (:class:`~skdp.PrivacyLeakWarning`).
+        Verbosity level; 0 is silent. Above 0 it prints
+        non-private diagnostics (joblib's progress of the teachers' fits);
+        keep them with the data holder. The teachers' own ``verbose`` is warned about
+        (:class:`~skdp.PrivacyLeakWarning`).
     allow_pickle : bool, default=False
         Whether a fitted answerer may be pickled (``pickle``, ``joblib.dump``,
         ``copy.deepcopy``): a pickle holds the teachers, which are not
@@ -332,31 +309,20 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
 
     Privacy
     -------
-    Neighbouring relation: add/remove one record (Thakkar 2019, Sec. 5.1).
+    Neighbouring relation: add/remove one record (Thakkar (2019), Sec. 5.1).
     Protected: each private training record, features and label (and its
-    ``sample_weight``, which only its own teacher sees, so it needs no
-    bound). The whole
-    stream of answers (labels, abstentions and refusals) to up to
-    ``max_queries`` adaptively chosen queries is ``(epsilon, delta)``-DP
-    (Thakkar 2019, Thm. 7 and 9). One record changes the training set of exactly
-    one teacher, so it changes at most one vote per query; the distance to
-    instability of the vote (:func:`distance_to_instability`) then has global
-    sensitivity 1, and a positive distance means the majority is the same on
-    every neighbouring dataset. Abstain/answer decisions are a sparse vector
-    over the distances (``"thesis"``: ``(epsilon, delta / 2)``-DP by Thakkar (2019),
-    Thm. 3; ``"lyu"``: ``epsilon``-DP by Lyu, Su and Li 2017); an answer whose
-    value could differ between neighbours has distance 0 on both and passes
-    the threshold ``w`` with probability at most ``delta / (2 m~)``
-    (``"thesis"``) or ``delta / m~`` (``"lyu"``) per query.
-    The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`).
-
-    Corrections to Thakkar (2019): the distance to instability is
-    ``max(0, floor((g - 1) / 2))`` for the top-two vote gap ``g``, not the
-    thesis' ``max(0, g - 1)``, whose sensitivity is 2 under add/remove;
-    records are assigned to teachers by a keyed hash of the record (not by
-    slicing, whose boundaries move when a record is added); the sparse vector
-    stops after ``T`` abstentions (Thakkar's (2019) loop allows ``T + 1``).
+    ``sample_weight``, which only its own teacher sees). The whole stream of
+    answers (labels, abstentions and refusals) to up to ``max_queries``
+    adaptively chosen queries is ``(epsilon, delta)``-DP (Thakkar (2019),
+    Thm. 7 and 9, with a corrected distance to instability of sensitivity 1,
+    and Lyu, Su and Li (2017) for the default sparse vector). The query
+    points are public. Public inputs: ``classes`` (with ``classes=None`` the
+    label set is read from ``y``, with a :class:`~skdp.PrivacyLeakWarning`),
+    ``n_teachers`` (never compared with the private number of rows: take it
+    from a public estimate) and the other parameters. Nothing else depends
+    on the private rows: a teacher that fails abstains rather than raising.
+    Details and the corrections to Thakkar (2019):
+    :ref:`model_agnostic_privacy`.
 
     The guarantee is proved for exact real-valued noise; the floating-point
     noise drawn here can leak through its least significant bits (Mironov
@@ -369,25 +335,11 @@ class PrivateQueryAnswerer(DPEstimatorMixin, BaseEstimator):
 
     Notes
     -----
-    Thakkar's (2019) Lemma 5.3.5 bounds the release of an unstable vote by the
-    tail of the query noise alone and ignores the threshold noise. The bound
-    still holds for its threshold: with ``x = delta / (2 m~)`` the probability
-    that ``Lap(2 lambda) - Lap(lambda)`` exceeds ``w = 2 lambda ln(1/x)`` is
-    ``(4 x - x^2) / 6 <= x``. For ``"lyu"`` the threshold solves
-    ``P[Lap(2T / eps2) - Lap(1 / eps1) > w] = delta / m~`` exactly.
-
-    Nothing besides the answers depends on the private rows: ``n_teachers``
-    is not compared with their number (a fit refused at ``n < n_teachers``
-    and accepted with one row more would tell neighbours apart with
-    certainty), and a teacher that receives no row, or whose ``fit`` or
-    ``predict`` raises (a nearest-neighbour teacher with fewer rows than
-    neighbours, say), or that predicts something other than a label of
-    ``classes_``, abstains instead of raising an error that would reveal
-    its rows. A misconfigured ``estimator`` therefore shows up as
-    abstentions, not as an error. For the same reason the teachers'
-    warnings are silenced, and no warning states the number of rows.
-    Concurrent calls to :meth:`answer` are served one batch at a time, so
-    ``max_queries`` and ``max_unstable`` hold for an online service too.
+    A misconfigured ``estimator`` shows up as abstentions, not as an error,
+    and the teachers' warnings are silenced: an error or a warning after
+    ``fit`` would reveal a teacher's rows. Concurrent calls to
+    :meth:`answer` are served one batch at a time, so ``max_queries`` and
+    ``max_unstable`` hold for an online service too.
 
     References
     ----------

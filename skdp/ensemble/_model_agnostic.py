@@ -153,7 +153,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     It needs much data per teacher: at ``epsilon = 1`` and tables of 5,000
     to 20,000 rows, no generic teacher agrees often enough, and ``fit``
     keeps a constant fallback model (``fallback_``, with a warning) that
-    scores the majority class at best. See Notes.
+    scores the majority class at best. The design, the privacy argument and
+    measurements are in the user guide (:doc:`/guide/model_agnostic`).
 
     Parameters
     ----------
@@ -168,7 +169,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         clone of ``estimator``.
     n_teachers : int or "auto", default="auto"
         Number of teachers, see :class:`PrivateQueryAnswerer` (not checked
-        against the number of rows, which is private; see Notes). Without
+        against the number of rows, which is private; see Privacy). Without
         ``X_public``, ``"auto"`` counts the rows picked as queries.
     max_unstable : int or "auto", default="auto"
         Abstentions allowed before the remaining public points are refused
@@ -202,13 +203,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
     %(random_state)s
     %(accountant)s
     verbose : int, default=0
-        Verbosity level; 0 is silent. Verbose output prints
-        non-private diagnostics: above 0, joblib reports the progress of the
-        teachers' fits with elapsed times, which depend on the teachers'
-        private rows. It is not covered by the
-        guarantee; keep it with the data holder. The teachers' own
-        ``verbose`` (a solver's, a pipeline's) prints facts about their rows
-        too, and is warned about (:class:`~skdp.PrivacyLeakWarning`).
+        Verbosity level; 0 is silent. Above 0 it prints
+        non-private diagnostics (joblib's progress of the teachers' fits);
+        keep them with the data holder. The teachers' own ``verbose`` is warned about
+        (:class:`~skdp.PrivacyLeakWarning`).
 
     Attributes
     ----------
@@ -232,7 +230,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         student learned only some of them; ``predict_proba``,
         ``predict_log_proba`` and ``decision_function`` have one column per
         class, in this order, and a class the student never saw has
-        probability 0 (see Notes). With ``classes=None``: the labels the
+        probability 0. With ``classes=None``: the labels the
         student knows (those among the answered votes, or
         ``[fallback_label]``), a post-processing of the released labels;
         they match the student's columns.
@@ -255,41 +253,23 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
 
     Privacy
     -------
-    Neighbouring relation: add/remove one private record (Thakkar 2019, Sec. 5.1).
-    Protected: each private training record, features and label (and its
-    ``sample_weight``, which only its own teacher sees, so it needs no
-    bound). The
-    labels of the public points are ``(epsilon, delta)``-DP
-    (:class:`PrivateQueryAnswerer`, Thakkar (2019) Thm. 9 with the corrected
-    distance to instability), and the student is a post-processing of them
-    and of the public points (Thakkar 2019, Alg. 11), so ``student_`` and every
-    prediction are ``(epsilon, delta)``-DP. The public points themselves are
-    not protected. Without ``X_public`` (Thakkar 2019, Sec. 5.5: "splitting the
-    training set into two parts and throwing away the labels of one of
-    them") a keyed hash of each row picks about ``public_fraction`` of the
-    rows as queries: the guarantee then covers all labels and the features
-    of the other rows only, and ``privacy_spent_`` is a
-    :class:`LabelPrivateBudget` saying so. The number of public points
-    (which sets the threshold) depends only on those unprotected features.
-    Which rows are queries stays secret, but any record becomes one with
-    probability about ``p = public_fraction``: as a guarantee for a record
-    whose role nobody knows in advance, its features are only
-    ``(epsilon + ln(1 / (1 - p)), delta + p)``-protected (the output with
-    the record is a mixture, weight ``1 - p`` on the protected role). Pass
-    ``X_public`` for a full record-level guarantee.
-    The label set is public when ``classes`` is given; with ``classes=None``
-    it is read from ``y`` (a :class:`~skdp.PrivacyLeakWarning`), to count
-    the votes and to refuse one-class data, and ``classes_`` then comes
-    from the released labels only (whether a label is released is part of
-    the private output).
-
-    When fewer than two classes are released, the constant fallback model
-    (``fallback_``) is also a post-processing: of the released labels
-    (``"most_frequent"``), or of nothing but the public ``fallback_label``
-    (``"constant"``). No label is ever read from the private data for it,
-    so ``privacy_spent_`` is the same ``(epsilon, delta)`` as for a trained
-    student; the decision to fall back, and the warning, depend only on
-    the released labels too.
+    Neighbouring relation: add/remove one private record (Thakkar (2019),
+    Sec. 5.1). Protected: each private training record, features and label
+    (and its ``sample_weight``, which only its own teacher sees). The labels
+    released for the public points are ``(epsilon, delta)``-DP
+    (:class:`PrivateQueryAnswerer`; Thakkar (2019), Thm. 9, with a corrected
+    distance to instability), and the student, or the constant fallback, is
+    a post-processing of them and of public inputs (Thakkar (2019),
+    Alg. 11), so ``student_`` and every prediction are
+    ``(epsilon, delta)``-DP. The public points ``X_public`` are not
+    protected. Without ``X_public``, about ``public_fraction`` of the rows
+    serve as queries and only their labels are protected
+    (``privacy_spent_`` is a :class:`LabelPrivateBudget`); pass ``X_public``
+    for a record-level guarantee. Public inputs: ``classes`` (with
+    ``classes=None`` the label set is read from ``y``, with a
+    :class:`~skdp.PrivacyLeakWarning`), ``fallback_label``, ``n_teachers``
+    (never compared with the private number of rows) and the other
+    parameters. Details: :ref:`model_agnostic_privacy`.
 
     The guarantee is proved for exact real-valued noise; the floating-point
     noise drawn here can leak through its least significant bits (Mironov
@@ -301,69 +281,15 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
 
     Notes
     -----
-    The student sees only answered points, which are the ones far from the
-    teachers' decision boundary; a student that needs points near the
-    boundary should be given more public data.
-
-    If the answered votes hold fewer than two classes, no student can be
-    trained and ``fit`` keeps a constant model instead (``fallback_``, with
-    a :class:`~skdp.exceptions.FallbackModelWarning`): the released class if
-    there is one, else ``fallback_label``, else a model that gives every
-    class the same probability (``fallback_="uniform"``; its ``predict``
-    is ``classes_[0]``, a public choice). Taking the majority of the
-    private labels instead, or a label of the private label set, would be
-    a release that no noise protects (one added record with a new label
-    can change the private label set), and paying for it privately would
-    exceed the declared ``epsilon`` exactly when the fit went badly. Tiny
-    data, small ``epsilon`` or weak teachers make this likely: a vote is
-    answered only when its distance to instability, at most
-    ``(n_teachers - 1) / 2``, clears the threshold ``threshold_``.
-
-    **Where it cannot work, by design.** Subsample and aggregate answers a
-    point only when nearly all teachers agree on it, each teacher seeing
-    ``1 / n_teachers`` of the rows. At ``epsilon = 1``, ``delta = 1e-6``
-    and 1,000 public points the defaults use 169 teachers and answer a
-    vote only when about 155 of them agree (distance to instability about
-    69), and labelling stops at the first unstable vote
-    (``max_unstable_ = 1``; each further abstention allowed would cost
-    about 110 teachers more). With 5,000 to 20,000 rows (30 to 120 rows per
-    teacher) teachers agree on the majority class at most, so ``fit``
-    keeps a constant model and scores the majority class, not better;
-    students that beat it need many more rows per teacher (hundreds of
-    thousands of rows at ``epsilon = 1``) or a larger ``epsilon``. At very
-    large ``epsilon`` the defaults use 3 teachers, answer every public point
-    on which they agree and skip the others, and the student comes close
-    to the non-private model (see the user guide for measurements).
-
-    Without ``X_public``, each row is a query with probability about
-    ``public_fraction``, decided by a keyed hash of that row alone (so one
-    added or removed row changes no other row's role, and exactly one
-    teacher's data). ``n_teachers="auto"`` and the threshold then depend
-    on the number of query rows only (the unprotected part).
-
-    With ``classes`` given, a class the student never saw (no stable vote
-    released it) keeps its column in ``predict_proba``, with probability 0
-    (``-inf`` in ``predict_log_proba``, the lowest finite float in
-    ``decision_function``), as scikit-learn's meta-estimators and metrics
-    expect one column per class of ``classes_``. This reads only the
-    released student and the public ``classes``: post-processing, at no
-    privacy cost.
-
-    ``n_teachers`` is never compared with the number of private rows: under
-    add/remove neighbours that number is private, and a fit that refuses
-    ``n < n_teachers`` but accepts one row more tells the two neighbours
-    apart with certainty. Take it from a public estimate of the data size.
-    The rows left to a teacher may therefore be few, of a single class, or
-    none at all (identical rows share a teacher and, without ``X_public``,
-    a role). None of this makes ``fit`` fail after the budget is charged: a
-    teacher that receives no row, or whose ``fit`` or ``predict`` raises
-    (for example a nearest-neighbour teacher with fewer rows than
-    neighbours), abstains: it never votes, which only lowers the distances
-    to instability, while an error would reveal that teacher's rows. A
-    misconfigured ``estimator`` therefore shows up as unanswered public
-    points, not as an error; the teachers' warnings are silenced for the
-    same reason. After the charge ``fit`` does not raise: whatever is
-    released, it keeps a model (a student, or a constant fallback).
+    The student sees only answered points, those far from the teachers'
+    decision boundary. If fewer than two classes are answered, ``fit`` keeps
+    a constant model (``fallback_``, with a
+    :class:`~skdp.exceptions.FallbackModelWarning`) rather than read a label
+    from the private data. After the charge ``fit`` never raises: a teacher
+    that receives no row or fails abstains, so a misconfigured ``estimator``
+    shows up as unanswered public points. Why it cannot work on small tables
+    at ``epsilon = 1``, and the label-private setting without ``X_public``:
+    :doc:`/guide/model_agnostic`.
 
     References
     ----------
