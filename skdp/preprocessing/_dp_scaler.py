@@ -321,7 +321,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     can change; the mean and standard deviation are derived from these
     noisy sums. ``transform`` computes ``(x - mean_) / scale_`` (without the
     centring or the scaling if ``with_mean`` or ``with_std`` is ``False``;
-    sparse input needs ``with_mean=False``).
+    sparse input needs ``with_mean=False``). The sensitivity, the budget
+    split and the variance floor are derived in the user guide
+    (:ref:`standard_scaler_guide`).
 
     Parameters
     ----------
@@ -352,7 +354,7 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     with_std : bool, default=True
         Scale the data to unit variance in ``transform``. Neither option
         changes what ``fit`` releases or spends (both statistics are
-        released together at the price of the mean alone, Notes); they only
+        released together at the price of the mean alone); they only
         choose which of them ``transform`` uses and which attributes are set.
     clip : bool, default=True
         Also clip to the bounds in ``transform`` (the statistics describe the
@@ -360,13 +362,11 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         standardized as they are. ``fit`` always clips.
     noise : {"continuous", "discrete"}, default="continuous"
         ``"continuous"``: floating-point Gaussian (``delta > 0``) or Laplace
-        (``delta = 0``) noise on the float sums. ``"discrete"``: each row's
-        normalized value is rounded to a public power-of-two grid, the sums
-        are computed exactly as integers and get exact discrete Gaussian or
-        discrete Laplace noise (:func:`discrete_moment_noise`), so that the
-        release is safe against floating-point attacks on the low-order
-        bits (Mironov 2012); about 20-30% more noise with ``delta > 0``
-        (the zCDP conversion), the same with ``delta = 0``.
+        (``delta = 0``) noise on the float sums. ``"discrete"``: the rows are
+        rounded to a public grid, and the exact integer sums get exact
+        discrete Gaussian or Laplace noise (:func:`discrete_moment_noise`),
+        safe against floating-point attacks (Mironov 2012); about 20-30% more
+        noise with ``delta > 0``, the same with ``delta = 0``.
     %(random_state)s
     %(accountant)s
 
@@ -376,8 +376,8 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         Private mean of each (clipped) feature; ``None`` when ``with_mean``
         and ``with_std`` are both ``False``.
     var_ : ndarray of shape (n_features,) or None
-        Private variance of each (clipped) feature, never below the floor
-        described in Notes (so always > 0); ``None`` when ``with_std=False``.
+        Private variance of each (clipped) feature, never below a public
+        floor (so always > 0; see Notes); ``None`` when ``with_std=False``.
     scale_ : ndarray of shape (n_features,) or None
         ``sqrt(var_)``, the private standard deviation; ``None`` when
         ``with_std=False``.
@@ -405,40 +405,17 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
     -------
     ``(epsilon, delta)``-differentially private for replace-one neighbours
     (two data sets of the same public size ``n_samples`` that differ in one
-    row): every feature of the replaced row is protected. Clipping to the
-    public bounds is per row; the per-feature sums of the clipped, normalized
-    values and of their squares are then one release, by the analytic
-    Gaussian mechanism (Balle and Wang 2018, Thm. 8) of L2 sensitivity
-    ``2 sqrt(d)``, or for ``delta = 0`` the Laplace mechanism (Thakkar (2019),
-    Lemma 2.1.8) of L1 sensitivity ``2 d``; the mean, variance and their
-    floor are post-processing of that release and of public values. The
-    guarantee needs the bounds to be public: bounds read from the data
-    leak its extremes. ``transform`` maps each row on its own with the
-    released statistics and costs nothing more. Sparse input is the same
-    data with its zeros unstored: the release and its guarantee are those
-    of the dense array.
-
-    With ``sample_weight`` a record is ``(x, w)``, ``w`` in ``[0, 1]``, and
-    both are protected: the record adds ``(w z, w z^2)`` to the sums, a point
-    of the convex hull of ``{(z, z^2)}``, so the sensitivities above (maxima
-    of convex functions, reached on that curve) are unchanged (Notes). The
-    sums are divided by the public ``n_samples``; the private sum of the
-    weights is neither released nor used, and no attribute, warning or
-    error depends on the weights of an accepted fit. With
-    ``noise="discrete"`` the rows are rounded to the public grid first
-    (values to ``1 / K``, weights to ``2**-10``; per-row maps, free), the
-    sums are exact integers with the same sensitivities in grid units, and
-    the noise is the discrete Gaussian (zCDP of Canonne, Kamath and Steinke
-    2020, converted by their Cor. 13) or the discrete Laplace
-    (geometric mechanism), drawn exactly (:mod:`skdp.mechanisms`).
-
-    In a :class:`~sklearn.pipeline.Pipeline` the scaler and the model after
-    it each spend their own budget on the same rows, so the pipeline is
-    ``(epsilon_scaler + epsilon_model, delta_scaler + delta_model)``-DP
-    (basic composition); with one shared ``accountant`` given to both, it
-    records and enforces that sum. A non-private step fitted on the private
-    data (``StandardScaler``, ``MinMaxScaler``, ``PCA``...) voids the whole
-    pipeline's guarantee.
+    row): every feature of the replaced row, and its ``sample_weight``, is
+    protected. After per-row clipping to the public bounds, the per-feature
+    sums of the normalized values and of their squares are one release, by
+    the analytic Gaussian mechanism (Balle and Wang 2018, Thm. 8) of L2
+    sensitivity ``2 sqrt(d)``, or for ``delta = 0`` the Laplace mechanism
+    (Thakkar (2019), Lemma 2.1.8) of L1 sensitivity ``2 d``; everything else
+    is post-processing. Public inputs: ``bounds`` (bounds read from the data
+    leak its extremes) and ``n_samples``. In a Pipeline the scaler and the
+    model each spend their own budget (basic composition: the sum); a
+    non-private step fitted on the private data voids the pipeline's
+    guarantee. Details: :ref:`standard_scaler_guide`.
 
     The guarantee is proved for exact real-valued noise; the floating-point
     noise drawn here can leak through its least significant bits (Mironov
@@ -452,62 +429,15 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
 
     Notes
     -----
-    **Sensitivity.** One replaced row changes feature ``j`` from ``a`` to
-    ``b`` (both in ``[-1, 1]``), so ``(S1_j, S2_j)`` moves by
-    ``(s, s t)`` with ``s = b - a``, ``t = b + a`` and ``|s| + |t| <= 2``.
-    For the Gaussian release of ``(S1, sqrt(c) S2)``, the squared change is
-    ``s^2 (1 + c t^2) <= s^2 (1 + c (2 - |s|)^2)``, and this is at most 4
-    for every ``|s| <= 2`` exactly when
-    ``c <= (2 + s) / (s^2 (2 - s))`` on ``(0, 2)``; the right side is least
-    at ``s = sqrt(5) - 1`` (the root of ``s^2 + 2 s - 4``), where it is
-    ``(11 + 5 sqrt(5)) / 8 = 2.7725...``, the ``c`` used. The maximum 4 is
-    reached at ``(a, b) = (-1, 1)`` and at ``(2 - sqrt(5), 1)``; over ``d``
-    features the L2 sensitivity is ``2 sqrt(d)``. For the Laplace release
-    of ``(S1, S2 / k)``, ``|s| (1 + |t| / k) <= |s| + |s| (2 - |s|) / k``,
-    at most 2 for every ``|s| <= 2`` exactly when ``k >= 2``; with
-    ``k = 2`` the L1 sensitivity is ``2 d``.
-
-    **Splitting the budget.** The split between the two statistics is the
-    ratio of their noise scales, and it is chosen where the second moment
-    costs nothing: for every ratio up to the limits above
-    (``sigma_2 >= sigma_1 / sqrt(c) = 0.6006 sigma_1``, ``b_2 >= 2 b_1``)
-    the sensitivity is that of the mean alone, whose worst case is a row
-    moving from one bound to the other (which leaves ``S2`` unchanged).
-    The mean is then as accurate as if it had the whole budget, and the
-    limit itself gives the second moment the least noise at that price.
-    Less noise on ``S2`` would raise the sensitivity, and so the noise on
-    the mean. Releasing both at once is also tighter than halving
-    ``(epsilon, delta)`` between two separate releases (which would
-    multiply ``sigma_1`` by about ``sqrt(2)`` or more).
-
-    **Floor.** With ``m1``, ``m2`` the noisy averages (clipped to
-    ``[-1, 1]`` and ``[0, 1]``, the ranges of the true values), the
-    variance is ``m2 - m1^2`` clipped to ``[floor, 1]``, where
-    ``floor = min(noise_scales_[1] / n_samples, 1)`` is the noise scale of
-    ``m2`` itself, in units of the half-width squared: a variance below it
-    cannot be told from zero, and dividing by its square root would mostly
-    amplify noise. The floor depends only on ``epsilon``, ``delta``,
-    ``n_features`` and ``n_samples`` (public), never on the values, so
-    ``scale_`` is always positive and finite. When the noise swamps the
-    data, ``scale_`` becomes the half-width of the bounds, as in
-    :class:`PublicBoundsScaler`.
-
-    **Weights.** A row of weight ``w`` adds ``w (z, z^2) + (1 - w) (0, 0)``,
-    a point of the convex hull of the curve ``{(z, z^2): |z| <= 1}`` (which
-    contains ``(0, 0)``). For a fixed other row, the change is a convex
-    function of the row, so its maximum over the hull is reached at a point
-    of the curve, i.e. at an unweighted row: weights in ``[0, 1]`` leave both
-    sensitivities as they are. The released statistics are those of the
-    data in which a row of weight ``w`` is the mixture of ``w`` times itself
-    and ``1 - w`` times the centre of the bounds: dividing by the public
-    ``n`` keeps unit weights identical to no weights and needs no budget for
-    the weight sum (a noisy weight sum would need a release of its own).
-
-    **Discrete noise.** The grid ``K`` (a power of two up to ``2**16``)
-    depends only on ``n``, ``d``, ``epsilon`` and ``delta``; rounding each
-    row before summing (rather than rounding the float sums) keeps the
-    integer sums exact and their sensitivity free of the rounding slack of
-    a grid on the sums.
+    Both statistics are released at the price of the mean alone: the noise
+    on the sum of squares is set as large as it can be without raising the
+    sensitivity. The variance is clipped below at the noise scale of the
+    noisy second moment, ``min(noise_scales_[1] / n_samples, 1)`` in units
+    of the bounds' half-width squared, a public floor; when the noise swamps
+    the data, ``scale_`` becomes the half-width of the bounds, as in
+    :class:`PublicBoundsScaler`. Weights in ``[0, 1]`` leave the
+    sensitivities unchanged, and the sums are divided by the public
+    ``n_samples``. The derivations: :ref:`standard_scaler_guide`.
 
     References
     ----------
