@@ -1,4 +1,6 @@
-"""Accuracy of hyperparameter-free AMP against epsilon, next to scikit-learn.
+"""
+Accuracy of hyperparameter-free AMP against epsilon, next to scikit-learn
+=========================================================================
 
 ``DPLogisticRegressionAMP`` replaces ``LogisticRegression`` without any tuning:
 rows are clipped to unit norm, the budget split and regularization follow a
@@ -7,21 +9,14 @@ before its output noise is added. On the Synthetic-L problem of Thakkar (2019)
 (10,000 x 40) we fit it at several privacy budgets (three noise draws each)
 with the logistic and Huber SVM losses, and compare with the non-private
 ``LogisticRegression`` and with AMP under Thakkar's (2019) own ``eps3`` rule.
-
-Run: ``python examples/plot_amp_accuracy_vs_epsilon.py [output.png]``
 """
 
-import sys
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.linear_model import LogisticRegression
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-
-from skdp.datasets import make_synthetic_l  # noqa: E402
-from skdp.linear_model import DPLogisticRegressionAMP  # noqa: E402
+from skdp.datasets import make_synthetic_l
+from skdp.linear_model import DPLogisticRegressionAMP
 
 X_train, X_test, y_train, y_test = make_synthetic_l()
 epsilons = np.array([0.03, 0.1, 0.3, 1.0, 10.0])
@@ -55,6 +50,4 @@ ax.set_ylabel("test accuracy")
 ax.set_title("Synthetic-L: private vs non-private logistic regression")
 ax.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "amp_accuracy_vs_epsilon.png"
-fig.savefig(out, dpi=120)
-print("wrote", out)
+plt.show()

@@ -1,23 +1,18 @@
-"""Audit the Laplace and Gaussian mechanisms empirically.
+"""
+Audit the Laplace and Gaussian mechanisms empirically
+=====================================================
 
 For each noise level we run the mechanism many times on a worst-case pair of
 neighbouring inputs and compute a 95% Clopper-Pearson lower bound on its
 epsilon. The correctly calibrated mechanisms (noise factor 1) stay below their
 claimed epsilon = 1; under-noised copies are caught above it.
-
-Run: ``python examples/plot_mechanism_audit.py [output.png]``
 """
 
-import sys
+import matplotlib.pyplot as plt
+import numpy as np
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from skdp.mechanisms import GaussianMechanism, LaplaceMechanism  # noqa: E402
-from skdp.testing import audit_epsilon  # noqa: E402
+from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
+from skdp.testing import audit_epsilon
 
 EPSILON, DELTA = 1.0, 1e-5
 factors = np.array([1.0, 0.75, 0.5, 0.35, 0.25])
@@ -55,6 +50,4 @@ ax.set_ylabel("audited epsilon (95% lower bound)")
 ax.set_title("Empirical privacy audit")
 ax.legend()
 fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "mechanism_audit.png"
-fig.savefig(out, dpi=110)
-print("wrote", out)
+plt.show()

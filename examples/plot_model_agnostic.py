@@ -1,4 +1,6 @@
-"""Private learning with any classifier: teachers, stable votes and a student.
+"""
+Private learning with any classifier: teachers, stable votes and a student
+==========================================================================
 
 ``ModelAgnosticPrivateClassifier`` (Thakkar (2019), Ch. 5) splits the private data
 among many teachers, lets them vote on unlabeled public points, releases a
@@ -8,23 +10,17 @@ needs before it is answered, for Thakkar's (2019) sparse-vector calibration and
 for Lyu, Su and Li's (2017) pure-DP one. Right: with 250 teachers, the share of
 public points answered and the student's accuracy against the non-private
 model trained on all the data.
-
-Run: ``python examples/plot_model_agnostic.py [output.png]``
 """
 
-import sys
 import warnings
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.linear_model import LogisticRegression
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-
-from skdp.datasets import make_margin_classification  # noqa: E402
-from skdp.ensemble import ModelAgnosticPrivateClassifier, unanimous_vote_teachers  # noqa: E402
-from skdp.exceptions import FallbackModelWarning  # noqa: E402
+from skdp.datasets import make_margin_classification
+from skdp.ensemble import ModelAgnosticPrivateClassifier, unanimous_vote_teachers
+from skdp.exceptions import FallbackModelWarning
 
 X, y = make_margin_classification(100_000, random_state=0)
 X_public, _ = make_margin_classification(500, random_state=1)
@@ -65,8 +61,11 @@ left.set_title("epsilon = 1, delta = 1e-6, 1000 queries")
 left.legend()
 for cal in ("lyu", "thesis"):
     right.plot(runs[cal], answered[cal], label=f"answered ({cal})", **styles[cal])
-    right.plot(runs[cal], accuracy[cal], linestyle="--", label=f"student accuracy ({cal})",
-               **styles[cal])
+    if not np.all(np.isnan(accuracy[cal])):  # no student at all: nothing to draw
+        right.plot(runs[cal], accuracy[cal], linestyle="--",
+                   label=f"student accuracy ({cal})", **styles[cal])
+right.annotate("thesis: nothing answered,\nno student", (runs["thesis"][-1], 0.0),
+               xytext=(-10, 25), textcoords="offset points", ha="right", fontsize=8)
 right.axhline(baseline, color="black", linestyle=":", label="non-private, all data")
 right.set_xscale("log")
 right.set_xlabel("epsilon")
@@ -74,6 +73,4 @@ right.set_ylim(-0.02, 1.02)
 right.set_title("250 teachers, T = 5, 500 public points")
 right.legend(fontsize=8)
 fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "model_agnostic.png"
-fig.savefig(out, dpi=110)
-print("wrote", out)
+plt.show()

@@ -1,26 +1,21 @@
-"""Private Frank-Wolfe against L2-noised learners on high-dimensional data.
+"""
+Private Frank-Wolfe against L2-noised learners on high-dimensional data
+=======================================================================
 
 A problem with more features than samples whose labels depend on a handful
 of features: the regime of Thakkar (2019), Fig. 4.5 where private Frank-Wolfe
 (noise that grows with the number of steps, not with the dimension) beats
 methods whose noise is spread over all coordinates. Accuracy against
 epsilon, with scikit-learn's non-private ``LogisticRegression`` as reference.
-
-Run: ``python examples/plot_private_frank_wolfe.py [output.png]``
 """
 
-import sys
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.base import clone  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-
-from skdp.datasets import make_synthetic_h  # noqa: E402
-from skdp.linear_model import (  # noqa: E402
+from skdp.datasets import make_synthetic_h
+from skdp.linear_model import (
     DPSGDClassifier,
     ObjectivePerturbationClassifier,
     PrivateFrankWolfeClassifier,
@@ -56,6 +51,4 @@ ax.set_ylabel("test accuracy")
 ax.set_title(f"Synthetic-H ({X_train.shape[0]} x {X_train.shape[1]}), delta = 1/n^2")
 ax.legend(fontsize=8)
 fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "plot_private_frank_wolfe.png"
-fig.savefig(out, dpi=110)
-print(f"wrote {out}")
+plt.show()

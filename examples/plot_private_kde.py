@@ -1,4 +1,6 @@
-"""Private kernel density estimation by functional perturbation.
+"""
+Private kernel density estimation by functional perturbation
+============================================================
 
 A kernel density estimate is a function, and answering density queries one
 at a time would spend privacy on every query. Functional perturbation (Hall,
@@ -9,20 +11,13 @@ value at the same point.
 
 The figure compares the non-private estimate with private releases at three
 privacy levels, and with a private histogram, on a two-component mixture.
-
-Run: ``python examples/plot_private_kde.py [output.png]``
 """
 
-import sys
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.neighbors import KernelDensity
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.neighbors import KernelDensity  # noqa: E402
-
-from skdp.kernel_methods import PrivateHistogram, PrivateKernelDensity  # noqa: E402
+from skdp.kernel_methods import PrivateHistogram, PrivateKernelDensity
 
 rng = np.random.default_rng(0)
 n = 2000
@@ -63,6 +58,4 @@ ax.set_title("Histogram, 40 bins")
 ax.set_xlabel("x")
 ax.legend(fontsize=8)
 fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "private_kde.png"
-fig.savefig(out, dpi=110)
-print("wrote", out)
+plt.show()

@@ -1,4 +1,6 @@
-"""Scaling features before a private model, without leaking them.
+"""
+Scaling features before a private model, without leaking them
+=============================================================
 
 ``DPLogisticRegressionAMP`` clips every row to norm 1, so on raw features a
 few large-scale columns (areas in the thousands next to ratios near 0.1)
@@ -21,24 +23,17 @@ shown too: they do not help. We compare, at total budgets 1 and 2:
   deviation, paid from the budget (scaler and model each spend their own
   epsilon; the pipeline's cost is the sum);
 * ``StandardScaler`` (not private), for reference.
-
-Run: ``python examples/plot_private_preprocessing.py [output.png]``
 """
 
-import sys
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.datasets import load_breast_cancer
+from sklearn.model_selection import cross_val_score, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.datasets import load_breast_cancer  # noqa: E402
-from sklearn.model_selection import cross_val_score, train_test_split  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import FunctionTransformer, StandardScaler  # noqa: E402
-
-from skdp.linear_model import DPLogisticRegressionAMP  # noqa: E402
-from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler  # noqa: E402
+from skdp.linear_model import DPLogisticRegressionAMP
+from skdp.preprocessing import DPStandardScaler, PublicBoundsScaler
 
 X_all, y_all = load_breast_cancer(return_X_y=True)
 
@@ -98,6 +93,4 @@ ax.set_xlabel("5-fold cross-validated accuracy (AMP, delta = 1 / m^2 per step)")
 ax.set_title("load_breast_cancer: total epsilon 1 (blue), 2 (orange), not private (gray)",
              fontsize=9)
 fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "private_preprocessing.png"
-fig.savefig(out, dpi=120)
-print("wrote", out)
+plt.show()

@@ -1,4 +1,6 @@
-"""Private kernel SVM decision boundaries against the non-private one.
+"""
+Private kernel SVM decision boundaries against the non-private one
+==================================================================
 
 Two concentric circles cannot be separated by a line. A linear SVM in a
 random Fourier feature space (Rubinstein et al. (2012), Eq. 6) approximates an RBF-kernel SVM
@@ -12,24 +14,17 @@ weights. The figure shows the decision boundary (score 0) of
 * Chaudhuri et al.'s (2011) alternative, objective perturbation in the random feature space
   (``RandomFourierFeatures`` + ``ObjectivePerturbationClassifier`` in a Pipeline),
 * the private *linear* SVM on the raw coordinates, which cannot bend.
-
-Run: ``python examples/plot_private_svm_boundary.py [output.png]``
 """
 
-import sys
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.svm import LinearSVC  # noqa: E402
-
-from skdp.datasets import make_concentric_spheres  # noqa: E402
-from skdp.kernel_approximation import RandomFourierFeatures  # noqa: E402
-from skdp.linear_model import ObjectivePerturbationClassifier  # noqa: E402
-from skdp.svm import PrivateLinearSVM, PrivateSVMRFF  # noqa: E402
+from skdp.datasets import make_concentric_spheres
+from skdp.kernel_approximation import RandomFourierFeatures
+from skdp.linear_model import ObjectivePerturbationClassifier
+from skdp.svm import PrivateLinearSVM, PrivateSVMRFF
 
 EPSILON, DELTA = 1.0, 1e-6
 GAMMA, C, N_COMPONENTS = 2.0, 100.0, 100
@@ -62,7 +57,8 @@ grid = np.linspace(-1.5, 1.5, 200)
 xx, yy = np.meshgrid(grid, grid)
 points = np.column_stack([xx.ravel(), yy.ravel()])
 
-fig, axes = plt.subplots(1, len(models), figsize=(4 * len(models), 4), sharey=True)
+fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models), 4.2), sharey=True,
+                         layout="constrained")
 for ax, (name, model) in zip(axes, models.items()):
     model.fit(X_train, y_train)
     scores = model.decision_function(points).reshape(xx.shape)
@@ -71,7 +67,4 @@ for ax, (name, model) in zip(axes, models.items()):
     ax.scatter(X_test[:300, 0], X_test[:300, 1], c=y_test[:300], cmap="coolwarm", s=6)
     ax.set_title(f"{name}\ntest accuracy {model.score(X_test, y_test):.3f}", fontsize=9)
     ax.set_aspect("equal")
-fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "private_svm_boundary.png"
-fig.savefig(out, dpi=100)
-print(f"wrote {out}")
+plt.show()
