@@ -100,7 +100,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         ``O(nnz + n^2)``). ``"oja"``: private Oja's method (Alg. 14), noisy
         products with vectors only (memory ``O(nnz + n_users + n)``).
         ``"auto"``: ``"exact"`` up to 2000 items, else ``"oja"``. ``"pgd"``
-        always uses ``"exact"``.
+        needs ``"exact"`` (``"auto"`` picks it, ``"oja"`` is refused).
     rank : int or None, default=None
         Directions released by ``"svd"`` (one subspace) and ``"pursuit"``
         (one release each). ``None``: ``min(5, n_items)`` for ``"svd"``,

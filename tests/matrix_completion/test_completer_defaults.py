@@ -1,4 +1,4 @@
-"""DPMatrixCompleter's defaults: method, rank and ridge, and the public nuclear-norm rule of Frank-Wolfe and projected gradient descent."""
+"""DPMatrixCompleter's defaults: method, rank, ridge and the public nuclear-norm rules."""
 
 import math
 

@@ -343,7 +343,8 @@ def test_clone_and_pickle_keep_the_discrete_option(ratings):
 def test_bad_noise_or_failed_calibration_spends_nothing(params, message):
     X = np.where(np.eye(10, 30) > 0, 1.0, np.nan)
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-2)
-    model = DPMatrixCompleter(**{"method": "frank_wolfe", "epsilon": 1.0, "delta": 1e-4, "nuclear_norm": 5.0,
+    model = DPMatrixCompleter(**{"method": "frank_wolfe",
+                                "epsilon": 1.0, "delta": 1e-4, "nuclear_norm": 5.0,
                                  "accountant": accountant, **params})
     with pytest.raises(ValueError, match=message):
         model.fit(X)
