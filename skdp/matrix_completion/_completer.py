@@ -49,35 +49,30 @@ _TRANSFORM_BLOCK = 20_000  # users completed at a time by transform
 class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, BaseEstimator):
     """Complete a users x items ratings matrix with user-level joint differential privacy.
 
-    The algorithms of Thakkar (2019), Ch. 6 (Jain, Thakkar and Thakurta 2018) split
-    every iteration into a **global component**, the only step that sees all
-    users, which releases a noisy top eigenvector of the users' aggregated
+    The algorithms of Jain, Thakkar and Thakurta (2018) (Thakkar (2019), Ch. 6)
+    split every iteration into a **global component**, the only step that sees
+    all users, which releases noisy top eigenvectors of the users' aggregated
     statistic ``sum_i A_i^T A_i``, and a **local component** that completes
     each user's row from her own ratings and the released vectors only.
-    :meth:`fit` runs the global component on the training users (the local
-    updates it needs are computed along the way) and keeps the released
-    vectors in ``components_``; :meth:`transform` runs the local component for
-    each row it is given, training users or new ones.
+    :meth:`fit` runs the global component and keeps the released vectors in
+    ``components_``; :meth:`transform` runs the local component on any rows,
+    training users or new ones. Ratings are first centred on each user's mean
+    (local) and on privately released item biases.
 
-    Four methods share this structure:
-
+    * ``"svd"`` (default): private SVD completion (Alg. 15): one noisy
+      top-``rank`` subspace of the clipped ratings; each user fits her row on
+      it by ridge least squares.
     * ``"frank_wolfe"``: private Frank-Wolfe (Alg. 13) on
-      ``min ||P_Omega(Y - Y*)||_F^2`` over ``||Y||_nuc <= nuclear_norm``; each
-      iteration adds a rank-one update along the released direction.
-    * ``"pursuit"``: the same global component, but each user refits her row
-      by least squares on all directions released so far, and contributes her
-      clipped residual to the next iteration (a private greedy rank-one
-      pursuit; an skdp addition, not in Thakkar (2019)).
-    * ``"svd"``: private SVD completion (Alg. 15): one noisy top-``rank``
-      subspace of the clipped ratings; each user fits her own row on it by
-      ridge least squares (Alg. 15 rescales her projection by
-      ``n_items / |Omega_i|``, which amplifies noise; see Notes).
-    * ``"pgd"``: private projected gradient descent (Alg. 16), Thakkar's (2019)
-      private baseline: each user takes a gradient step on her observed
-      entries and clips her whole row; the global component releases the
-      noisy Gram matrix of all rows, whose eigen-decomposition gives the
-      projection onto ``||Y||_nuc <= nuclear_norm``; each user applies it to
-      her own row. Every iteration releases a full ``n x n`` matrix.
+      ``min ||P_Omega(Y - Y*)||_F^2`` over ``||Y||_nuc <= nuclear_norm``.
+    * ``"pursuit"``: the same global component; each user refits her row on
+      all directions released so far and sends her clipped residual to the
+      next iteration (a private greedy rank-one pursuit, an skdp addition).
+    * ``"pgd"``: private projected gradient descent (Alg. 16), releasing a
+      full noisy ``n x n`` Gram matrix per iteration (a few thousand items at
+      most).
+
+    Derivations, the defaults' rules and measurements on real ratings are in
+    the user guide, :doc:`/guide/matrix_completion`.
 
     Parameters
     ----------
@@ -86,94 +81,62 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         In ``(0, 1)``. ``None`` uses ``1 / n_users**2`` (stored in ``delta_``);
         Thakkar (2019) asks for ``delta < 1 / n_users``.
     nuclear_norm : float or None, default=None
-        The constraint ``k`` on the nuclear norm of the (centred) completed
-        matrix, > 0, used by ``method="frank_wolfe"`` and ``"pgd"`` (unused
-        otherwise). ``None`` means the public rule
-        ``sqrt(n_users) * row_norm_bound``: the nuclear norm of a rank-one
-        matrix whose every row has norm ``row_norm_bound`` (the number of
-        users is public under replace-one-user neighbours, so this costs no
-        privacy); the value used is stored in ``nuclear_norm_``.
+        ``"frank_wolfe"`` and ``"pgd"``: the bound ``k`` on the nuclear norm of
+        the centred completed matrix, > 0. ``None``: the public rule
+        ``sqrt(n_users) * row_norm_bound`` (stored in ``nuclear_norm_``).
     max_iter : int, default=10
-        Iterations ``T`` (``"frank_wolfe"`` and ``"pgd"``). Each costs
-        privacy: the noise grows like ``sqrt(T)``.
+        Iterations ``T`` of ``"frank_wolfe"`` and ``"pgd"``; the noise grows
+        like ``sqrt(T)``.
     row_norm_bound : float or None, default=None
-        ``Delta``: each user's (centred) observed ratings, and for
-        Frank-Wolfe each iterate on her observed entries, are scaled down to
-        this L2 norm before they enter the global statistic. For ``"pgd"``
-        it bounds each user's **whole** iterate row (all items, observed or
-        not). A per-user operation that costs no privacy; the noise grows
-        like ``Delta^2``. ``None``: ``3 s`` (``"pgd"``: ``0.4 s sqrt(n_items)``)
-        with ``s`` half the width of ``rating_bounds`` (see the user guide,
-        "Matrix completion").
-    method : {"frank_wolfe", "pursuit", "svd", "pgd"}, default="frank_wolfe"
+        Each user's centred observed ratings (Frank-Wolfe: also her iterate on
+        them; ``"pgd"``: her **whole** iterate row) are scaled down to this L2
+        norm before they enter the global statistic (free, per user); the noise
+        grows like its square. ``None``: ``3 s`` (``"pgd"``: ``0.4 s
+        sqrt(n_items)``), ``s`` half the width of ``rating_bounds``.
+    method : {"svd", "frank_wolfe", "pursuit", "pgd"}, default="svd"
         See above.
     eigensolver : {"auto", "exact", "oja"}, default="auto"
-        ``"exact"``: top eigenpair(s) of the noisy ``n x n`` matrix
-        ``sum_i A_i^T A_i + E`` (memory ``O(nnz + n^2)``). ``"oja"``: private
-        Oja's method (Alg. 14), which only releases noisy products with
-        vectors and never forms an ``n x n`` matrix (memory ``O(nnz + n_users
-        + n)``). ``"auto"`` is ``"exact"`` up to 2000 items, else ``"oja"``;
-        ``"pgd"`` needs the whole noisy spectrum, so it always uses
-        ``"exact"`` and refuses ``"oja"``.
+        ``"exact"``: eigenpairs of the noisy ``n x n`` matrix (memory
+        ``O(nnz + n^2)``). ``"oja"``: private Oja's method (Alg. 14), noisy
+        products with vectors only (memory ``O(nnz + n_users + n)``).
+        ``"auto"``: ``"exact"`` up to 2000 items, else ``"oja"``. ``"pgd"``
+        needs ``"exact"`` (``"auto"`` picks it, ``"oja"`` is refused).
     rank : int or None, default=None
-        Number of directions for ``"svd"`` (subspace dimension) and
-        ``"pursuit"`` (one per iteration, each costing privacy like a
-        Frank-Wolfe iteration); ``None`` means ``min(3, n_items)``. Ignored by
-        ``"frank_wolfe"``, whose rank is at most ``max_iter``, and by
-        ``"pgd"``, whose rank is set by the nuclear-norm projection. Pursuit
-        keeps a ``rank x rank`` Gram matrix per user (``8 n_users rank^2``
-        bytes).
+        Directions released by ``"svd"`` (one subspace) and ``"pursuit"``
+        (one release each). ``None``: ``min(5, n_items)`` for ``"svd"``,
+        ``min(3, n_items)`` for ``"pursuit"``. Unused by the other methods.
     center : {"user_item", "user", None}, default="user_item"
-        ``"user"`` subtracts each user's mean observed rating before completion
-        and adds it back afterwards (free: it is local, Thakkar 2019,
-        Sec. 6.4). ``"user_item"`` also subtracts item biases ``b_j``
-        (``item_biases_``), a global statistic released once with Gaussian
-        noise that takes the share ``item_share`` of the budget (see
-        Privacy); each user then re-centres on ``r_ij - b_j`` (local).
+        ``"user"``: subtract each user's mean rating (local, free) and add it
+        back. ``"user_item"``: also subtract item biases ``item_biases_``,
+        released once with the share ``item_share`` of the budget; each user
+        then re-centres on ``r_ij - b_j``.
     item_share : float, default=0.25
-        In ``(0, 1)``, ``center="user_item"`` only: the share of the
-        privacy budget, in the Gaussian-DP sense (``mu^2``, Dong, Roth and
-        Su 2022), spent on the item biases; the completion releases get the
-        rest.
+        In ``(0, 1)``, ``center="user_item"`` only: the share of ``mu^2``
+        (Gaussian DP, Dong, Roth and Su 2022) spent on the item biases.
     rating_bounds : tuple of (float, float) or None, default=None
-        Public range ``(low, high)`` of the ratings (e.g. ``(0.5, 5.0)``):
-        it scales the default ``row_norm_bound`` and the item-bias release.
-        Ratings are not clipped to it. ``None`` means ``(-1, 1)``
-        (:func:`~skdp.datasets.make_low_rank_ratings`).
-    ridge : float, default=0.1
-        ``"pursuit"`` and ``"svd"``: the ridge added to each user's least
-        squares on the released directions (her completed row is her ridge
-        fit). No effect on privacy; 0 suits noiseless data.
+        Public range ``(low, high)`` of the ratings, e.g. ``(0.5, 5.0)``: it
+        scales ``row_norm_bound``'s rule and the item-bias release (ratings
+        are not clipped to it). ``None`` means ``(-1, 1)``.
+    ridge : float, default=0.3
+        ``"svd"`` and ``"pursuit"``: the ridge of each user's least squares on
+        the released directions. No effect on privacy; 0 suits noiseless
+        low-rank data.
     oja_iter : int, default=5
         Noisy Oja steps per eigen-decomposition (``eigensolver="oja"``).
     step_schedule : {"standard", "constant"}, default="standard"
-        Frank-Wolfe step sizes: ``2 / (t + 1)`` (Jaggi 2013) or Thakkar's (2019)
-        ``1 / T`` (see Notes). No effect on privacy. ``"frank_wolfe"`` only.
+        Frank-Wolfe steps ``2 / (t + 1)`` (Jaggi 2013) or Thakkar's (2019)
+        ``1 / T``. No effect on privacy.
     learning_rate : float or array-like of shape (max_iter,), default=1.0
-        ``"pgd"`` only: the gradient step sizes ``eta_t``, each in ``(0, 2)``;
-        a number is used at every step. The default ``1`` is ``1 / L`` for
-        the objective ``||P_Omega(Y - Y*)||_F^2 / 2``, whose smoothness
-        constant is ``L = 1`` whatever the data: the step replaces each
-        observed entry of the iterate by the rating (as in soft-impute). The
-        thesis tunes ``eta_t`` in ``{t^-1/2, t^-1, 0.05, 0.1, 0.2, 0.5}``
-        (Sec. 6.4); pass e.g. ``1 / np.sqrt(np.arange(1, T + 1))``. No effect
-        on privacy.
+        ``"pgd"`` only: the gradient steps ``eta_t``, each in ``(0, 2)``; the
+        default ``1`` is ``1 / L`` for ``||P_Omega(Y - Y*)||_F^2 / 2``. No
+        effect on privacy.
     noise : {"gaussian", "discrete_gaussian"}, default="gaussian"
-        ``"gaussian"``: continuous Gaussian noise drawn in floating point,
-        calibrated by exact GDP composition. ``"discrete_gaussian"``: every
-        released matrix, vector and eigenvalue is rounded to a public
-        power-of-two grid ``g`` (``granularity_``, about ``2**-30`` of the
-        noise scale) and exact discrete Gaussian noise (Canonne, Kamath and
-        Steinke 2020) is added to the integer grid indices, so the releases
-        are safe against floating-point attacks on the noise (Mironov 2012);
-        accounted in zCDP, it needs more noise than ``"gaussian"`` (1.07
-        times at ``epsilon = 1``, ``delta = 1e-6``; 1.09 at ``epsilon =
-        0.1``, 1.05 at ``epsilon = 10``; see Privacy and Notes). Both are
-        ``(epsilon, delta)``-DP. With the exact eigensolver the discrete
-        release rounds the whole matrix ``A^T A``, so it is formed in every
-        iteration (``O(sum_i r_i^2)`` time for users with ``r_i`` ratings),
-        where the continuous noise on large data only applies it to vectors;
-        with Oja's eigensolver both cost the same.
+        ``"gaussian"``: continuous Gaussian noise, exact GDP composition.
+        ``"discrete_gaussian"``: every release is rounded to a public
+        power-of-two grid (``granularity_``) and gets exact discrete Gaussian
+        noise (Canonne, Kamath and Steinke 2020), accounted in zCDP: about
+        1.07 times the noise at ``epsilon = 1``. With the exact eigensolver it
+        forms ``A^T A`` in every iteration.
     %(random_state)s
     %(accountant)s
     %(verbose)s
@@ -181,45 +144,31 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     Attributes
     ----------
     item_biases_ : ndarray of shape (n_items,) or None
-        The released item biases (``center="user_item"``), added back to
-        every completed row; ``None`` otherwise. Public: ``(epsilon,
-        delta)``-DP.
+        The released item biases (``center="user_item"``), added back to every
+        completed row; ``None`` otherwise.
     components_ : ndarray of shape (n_components, n_items)
-        The released unit directions: one per Frank-Wolfe or pursuit
-        iteration, the ``rank`` orthonormal ones of ``"svd"``, or, for
-        ``"pgd"``, the orthonormal directions kept by the last projection
-        (completed rows lie in their span). Public: they are
-        ``(epsilon, delta)``-DP.
+        The released unit directions (``"pgd"``: those kept by the last
+        projection; completed rows lie in their span).
     singular_values_ : ndarray of shape (max_iter,) or None
-        Frank-Wolfe only: the released estimate of ``||A v_t||`` used to scale
-        each local update (``None`` for the other methods).
+        ``"frank_wolfe"``: the released estimates of ``||A v_t||`` that scale
+        each update; ``None`` otherwise.
     projections_ : list of (ndarray, ndarray) or None
-        ``"pgd"`` only (``None`` otherwise): for each iteration ``t`` the
-        released projection ``(V_t, s_t)``, ``V_t`` of shape
-        ``(r_t, n_items)`` the noisy eigenvectors kept by the nuclear-norm
-        projection and ``s_t`` of shape ``(r_t,)`` their shrinkage factors
-        ``Z / Lambda`` in ``(0, 1]``; a user's row moves to
-        ``(y V_t^T * s_t) V_t``. Public: ``(epsilon, delta)``-DP.
+        ``"pgd"``: per iteration the released ``(V_t, s_t)``, ``V_t`` of shape
+        ``(r_t, n_items)`` and shrinkage factors ``s_t`` in ``(0, 1]``; a row
+        ``y`` moves to ``(y V_t^T * s_t) V_t``. ``None`` otherwise.
     row_norm_bound_ : float
-        The bound each user's row was clipped to (``row_norm_bound``, or its
-        public rule when ``None``).
+        The clipping bound used.
     nuclear_norm_ : float or None
-        The nuclear-norm constraint used (``nuclear_norm``, or the rule above
-        for ``"frank_wolfe"`` with ``nuclear_norm=None``); ``None`` for
-        ``"svd"`` and ``"pursuit"``.
+        The nuclear-norm bound used (``"frank_wolfe"``, ``"pgd"``), else ``None``.
     eigensolver_ : str
-        The eigensolver used (``"exact"`` or ``"oja"``).
+        ``"exact"`` or ``"oja"``.
     sensitivity_ : float
-        Composed L2 sensitivity of all releases (see Notes).
+        Composed L2 sensitivity of all releases.
     sigma_ : float
-        Standard deviation of the Gaussian noise of each release (for
-        ``"discrete_gaussian"``, ``granularity_ * sqrt(sigma^2)`` with
-        ``sigma^2`` the discrete Gaussian's parameter in grid steps: the
-        scale of vector entries and of the diagonal of a released matrix,
-        off-diagonal entries having half its square, as for ``"gaussian"``).
+        Standard deviation of each release's noise (per vector entry and
+        matrix diagonal entry).
     granularity_ : float or None
-        The grid ``g`` of the ``"discrete_gaussian"`` releases (a power of
-        two, data-independent); ``None`` for ``"gaussian"``.
+        The grid of ``"discrete_gaussian"`` (a power of two); else ``None``.
     n_iter_ : int
         Number of global iterations run.
     delta_ : float
@@ -233,211 +182,46 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     Privacy
     -------
-    User-level **joint** differential privacy (Thakkar (2019), Def. 18; Kearns et
-    al. 2014) under replacement of one user's entire row: which items she
-    rated and all her ratings. The released ``components_`` (and
-    ``singular_values_``) are ``(epsilon, delta)``-DP with respect to every
-    training user; each completed row is then computed from these and the
-    user's own row only (post-processing, Thakkar (2019) Lemma 2.1.4), so the
-    completions of all other users together are ``(epsilon, delta)``-DP with
-    respect to her data (Thm. 20, Thm. 28; pursuit and projected gradient
-    descent rest on the same argument, as Thakkar's (2019) Sec. 6.4 says of
-    Alg. 16). This holds for any input, because ``row_norm_bound`` clipping
-    is applied to every row. With ``center="user_item"`` the item biases
-    ``item_biases_`` are one more Gaussian release (per-user weighted
-    item sums, sensitivity ``sqrt(6) D``, Notes), composed with the others
-    by Gaussian DP (Dong, Roth and Su 2022): all releases together are
-    ``(epsilon, delta)``-DP, the item biases taking ``item_share`` of
-    ``mu^2``.
+    User-level **joint** differential privacy (Jain, Thakkar and Thakurta
+    2018; Thakkar (2019), Def. 18) under replacement of one user's entire row:
+    which items she rated and her ratings. Everything :meth:`fit` releases
+    (``components_``, ``singular_values_``, ``projections_``,
+    ``item_biases_``) is ``(epsilon, delta)``-DP for any input: each user's
+    contribution is clipped (``row_norm_bound``), the Gaussian releases are
+    composed exactly by Gaussian DP (Dong, Roth and Su 2022) and calibrated
+    by the analytic Gaussian mechanism (Balle and Wang 2018). A completed row
+    is computed from these and that user's own row only (Thakkar (2019),
+    Thm. 20 and 28), so the rows delivered to all other users are
+    ``(epsilon, delta)``-DP with respect to her data. Deliver row ``i`` of
+    :meth:`transform` to user ``i`` only: the completed matrix as a whole is
+    not private. Completing new users costs the training users nothing.
 
-    Joint DP protects a user from what is released **to others**: deliver
-    row ``i`` of :meth:`transform`'s output to user ``i`` only. The completed
-    matrix as a whole is not differentially private (a user's completed row
-    depends on her own ratings). :meth:`transform` on users who were not in
-    the training data costs the training users nothing.
-
-    Corrections to Thakkar (2019): the Frobenius sensitivity of the Frank-Wolfe
-    statistic is ``4 sqrt(2) Delta^2``, not ``4 Delta^2`` (Lemma 6.2.1); the
-    noise is set by exact Gaussian composition and the analytic Gaussian
-    mechanism, valid for every ``epsilon > 0``; Oja's noise is calibrated to
-    all its releases in all iterations, its eigenvalue release included.
-    Projected gradient descent (Alg. 16) is printed without any bound on
-    the iterate rows whose Gram matrix it releases and with
-    ``sigma = Delta^2 sqrt(64 T ln(1/delta) / epsilon)`` (``epsilon`` inside
-    the root, which is not private for small ``epsilon``); here each user's
-    whole row is clipped to ``row_norm_bound = rho`` and each release has
-    sensitivity ``sqrt(2) rho^2``, composed like the others (see Notes).
-
-    With ``noise="discrete_gaussian"`` the same releases are made on the
-    public grid ``g`` with exact discrete Gaussian noise: each released
-    value is ``g (round(x / g) + Z)`` with ``Z`` an integer drawn exactly
-    (CKS Alg. 3) from uniform integers, so no low-order bit of a released
-    value depends on the data beyond what the ideal mechanism reveals (the
-    attack of Mironov 2012 on floating-point noise does not apply). The
-    guarantee is zCDP (the discrete Gaussian's Renyi bound, CKS, summed over
-    coordinates and over the adaptive releases, Thakkar (2019) Lemma 2.1.12),
-    converted to ``(epsilon, delta)`` by CKS Cor. 13; rounding
-    moves each entry by at most one grid step more than its value between
-    neighbours, which the calibration includes. With the exact eigensolver
-    (and ``"pgd"``) the released Gram matrix is itself computed exactly:
-    each row entry is first truncated toward zero to a public power of two
-    ``h`` (which never increases a row's norm), chosen so that every product
-    and partial sum is an exact float64 (Notes), so a float sum whose
-    round-off depends on the data (Casacuberta et al. 2022) never reaches a
-    release. What stays floating point: with ``eigensolver="oja"`` the
-    products ``A^T A v`` and ``||A v||^2`` are computed in float64, the
-    sensitivity bound holds for their exact values and their round-off
-    (relative ``~1e-16`` per term, data-dependent) is not accounted for;
-    the per-user clipping and local updates are float computations whose
-    only role is to bound each row's norm (up to a relative ``2**-40``
-    margin included in the calibration). Everything computed from the
-    releases (eigen-decompositions, completions) is post-processing.
+    The default ``noise="gaussian"`` is drawn in floating point, whose
+    low-order bits can leak (Mironov 2012); ``noise="discrete_gaussian"``
+    adds exact discrete Gaussian noise on a public grid instead. The
+    sensitivities, corrections to Thakkar's (2019) constants and the
+    discrete accounting are derived in :doc:`/guide/matrix_completion`.
 
     See Also
     --------
     skdp.datasets.make_low_rank_ratings : The synthetic ratings of Thakkar (2019), Sec. 6.4.
+    skdp.datasets.load_ratings : Load a MovieLens-style ratings file.
 
     Notes
     -----
-    **Sensitivity.** Replacing user ``i`` changes ``W = sum_j a_j a_j^T`` by
-    ``D = a a^T - b b^T`` with ``||a||, ||b|| <= rho``. Then
-    ``||D||_F^2 = ||a||^4 + ||b||^4 - 2 (a.b)^2 <= 2 rho^4``, attained by
-    orthogonal rows of norm ``rho``; and ``||D||_2 <= rho^2`` (its two
-    eigenvalues have opposite signs). For Frank-Wolfe,
-    ``a_i = P_Omega(Y_i - Y*_i)`` with both terms clipped to ``Delta`` on the
-    observed entries, so ``rho = 2 Delta`` and the Frobenius sensitivity is
-    ``4 sqrt(2) Delta^2``; in the first iteration ``Y = 0`` and
-    ``rho = Delta``. For pursuit the clipped residual has ``rho = Delta``; for
-    SVD the clipped ratings have ``rho = Delta``.
-
-    **Exact eigensolver.** Each iteration releases ``W + E`` with ``E``
-    symmetric, ``E_jj ~ N(0, sigma^2)`` and ``E_jk = E_kj ~ N(0, sigma^2/2)``:
-    isotropic noise in the Frobenius geometry of symmetric matrices, so each
-    release is a Gaussian mechanism with sensitivity ``s_t = sqrt(2) rho_t^2``.
-
-    **Oja's method** (Alg. 14) releases, at each of its ``oja_iter`` steps,
-    ``W v + g`` with ``g ~ N(0, sigma^2 I)`` and ``v`` a unit vector computed
-    from earlier releases: sensitivity ``||D v|| <= ||D||_2 = rho_t^2``. For
-    Frank-Wolfe it also releases ``||A v||^2 + N(0, sigma^2)``, sensitivity
-    ``|(a.v)^2 - (b.v)^2| <= rho_t^2``. (For ``"svd"`` a block of ``rank``
-    orthonormal columns ``V`` is used: ``||D V||_F <= min(sqrt(2),
-    sqrt(rank)) rho^2``.) Thakkar (2019) calibrates Alg. 14 for one eigenvector
-    in isolation; here its noise covers every step of every iteration. Each
-    step moves ``v <- (v + eta (W v + g)) / ||...||`` with
-    ``eta = 1 / (sigma sqrt(n))``; Alg. 14's ``1 / (Gamma sigma sqrt(n))`` is
-    meant for a large number of steps ``Gamma`` and, with the few steps a
-    private budget affords, barely moves ``v`` from its random start (a
-    post-processing choice, free of privacy cost).
-
-    **Composition.** All releases are adaptive Gaussian mechanisms with the
-    same ``sigma``. Their composition is exactly a single Gaussian mechanism
-    with sensitivity ``sqrt(sum_k s_k^2)`` (Gaussian differential privacy,
-    Dong, Roth and Su 2022, Cor. 3.3), e.g. ``sqrt(2 (1 + 16 (T - 1)))
-    Delta^2`` for Frank-Wolfe with the exact solver (``sqrt(T) 4 sqrt(2)
-    Delta^2`` if the smaller first iteration were not used). ``sigma`` is
-    the analytic Gaussian calibration of that sensitivity (Balle and Wang
-    2018), exact for every ``epsilon``. Thakkar's (2019) zCDP route gives
-    ``sigma = Delta^2 sqrt(64 T ln(1/delta)) / epsilon`` and needs
-    ``epsilon <= 2 ln(1/delta)``; the analytic value is smaller even before
-    correcting the sensitivity, and has no such restriction.
-
-    **Discrete noise.** Each release ``k`` of sensitivity ``s_k`` over
-    ``d_k`` entries (``n^2`` for the symmetric matrix counted in full, ``n``
-    for an Oja vector, ``n r`` for a block, 1 for an eigenvalue) is rounded
-    to the grid; its integer indices move between neighbours by ``w`` with
-    ``||w||_2^2 <= W_k < (s_k / g + sqrt(d_k))^2`` (each entry at most one
-    step more than its value). A symmetric matrix gets discrete Gaussian
-    ``sigma^2`` (grid steps) on the diagonal and ``sigma^2 / 2`` on the
-    upper triangle, mirrored (the law of ``E`` above): its zCDP cost is
-    ``sum_j w_jj^2 / (2 sigma^2) + sum_{j<l} w_jl^2 / sigma^2 =
-    ||w||_F^2 / (2 sigma^2)``. All releases together are
-    ``rho = sum_k W_k / (2 sigma^2)``-zCDP, and
-    ``sigma^2 = sum_k W_k / (2 rho)`` with ``rho`` the largest zCDP
-    budget whose CKS Cor. 13 conversion stays within ``(epsilon, delta)``
-    (:func:`skdp.accounting.zcdp_for_dp`), rounded up. ``g`` is the largest power of two at most ``2**-30`` times
-    the unrounded zCDP noise (data-independent; the rounding term is then a
-    relative ``~ sqrt(d_k) 2**-30`` of the sensitivity and the sampler runs
-    at ``sigma ~ 2**30`` steps, its fast range), raised if needed so that
-    ``2**52 g`` exceeds ``n_users rho_max^2``, a bound on every released
-    entry (the index clamp of the grid never binds). Against the GDP route
-    the zCDP route costs noise: at ``epsilon = 1``, ``delta = 1e-6`` the
-    discrete ``sigma`` is about 1.07 times the continuous one (1.27 with
-    Thakkar (2019), Lemma 2.1.13, used before). Before the
-    exact solver's release, row entries are truncated toward zero to
-    multiples of ``h``, the smallest power of two with ``n_users rho_max^2
-    < 2**52 h^2``: entries are then ``k h`` with ``|k| <= 2**26`` and
-    ``sum_i a_ij a_ik`` is a sum of integer multiples of ``h^2`` whose
-    partial sums stay below ``2**53 h^2``, exact in float64 in any order.
-
-    **Frank-Wolfe steps.** With Thakkar's (2019) constant step ``1 / T`` the
-    recursion ``h_t <= (1 - 1/T) h_{t-1} + C / (2 T^2)`` (proof of Thm. 19)
-    unrolls to ``h_T <= (1 - 1/T)^T h_0 + C / (2T)``: the initial error only
-    shrinks by about ``e``, a term Thakkar (2019) drops. The default schedule
-    ``2 / (t + 1)`` has the ``O(1/T)`` guarantee (Jaggi 2013). Thakkar (2019)
-    adds a margin ``sqrt(sigma log(n / beta)) n^(1/4)`` to the eigenvalue
-    used to scale each update, to keep ``||u|| <= 1`` with high probability
-    in its proof; it shortens every step, and it is not used here: the
-    released eigenvalue itself is used.
-
-    **Local step of SVD.** Alg. 15 scales ``P_Omega(Y*_i) V V^T`` by
-    ``m / |Omega|``, where its proof uses ``1 / p = m n / |Omega|``. That
-    rescaling multiplies the error on the released subspace by ``1 / p``
-    and made the completion worse as epsilon grew on real ratings; here
-    each user fits her row on ``V`` by ridge least squares instead (the
-    local step of pursuit), a post-processing.
-
-    **Item biases** (``center="user_item"``). Each user ``i`` contributes
-    ``x_i = w_i e_i / s`` (``e_i`` her user-centred ratings, ``s`` the half
-    range of ``rating_bounds``) and ``z_i = w_i 1_{Omega_i}``, with
-    ``w_i = min(1, D / ||e_i / s||, D / sqrt(|Omega_i|))``; the sums
-    ``(X, Z)`` have L2 sensitivity ``sqrt(6) D`` (``||x_i - x_i'|| <= 2 D``,
-    and ``||z_i - z_i'||^2 <= 2 D^2`` for non-negative vectors). They are
-    released once with the completion's ``sigma`` after scaling by
-    ``c = s_item / (sqrt(6) D)``, where ``s_item^2 = item_share / (1 -
-    item_share) s_c^2`` and ``s_c`` is the completion's composed
-    sensitivity: the composition is a Gaussian mechanism of sensitivity
-    ``sqrt(s_c^2 + s_item^2) = s_c / sqrt(1 - item_share)``
-    (``sensitivity_``). ``b_j = s X_j / (max(Z_j, 0) + lambda_j)``, with
-    ``D`` and ``lambda_j`` public rules (user guide) of the budget and the
-    released counts.
-
-    **Projected gradient descent** (Alg. 16). Iteration ``t`` of user ``i``:
-    ``y_i <- Pi_rho(y_i - eta_t P_Omega(y_i - y*_i))`` (the printed
-    ``Y^(t-1) - eta_t P_Omega(Y* - Y^(t))`` has the sign and index of the
-    gradient swapped), then the release ``W_t = sum_i y_i y_i^T + E`` with
-    ``E`` symmetric as above (the symmetric part of Alg. 16's i.i.d. noise
-    matrix has this law: a post-processing). Rows are whole ``n``-vectors,
-    not only observed entries, and ``Pi_rho`` scales each to norm at most
-    ``rho``, so ``s_t = sqrt(2) rho^2`` in every iteration; ``T`` releases
-    compose into sensitivity ``sqrt(2 T) rho^2``. Thakkar's (2019) zCDP route
-    would give ``sigma = rho^2 sqrt(8 T ln(1/delta)) / epsilon``; the
-    analytic value used here is smaller. From ``W_t = V diag(lambda) V^T``,
-    ``Lambda = sqrt(max(lambda, 0))`` (noisy eigenvalues may be negative) is
-    projected onto the L1 ball of radius ``k`` (Duchi et al. 2008), giving
-    ``Z``; user ``i`` moves to ``y_i V diag(Z / Lambda) V^T``, which is the
-    exact Frobenius projection of ``Y`` onto ``{||Y||_nuc <= k}`` when
-    ``E = 0``. Without noise the method is a projected soft-impute; with
-    noise the L1 budget ``k`` is shared with noise directions, so the rank
-    of the iterates grows as ``k`` exceeds the nuclear norm of the clipped,
-    centred data. Memory is ``O(nnz + n^2 + n_users r)`` with ``r`` the
-    number of kept directions (at most ``n``); each iteration costs
-    ``O(n_users n (n + r))``.
-
-    **Users with no ratings** contribute nothing and are completed with
-    zeros, or with the item biases when ``center="user_item"`` (there is
-    no private estimate of a global mean rating). A user
-    whose row overflows float64 in her centring or local updates (ratings
-    near ``1e308``) contributes nothing either, and her own completed row is
-    not finite: a per-user rule, so the guarantee holds for every finite
-    input, and ``fit`` emits no floating-point warning that would depend on
-    the data.
+    Users with no ratings are completed with the item biases (zeros with
+    ``center="user"`` or ``None``).
 
     References
     ----------
     P. Jain, O. Thakkar and A. Thakurta, "Differentially private matrix
-    completion revisited", ICML 2018 (Thakkar 2019, Ch. 6).
+    completion revisited", ICML 2018 (O. Thakkar, PhD thesis, 2019, Ch. 6).
 
     J. Dong, A. Roth and W. Su, "Gaussian differential privacy", JRSS B, 2022.
+
+    B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for
+    differential privacy: analytical calibration and optimal denoising",
+    ICML 2018.
 
     C. Canonne, G. Kamath and T. Steinke, "The discrete Gaussian for
     differential privacy", NeurIPS 2020.
@@ -445,35 +229,20 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
     I. Mironov, "On significance of the least significant bits for
     differential privacy", CCS 2012.
 
-    S. Casacuberta, M. Shoemate, S. Vadhan and C. Wagaman, "Widespread
-    underestimation of sensitivity in differentially private libraries and
-    how to fix it", CCS 2022.
-
-    B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for
-    differential privacy: analytical calibration and optimal denoising",
-    ICML 2018.
-
-    M. Jaggi, "Revisiting Frank-Wolfe: projection-free sparse convex
-    optimization", ICML 2013.
-
-    J. Duchi, S. Shalev-Shwartz, Y. Singer and T. Chandra, "Efficient
-    projections onto the l1-ball for learning in high dimensions", ICML 2008.
-
     Examples
     --------
     >>> from skdp.datasets import make_low_rank_ratings
     >>> from skdp.matrix_completion import DPMatrixCompleter
     >>> data = make_low_rank_ratings(20_000, 30, n_ratings=10, random_state=0)
-    >>> model = DPMatrixCompleter(epsilon=1.0, delta=1e-6, method="pursuit", rank=2,
-    ...                           row_norm_bound=1.0, random_state=0).fit(data.train)
+    >>> model = DPMatrixCompleter(epsilon=1.0, delta=1e-6, random_state=0).fit(data.train)
     >>> completed = model.transform(data.train[:5])
     >>> completed.shape
     (5, 30)
     """
 
     def __init__(self, epsilon=1.0, delta=None, *, nuclear_norm=None, max_iter=10,
-                 row_norm_bound=None, method="frank_wolfe", eigensolver="auto", rank=None,
-                 center="user_item", item_share=0.25, rating_bounds=None, ridge=0.1, oja_iter=5,
+                 row_norm_bound=None, method="svd", eigensolver="auto", rank=None,
+                 center="user_item", item_share=0.25, rating_bounds=None, ridge=0.3, oja_iter=5,
                  step_schedule="standard", learning_rate=1.0, noise="gaussian",
                  random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
@@ -526,7 +295,7 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
                                  low_inclusive=False)),
             "n_iter": check_positive_int(self.max_iter, "max_iter"),
             "oja_iter": check_positive_int(self.oja_iter, "oja_iter"),
-            "rank": (min(_DEFAULT_RANK, n_items) if self.rank is None
+            "rank": (min(_DEFAULT_RANK[method], n_items) if self.rank is None
                      else check_positive_int(self.rank, "rank")),
             "eigensolver": (("exact" if n_items <= _AUTO_EXACT_MAX_ITEMS else "oja")
                             if eigensolver == "auto" else eigensolver),
@@ -771,7 +540,9 @@ def _pgd_steps(learning_rate, n_iter):
 _ROW_NORM_FACTOR = 3.0
 _PGD_ROW_FACTOR = 0.4
 _NUCLEAR_FACTOR = 1.0
-_DEFAULT_RANK = 3
+# svd: one release whatever the rank (its cost does not grow with it); pursuit
+# pays one release per direction.
+_DEFAULT_RANK = {"svd": 5, "pursuit": 3, "frank_wolfe": 3, "pgd": 3}
 _ITEM_CLIP = 16.0
 _ITEM_PRIOR = 3.0
 _ITEM_PRIOR_NOISE = 25.0

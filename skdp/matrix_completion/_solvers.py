@@ -381,7 +381,7 @@ def frank_wolfe_local(ratings, directions, *, nuclear_norm, bound, etas, coeffic
 
 
 _RIDGE = 1e-2  # relative ridge of the per-user least squares (numerical safeguard)
-_ABS_RIDGE = 0.1  # default absolute ridge (the estimator's ridge)
+_ABS_RIDGE = 0.1  # the solvers' own default (the estimator passes its ridge)
 
 
 def _observed_fit(ratings, coef, V):
@@ -403,7 +403,7 @@ class _LeastSquares:
     with ``alpha_i = 0.01 |Omega_i| / n + ridge``: one percent of the expected
     diagonal of her Gram matrix when ``V`` has orthonormal rows (a numerical
     safeguard), plus an absolute ``ridge`` (the estimator's ``ridge``, default
-    0.1) that shrinks her coefficients toward zero. Her Gram matrix and right-hand
+    0.3) that shrinks her coefficients toward zero. Her Gram matrix and right-hand
     side grow by one column per new direction.
     """
 

@@ -33,7 +33,7 @@ def test_noise_beyond_2_to_the_52_steps_is_refused_before_the_charge(epsilon):
         discrete_noise(epsilon, 1e-300, releases, 40.0)
     X = np.where(np.eye(10, 30) > 0, 1.0, np.nan)
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-2)
-    model = DPMatrixCompleter(epsilon=epsilon, delta=1e-300, nuclear_norm=5.0,
+    model = DPMatrixCompleter(method="frank_wolfe", epsilon=epsilon, delta=1e-300, nuclear_norm=5.0,
                               noise="discrete_gaussian", eigensolver="exact",
                               accountant=accountant, random_state=0)
     with pytest.raises(ValueError, match="too small"):

@@ -212,7 +212,8 @@ def test_audit_fitted_estimator(noise_factor, caught, monkeypatch):
     datasets = [np.array([[1.0], [0.5]]), np.array([[0.0], [0.5]])]
 
     def mechanism(which, rng):
-        model = DPMatrixCompleter(epsilon=1.0, delta=1e-5, nuclear_norm=1.0, max_iter=1,
+        model = DPMatrixCompleter(method="frank_wolfe",
+                                  epsilon=1.0, delta=1e-5, nuclear_norm=1.0, max_iter=1,
                                   row_norm_bound=1.0, center=None, random_state=rng)
         return model.fit(datasets[which]).singular_values_[0]
 
@@ -245,7 +246,8 @@ def test_frank_wolfe_without_noise_matches_dense_reference():
     Y = rng.uniform(-1, 1, (40, 1)) @ rng.uniform(-1, 1, (1, 8))
     observed = rng.random(Y.shape) < 0.6
     X = np.where(observed, Y, np.nan)
-    model = DPMatrixCompleter(epsilon=1e16, delta=0.5, nuclear_norm=5.0, max_iter=6,
+    model = DPMatrixCompleter(method="frank_wolfe",
+                              epsilon=1e16, delta=0.5, nuclear_norm=5.0, max_iter=6,
                               row_norm_bound=1.2, center=None, eigensolver="exact",
                               random_state=0).fit(X)
     expected = _dense_frank_wolfe(Y, observed, 5.0, 1.2, 6)
@@ -311,7 +313,8 @@ def test_accuracy_against_per_user_mean_and_non_private(ratings, eigensolver):
     baseline = _user_mean_rmse(ratings)
     common = dict(delta=1e-6, row_norm_bound=1.0, eigensolver=eigensolver, ridge=0.0,
                   center="user", random_state=0)
-    fw = DPMatrixCompleter(epsilon=5.0, nuclear_norm=ratings.nuclear_norm, max_iter=5, **common)
+    fw = DPMatrixCompleter(method="frank_wolfe",
+                           epsilon=5.0, nuclear_norm=ratings.nuclear_norm, max_iter=5, **common)
     assert _rmse(fw.fit(ratings.train).transform(ratings.train), ratings.test) < 0.9 * baseline
     pursuit = DPMatrixCompleter(epsilon=5.0, method="pursuit", rank=2, **common)
     private = _rmse(pursuit.fit(ratings.train).transform(ratings.train), ratings.test)
@@ -373,7 +376,8 @@ def test_oja_never_forms_an_items_by_items_matrix():
 
     n_items = 6000
     data = make_low_rank_ratings(3000, n_items, n_ratings=5, random_state=0)
-    model = DPMatrixCompleter(epsilon=1.0, delta=1e-6, nuclear_norm=data.nuclear_norm,
+    model = DPMatrixCompleter(method="frank_wolfe",
+                              epsilon=1.0, delta=1e-6, nuclear_norm=data.nuclear_norm,
                               max_iter=2, oja_iter=2, eigensolver="oja", random_state=0)
     tracemalloc.start()
     model.fit(data.train)
@@ -385,18 +389,20 @@ def test_oja_never_forms_an_items_by_items_matrix():
     assert fit_peak < 0.01 * n_items**2 * 8  # the n x n matrix alone would be 288 MB
     assert transform_peak < 2.5 * 100 * n_items * 8  # about the dense output itself
     assert model.eigensolver_ == "oja"
-    assert DPMatrixCompleter(nuclear_norm=1.0, delta=1e-6).set_params(eigensolver="auto").fit(
+    assert DPMatrixCompleter(method="frank_wolfe",
+                             nuclear_norm=1.0, delta=1e-6).set_params(eigensolver="auto").fit(
         data.train[:50]).eigensolver_ == "oja"
 
 
 def test_budget_bookkeeping(ratings):
     X = ratings.train[:200]
-    model = DPMatrixCompleter(epsilon=0.5, nuclear_norm=10.0, random_state=0).fit(X)
+    model = DPMatrixCompleter(method="frank_wolfe",
+                              epsilon=0.5, nuclear_norm=10.0, random_state=0).fit(X)
     assert model.delta_ == pytest.approx(1 / 200**2)
     assert model.privacy_spent_.epsilon == 0.5
     assert model.n_iter_ == 10 and model.components_.shape == (10, 30)
     accountant = BudgetAccountant(epsilon=1.0, delta=1e-3)
-    shared = DPMatrixCompleter(epsilon=0.6, delta=1e-4, nuclear_norm=10.0,
+    shared = DPMatrixCompleter(method="frank_wolfe", epsilon=0.6, delta=1e-4, nuclear_norm=10.0,
                                accountant=accountant)
     shared.fit(X)
     with pytest.raises(BudgetExceededError):
@@ -431,7 +437,7 @@ def test_bad_input_is_refused_before_spending(params, X, message):
     X = np.where(np.eye(10, 30) > 0, 1.0, np.nan) if X is None else X
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-2)
     model = DPMatrixCompleter(epsilon=1.0, delta=1e-4, accountant=accountant,
-                              **{"nuclear_norm": 5.0, **params})
+                              **{"method": "frank_wolfe", "nuclear_norm": 5.0, **params})
     with pytest.raises(ValueError, match=message):
         model.fit(X)
     assert accountant.spent is None

@@ -1,4 +1,4 @@
-"""DPMatrixCompleter's defaults: the public nuclear-norm rule of Frank-Wolfe and projected gradient descent."""
+"""DPMatrixCompleter's defaults: method, rank, ridge and the public nuclear-norm rules."""
 
 import math
 
@@ -10,14 +10,38 @@ from skdp.datasets import make_low_rank_ratings
 from skdp.matrix_completion import DPMatrixCompleter
 
 
-def test_matrix_completer_fits_with_defaults():
+def test_default_is_svd_with_rank_five_and_ridge_point_three():
     data = make_low_rank_ratings(2000, 20, n_ratings=5, random_state=0)
     model = DPMatrixCompleter(random_state=0).fit(data.train)
+    assert model._local_params["method"] == "svd" and model._local_params["ridge"] == 0.3
+    assert model.components_.shape == (5, 20) and model.nuclear_norm_ is None
+    np.testing.assert_allclose(model.components_ @ model.components_.T, np.eye(5), atol=1e-8)
+    pursuit = DPMatrixCompleter(method="pursuit", random_state=0).fit(data.train)
+    assert pursuit.components_.shape == (3, 20)
+    assert DPMatrixCompleter(random_state=0).fit(data.train[:, :4]).components_.shape == (4, 4)
+
+
+@pytest.mark.parametrize("eigensolver", ["exact", "oja"])
+def test_svd_rank_does_not_change_the_privacy_constants(eigensolver):
+    # One subspace release: its sensitivity is sqrt(2) Delta^2 (exact) or
+    # oja_iter blocks of min(sqrt(2), sqrt(rank)) Delta^2 (Oja): rank 3 and the
+    # default 5 are calibrated alike.
+    data = make_low_rank_ratings(500, 12, n_ratings=5, random_state=0)
+    kw = dict(epsilon=1.0, delta=1e-5, eigensolver=eigensolver, random_state=0)
+    default = DPMatrixCompleter(**kw).fit(data.train)
+    three = DPMatrixCompleter(rank=3, **kw).fit(data.train)
+    assert default.sensitivity_ == three.sensitivity_ and default.sigma_ == three.sigma_
+
+
+def test_matrix_completer_frank_wolfe_nuclear_norm_rule():
+    data = make_low_rank_ratings(2000, 20, n_ratings=5, random_state=0)
+    model = DPMatrixCompleter(method="frank_wolfe", random_state=0).fit(data.train)
     assert model.nuclear_norm is None
     # row_norm_bound=None: 3 times the half range of the ratings ([-1, 1] by default).
     assert model.nuclear_norm_ == pytest.approx(math.sqrt(2000) * 3.0)
     assert model.transform(data.train[:3]).shape == (3, 20)
-    explicit = DPMatrixCompleter(nuclear_norm=7.0, row_norm_bound=2.0, random_state=0)
+    explicit = DPMatrixCompleter(method="frank_wolfe", nuclear_norm=7.0, row_norm_bound=2.0,
+                                 random_state=0)
     assert explicit.fit(data.train).nuclear_norm_ == 7.0
     rule = clone(explicit).set_params(nuclear_norm=None).fit(data.train)
     assert rule.nuclear_norm_ == pytest.approx(math.sqrt(2000) * 2.0)

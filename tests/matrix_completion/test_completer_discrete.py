@@ -284,8 +284,8 @@ def test_fitted_releases_are_exact_grid_multiples(method, eigensolver, ratings, 
 
 def test_default_is_the_continuous_gaussian_bit_for_bit(ratings):
     X = ratings.train[:500]
-    for params in (dict(nuclear_norm=60.0, max_iter=3), dict(method="pursuit", rank=2,
-                                                               eigensolver="oja")):
+    for params in (dict(method="frank_wolfe", nuclear_norm=60.0, max_iter=3),
+                   dict(method="pursuit", rank=2, eigensolver="oja")):
         default = DPMatrixCompleter(epsilon=1.0, delta=1e-6, random_state=0, **params).fit(X)
         explicit = DPMatrixCompleter(epsilon=1.0, delta=1e-6, noise="gaussian", random_state=0,
                                      **params).fit(X)
@@ -343,7 +343,8 @@ def test_clone_and_pickle_keep_the_discrete_option(ratings):
 def test_bad_noise_or_failed_calibration_spends_nothing(params, message):
     X = np.where(np.eye(10, 30) > 0, 1.0, np.nan)
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-2)
-    model = DPMatrixCompleter(**{"epsilon": 1.0, "delta": 1e-4, "nuclear_norm": 5.0,
+    model = DPMatrixCompleter(**{"method": "frank_wolfe",
+                                "epsilon": 1.0, "delta": 1e-4, "nuclear_norm": 5.0,
                                  "accountant": accountant, **params})
     with pytest.raises(ValueError, match=message):
         model.fit(X)
