@@ -51,25 +51,9 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
 
     The algorithms of Jain, Thakkar and Thakurta (2018) (Thakkar (2019), Ch. 6)
     split every iteration into a **global component**, the only step that sees
-    all users, which releases noisy top eigenvectors of the users' aggregated
-    statistic ``sum_i A_i^T A_i``, and a **local component** that completes
-    each user's row from her own ratings and the released vectors only.
-    :meth:`fit` runs the global component and keeps the released vectors in
-    ``components_``; :meth:`transform` runs the local component on any rows,
-    training users or new ones. Ratings are first centred on each user's mean
-    (local) and on privately released item biases.
-
-    * ``"svd"`` (default): private SVD completion (Alg. 15): one noisy
-      top-``rank`` subspace of the clipped ratings; each user fits her row on
-      it by ridge least squares.
-    * ``"frank_wolfe"``: private Frank-Wolfe (Alg. 13) on
-      ``min ||P_Omega(Y - Y*)||_F^2`` over ``||Y||_nuc <= nuclear_norm``.
-    * ``"pursuit"``: the same global component; each user refits her row on
-      all directions released so far and sends her clipped residual to the
-      next iteration (a private greedy rank-one pursuit, an skdp addition).
-    * ``"pgd"``: private projected gradient descent (Alg. 16), releasing a
-      full noisy ``n x n`` Gram matrix per iteration (a few thousand items at
-      most).
+    all users (noisy top eigenvectors of ``sum_i A_i^T A_i``, kept in
+    ``components_``), and a **local component**, :meth:`transform`, that
+    completes each user's row from her own ratings and those vectors only.
 
     Derivations, the defaults' rules and measurements on real ratings are in
     the user guide, :doc:`/guide/matrix_completion`.
@@ -94,7 +78,17 @@ class DPMatrixCompleter(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin
         grows like its square. ``None``: ``3 s`` (``"pgd"``: ``0.4 s
         sqrt(n_items)``), ``s`` half the width of ``rating_bounds``.
     method : {"svd", "frank_wolfe", "pursuit", "pgd"}, default="svd"
-        See above.
+        * ``"svd"`` (default): private SVD completion (Alg. 15): one noisy
+          top-``rank`` subspace of the clipped ratings; each user fits her row on
+          it by ridge least squares.
+        * ``"frank_wolfe"``: private Frank-Wolfe (Alg. 13) on
+          ``min ||P_Omega(Y - Y*)||_F^2`` over ``||Y||_nuc <= nuclear_norm``.
+        * ``"pursuit"``: the same global component; each user refits her row on
+          all directions released so far and sends her clipped residual to the
+          next iteration (a private greedy rank-one pursuit, an skdp addition).
+        * ``"pgd"``: private projected gradient descent (Alg. 16), releasing a
+          full noisy ``n x n`` Gram matrix per iteration (a few thousand items at
+          most).
     eigensolver : {"auto", "exact", "oja"}, default="auto"
         ``"exact"``: eigenpairs of the noisy ``n x n`` matrix (memory
         ``O(nnz + n^2)``). ``"oja"``: private Oja's method (Alg. 14), noisy
