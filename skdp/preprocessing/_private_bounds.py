@@ -4,10 +4,12 @@ import math
 import numbers
 import warnings
 
+import dp_accounting
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from skdp.accounting import EpsilonDeltaDpEvent
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms._exponential import check_noise_scale
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
@@ -385,7 +387,11 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
                 "n_samples, so the released ranges will be mostly noise. Give it more "
                 "epsilon, or use public bounds (PublicBoundsScaler).", UserWarning,
                 stacklevel=2)
-        budget, rng = self._start_private_fit(n, allow_zero_delta=True)
+        # 2 d AboveThreshold releases, each (epsilon / (2 d))-DP (pure).
+        budget, rng = self._start_private_fit(
+            n, allow_zero_delta=True,
+            event=lambda b: dp_accounting.SelfComposedDpEvent(
+                EpsilonDeltaDpEvent(b.epsilon / (2 * d), 0.0), 2 * d))
         share = budget.epsilon / (2 * d)  # basic composition over 2 d quantiles
         bounds = np.empty((d, 2))
         for j in range(d):
