@@ -248,3 +248,20 @@ def test_grid_search_charges_less_under_the_tight_accountant():
     with pytest.raises(BudgetExceededError):
         search(BudgetAccountant(4.0, 1e-5))
     search(BudgetAccountant(4.0, 1e-5, composition="rdp"))
+
+
+def test_grid_search_in_process_workers_is_charged_its_tight_total(tmp_path):
+    from joblib import parallel_backend
+    X, y = _data(400)
+    acc = BudgetAccountant(4.0, 1e-5, ledger=tmp_path / "g.db", composition="rdp")
+    est = DPGaussianNB(epsilon=1.0, delta=1e-7, bounds=[(-3, 3)] * 4, classes=[0, 1],
+                       accountant=acc)
+    with parallel_backend("loky"):
+        GridSearchCV(est, {"var_smoothing": [1e-3, 1e-2]}, cv=5, refit=False, n_jobs=2,
+                     error_score="raise").fit(X, y)
+    # Ten fits in the workers: 10 by basic composition, over the total of 4.
+    assert len(acc.spends) == 10
+    z = acc.events[0].noise_multiplier
+    assert all(e == acc.events[0] for e in acc.events)
+    assert acc.spent.epsilon == pytest.approx(zcdp_to_dp(10 * 0.5 / z**2, 1e-5).epsilon)
+    assert acc.spent.epsilon < 4.0
