@@ -284,7 +284,7 @@ class BudgetAccountant:
                                   [(s.budget, s.event) for s in self._spends], budget, event)
 
     def _fits_records(self, eps, delta, n_spends, records, budget, event):
-        """Whether ``(budget, event)`` fits on ``records`` (summing exactly to ``eps``, ``delta``)."""
+        """Whether ``(budget, event)`` fits on ``records`` (exact sums ``eps``, ``delta``)."""
         if self._fits_totals(eps, delta, n_spends, budget):
             return True  # basic composition is valid under every option
         if self.composition == "basic":

@@ -630,8 +630,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         if noise == "continuous":
             event = moment_privacy_event(d, mechanism, sum_scale)
         elif mechanism == "discrete_gaussian":
-            # rho = (M K)^2 sum_j (dp_j^2 + c' dq_j^2) / (2 sigma_1^2) <= 4 d (M K)^2 / (2 sigma_1^2)
-            # (Canonne, Kamath and Steinke 2020, Thm. 14; Notes of _discrete_noise).
+            # zCDP of the multivariate discrete Gaussian (Canonne, Kamath and Steinke 2020,
+            # Thm. 14): rho = (M K)^2 sum_j (dp_j^2 + c' dq_j^2) / (2 sigma_1^2)
+            # <= 4 d (M K)^2 / (2 sigma_1^2) (Notes of _discrete_noise).
             event = dp_accounting.ZCDpEvent(
                 2.0 * d * float(weight_grid * value_grid) ** 2 / float(sum_noise))
         else:
