@@ -256,9 +256,11 @@ def _compose_rdp(records, delta):
 # --- privacy loss distributions ---------------------------------------------------
 
 _PLD_INTERVAL = 1e-4
-# Above this per-event epsilon, privacy loss distributions are not built (their support
-# grows with epsilon, from_privacy_parameters' linearly); such spends compose basically.
-_PLD_MAX_EPSILON = 20.0
+# Above this per-event epsilon, or this sum of the epsilons, privacy loss distributions are
+# not built (their support grows with epsilon, about sum epsilon / interval points): such
+# records compose by Renyi DP instead.
+_PLD_MAX_EPSILON = 10.0
+_PLD_MAX_TOTAL_EPSILON = 100.0
 
 
 @functools.lru_cache(maxsize=512)
@@ -312,10 +314,11 @@ def _event_pld(event):
 
 
 def _compose_pld(records, delta):
+    if (any(budget.epsilon > _PLD_MAX_EPSILON for budget, _ in records)
+            or math.fsum(budget.epsilon for budget, _ in records) > _PLD_MAX_TOTAL_EPSILON):
+        return _compose_rdp(records, delta)
     total = _pld.identity(value_discretization_interval=_PLD_INTERVAL)
     for budget, event in records:
-        if budget.epsilon > _PLD_MAX_EPSILON:
-            return math.inf
         pld = None if event is None else _pld_of(event)
         if pld is None:
             pld = _pld_of(plain_event(budget))
@@ -345,8 +348,10 @@ def compose_events(records, delta, composition="rdp"):
         converted by Canonne, Kamath and Steinke (2020), Prop. 12, composed basically
         with the others. ``"pld"``: privacy loss distributions of dp-accounting
         (Koskela et al. 2020; Doroshenko et al. 2022), covering also Poisson-sampled
-        Gaussians and plain ``(epsilon, delta)`` events. A tight result is never
-        above the basic one: the smaller valid bound is returned.
+        Gaussians and plain ``(epsilon, delta)`` events (Renyi DP instead when a
+        record spends over 10 or all over 100: the distributions would be too
+        large). A tight result is never above the basic one: the smaller valid
+        bound is returned.
 
     Returns
     -------

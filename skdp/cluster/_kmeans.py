@@ -222,6 +222,9 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
         The delta used.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
+    privacy_event_ : dp_accounting.DpEvent
+        The ``n_iter_`` Gaussian (Laplace when ``delta=0``) Lloyd steps.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

@@ -119,6 +119,9 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimatorMixin,
         The delta used.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
+    privacy_event_ : dp_accounting.DpEvent
+        One Gaussian release (all the noisy statistics together).
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

@@ -281,6 +281,9 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
         The delta spent.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)``.
+    privacy_event_ : dp_accounting.DpEvent
+        The Gaussian releases of the fit.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
 
     Privacy
     -------
@@ -510,6 +513,9 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
     n_features_in_ : int
     delta_ : float
     privacy_spent_ : PrivacyBudget
+    privacy_event_ : dp_accounting.DpEvent
+        The Gaussian releases of the fit.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
 
     Privacy
     -------

@@ -409,6 +409,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         The delta used.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
+    privacy_event_ : dp_accounting.DpEvent
+        One Gaussian (Laplace when ``delta=0``) release of the moments.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

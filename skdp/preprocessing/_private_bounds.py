@@ -132,6 +132,9 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
         Bound on the L2 norm of the output rows (1, or ``data_norm_``).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, 0)``.
+    privacy_event_ : dp_accounting.DpEvent
+        The plain ``(epsilon, 0)`` event of the quantile release.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -294,6 +297,9 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
         The released ``(lower, upper)`` per feature (``lower <= upper``).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, 0)``.
+    privacy_event_ : dp_accounting.DpEvent
+        ``2 d`` pure ``epsilon / (2 d)`` quantile releases.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

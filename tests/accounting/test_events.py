@@ -265,3 +265,22 @@ def test_grid_search_in_process_workers_is_charged_its_tight_total(tmp_path):
     assert all(e == acc.events[0] for e in acc.events)
     assert acc.spent.epsilon == pytest.approx(zcdp_to_dp(10 * 0.5 / z**2, 1e-5).epsilon)
     assert acc.spent.epsilon < 4.0
+
+
+def test_dpsgd_events_compose_under_replace_one_as_they_were_calibrated():
+    from skdp.accounting import calibrate_subsampled_gaussian
+    from skdp.accounting._events import _compose_pld
+    q, steps, delta = 0.05, 200, 1e-6
+    z = calibrate_subsampled_gaussian(1.0, delta, q, steps, accountant="pld",
+                                      neighbours="replace-one")
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)), steps)
+    budget = PrivacyBudget(1.0, delta)
+    # One fit: its own budget, not the half that add/remove neighbours would report.
+    assert 0.95 < _compose_pld([(budget, event)], delta) <= 1.0 + 1e-9
+    # Five fits (a 5-fold cross-validation) at delta = 1e-5: far below the basic 5.
+    acc = BudgetAccountant(3.0, 1e-5, composition="pld")
+    for _ in range(5):
+        acc.spend(budget, event=event)
+    assert acc.spent.epsilon < 3.0
+    assert compose_events([(budget, event)] * 5, 1e-5, "rdp") == pytest.approx(5.0)  # no RDP here
