@@ -10,6 +10,7 @@ import textwrap
 import dp_accounting
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 
@@ -21,6 +22,7 @@ from skdp.accounting import (
     event_to_json,
     zcdp_to_dp,
 )
+from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism, gaussian_delta_analytic
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPFeatureClipper, DPNormClipper
@@ -284,3 +286,33 @@ def test_dpsgd_events_compose_under_replace_one_as_they_were_calibrated():
         acc.spend(budget, event=event)
     assert acc.spent.epsilon < 3.0
     assert compose_events([(budget, event)] * 5, 1e-5, "rdp") == pytest.approx(5.0)  # no RDP here
+
+
+class _Release(DPEstimatorMixin, BaseEstimator):
+    """A minimal estimator that declares its event in one of three ways."""
+
+    def __init__(self, epsilon=1.0, delta=1e-6, accountant=None, event="override"):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.event = event
+
+    def _privacy_event(self, budget, n_samples=None):
+        return dp_accounting.GaussianDpEvent(5.0)
+
+    def fit(self, X, y=None):
+        event = {"override": None, "callable": lambda b: EpsilonDeltaDpEvent(b.epsilon, 0.0),
+                 "bad": (1.0, 0.0)}[self.event]
+        self._start_private_fit(len(X), event=event)
+        return self
+
+
+def test_the_hook_takes_an_override_a_function_of_the_budget_and_refuses_a_bad_event():
+    acc = BudgetAccountant(10.0, 1e-5, composition="rdp")
+    X = np.zeros((10, 1))
+    assert _Release(accountant=acc).fit(X).privacy_event_ == dp_accounting.GaussianDpEvent(5.0)
+    assert (_Release(accountant=acc, event="callable").fit(X).privacy_event_
+            == EpsilonDeltaDpEvent(1.0, 0.0))
+    with pytest.raises(TypeError, match="must be a dp_accounting.DpEvent"):
+        _Release(accountant=acc, event="bad").fit(X)
+    assert acc.events == [dp_accounting.GaussianDpEvent(5.0), EpsilonDeltaDpEvent(1.0, 0.0)]
