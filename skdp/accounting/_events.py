@@ -56,6 +56,13 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
     profile through privacy-loss distributions with ``composition="pld"``,
     Kairouz, Oh and Viswanath (2017); by Renyi DP when ``delta = 0``,
     Bun and Steinke (2016), Prop. 1.4; else by basic composition).
+
+    Parameters
+    ----------
+    epsilon : float
+        The mechanism's epsilon, >= 0.
+    delta : float, default=0.0
+        Its delta, in ``[0, 1)``.
     """
 
     epsilon: float
@@ -118,12 +125,39 @@ def event_to_json(event):
 
     Floats are written with ``repr``, so :func:`event_from_json` gives back an
     equal event (used by the budget ledger, which other processes read).
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        An event of ``dp_accounting.dp_event`` or an :class:`EpsilonDeltaDpEvent`,
+        nested to any depth.
+
+    Returns
+    -------
+    text : str
+
+    Raises
+    ------
+    TypeError
+        For an event class of another module.
     """
     return json.dumps(_encode(event), sort_keys=True, allow_nan=False)
 
 
 def event_from_json(text):
-    """The event serialized by :func:`event_to_json` (only known event types are built)."""
+    """The event serialized by :func:`event_to_json`.
+
+    Only the classes of ``dp_accounting.dp_event`` and :class:`EpsilonDeltaDpEvent`
+    are built: a ledger file cannot make its reader import code.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+    """
     return _decode(json.loads(text))
 
 
