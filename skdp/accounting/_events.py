@@ -69,6 +69,15 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
     delta: float = 0.0
 
 
+# dp-accounting's zCDP event (absent from its oldest releases: then never matched).
+_ZCDP = getattr(_dp_event, "ZCDpEvent", ())
+
+
+def zcdp_event(rho):
+    """``ZCDpEvent(rho)``, or None when the installed dp-accounting lacks it."""
+    return None if _ZCDP == () else _ZCDP(float(rho))
+
+
 def plain_event(budget):
     """The :class:`EpsilonDeltaDpEvent` of a :class:`~skdp.PrivacyBudget`."""
     return EpsilonDeltaDpEvent(float(budget.epsilon), float(budget.delta))
@@ -193,7 +202,7 @@ def _rdp(event, orders):
     if isinstance(event, _dp_event.LaplaceDpEvent):
         b = float(event.noise_multiplier)
         return _laplace_rdp(b, orders) if b > 0 else None
-    if isinstance(event, _dp_event.ZCDpEvent):
+    if isinstance(event, _ZCDP):
         # Bun and Steinke (2016), Def. 1.1: (xi, rho)-zCDP is D_alpha <= xi + rho alpha.
         return float(event.xi) + float(event.rho) * orders
     if isinstance(event, EpsilonDeltaDpEvent):
@@ -227,7 +236,7 @@ def _rho(event):
     if isinstance(event, _dp_event.LaplaceDpEvent):
         b = float(event.noise_multiplier)
         return 0.5 / (b * b) if b > 0 else None  # pure (1/b)-DP, Prop. 1.4
-    if isinstance(event, _dp_event.ZCDpEvent):
+    if isinstance(event, _ZCDP):
         return float(event.rho) if event.xi == 0 else None
     if isinstance(event, EpsilonDeltaDpEvent):
         return 0.5 * float(event.epsilon) ** 2 if event.delta == 0 else None

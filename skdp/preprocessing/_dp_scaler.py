@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from skdp.accounting._events import zcdp_event
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import (
     discrete_gaussian_sigma2,
@@ -636,8 +637,7 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
             # zCDP of the multivariate discrete Gaussian (Canonne, Kamath and Steinke 2020,
             # Thm. 14): rho = (M K)^2 sum_j (dp_j^2 + c' dq_j^2) / (2 sigma_1^2)
             # <= 4 d (M K)^2 / (2 sigma_1^2) (Notes of _discrete_noise).
-            event = dp_accounting.ZCDpEvent(
-                2.0 * d * float(weight_grid * value_grid) ** 2 / float(sum_noise))
+            event = zcdp_event(2.0 * d * float(weight_grid * value_grid) ** 2 / float(sum_noise))
         else:
             event = None  # the discrete Laplace: its plain (epsilon, 0) event
         budget, rng = self._start_private_fit(n, default_delta=default_delta, event=event)
