@@ -10,9 +10,11 @@ import pickle
 import warnings
 
 import numpy as np
+from dp_accounting import DpEvent
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
 from skdp.accounting._accountant import spending_is_refused
+from skdp.accounting._events import plain_event
 from skdp.exceptions import PrivacyLeakWarning, WeakPrivacyWarning
 from skdp.utils._random import check_random_state, child_random_state
 from skdp.utils._validation import check_epsilon_delta, check_n_jobs
@@ -71,6 +73,8 @@ class DPEstimatorMixin:
     ``random_state`` parameters. In ``fit`` they validate the data first, then
     call :meth:`_start_private_fit`, then run the mechanism with the returned
     generator, and finally set ``privacy_spent_`` (and ``delta_``).
+    :meth:`_start_private_fit` sets ``privacy_event_`` (what the fit releases,
+    see :meth:`_privacy_event`) and charges the accountant with it.
     """
 
     def _resolve_budget(self, n_samples=None, default_delta=None, allow_zero_delta=True):
@@ -104,7 +108,7 @@ class DPEstimatorMixin:
         epsilon, delta = check_epsilon_delta(self.epsilon, delta, allow_zero_delta=allow_zero_delta)
         return PrivacyBudget(epsilon, delta)
 
-    def _charge_accountant(self, budget):
+    def _charge_accountant(self, budget, event=None):
         """Spend ``budget`` from ``self.accountant`` (if any), refusing before any noise."""
         accountant = getattr(self, "accountant", None)
         if accountant is None:
@@ -113,15 +117,51 @@ class DPEstimatorMixin:
             raise TypeError(
                 f"accountant must be a skdp.BudgetAccountant or None, got {accountant!r}."
             )
-        accountant.spend(budget, by=type(self).__name__)
+        accountant.spend(budget, by=type(self).__name__, event=event)
 
-    def _start_private_fit(self, n_samples=None, default_delta=None, allow_zero_delta=True):
+    def _privacy_event(self, budget, n_samples=None):
+        """The privacy event this fit releases, known before the charge.
+
+        Override it (or pass ``event=`` to :meth:`_start_private_fit`) to
+        describe the release more finely than its budget: a
+        ``dp_accounting.GaussianDpEvent(sigma / sensitivity)`` for one Gaussian
+        release, a ``LaplaceDpEvent(scale / l1_sensitivity)``, a
+        ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), T)``
+        for DP-SGD, a ``ComposedDpEvent`` of several (conventions:
+        :mod:`skdp.accounting._events`). The event must be
+        ``(budget.epsilon, budget.delta)``-DP by itself and depend on public
+        quantities only. The default is the plain ``(epsilon, delta)`` event.
+
+        Parameters
+        ----------
+        budget : PrivacyBudget
+            The resolved budget of this fit.
+        n_samples : int or None
+            The public number of rows.
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+        """
+        return plain_event(budget)
+
+    def _start_private_fit(self, n_samples=None, default_delta=None, allow_zero_delta=True,
+                           event=None):
         """Resolve the budget, charge the accountant, and build the generator.
 
         Call this after the data has been validated (bad input must fail
         before anything is spent) and before any noise is drawn. Besides the
         budget, it validates ``random_state`` and ``n_jobs`` (``None`` or a
         nonzero int, when the estimator has that parameter) before the charge.
+        It sets ``privacy_event_``, the event the accountant is charged with.
+
+        Parameters
+        ----------
+        n_samples, default_delta, allow_zero_delta
+            See :meth:`_resolve_budget`.
+        event : dp_accounting.DpEvent, callable or None, default=None
+            What this fit releases: an event, or a function of the resolved
+            budget returning one. ``None`` calls :meth:`_privacy_event`.
 
         Returns
         -------
@@ -131,6 +171,13 @@ class DPEstimatorMixin:
             The only source of noise for this fit.
         """
         budget = self._resolve_budget(n_samples, default_delta, allow_zero_delta)
+        if event is None:
+            event = self._privacy_event(budget, n_samples)
+        elif callable(event) and not isinstance(event, DpEvent):
+            event = event(budget)
+        if not isinstance(event, DpEvent):
+            raise TypeError(f"{type(self).__name__}: the privacy event must be a "
+                            f"dp_accounting.DpEvent, got {event!r}.")
         if n_samples and budget.delta * n_samples >= 1:
             warnings.warn(
                 f"{type(self).__name__}: delta={budget.delta:g} >= 1 / n_samples = "
@@ -141,7 +188,8 @@ class DPEstimatorMixin:
         # joblib would refuse a bad n_jobs only once the budget is spent (or never, when
         # a binary problem runs no parallel loop).
         check_n_jobs(getattr(self, "n_jobs", None))
-        self._charge_accountant(budget)
+        self._charge_accountant(budget, event)
+        self.privacy_event_ = event
         return budget, rng
 
     def __sklearn_clone__(self):

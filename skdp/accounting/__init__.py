@@ -2,6 +2,12 @@
 
 from skdp.accounting._accountant import BudgetAccountant, Spend
 from skdp.accounting._budget import PrivacyBudget
+from skdp.accounting._events import (
+    EpsilonDeltaDpEvent,
+    compose_events,
+    event_from_json,
+    event_to_json,
+)
 from skdp.accounting._ledger import BudgetLedger, LedgerUnavailableError, SQLiteLedger
 from skdp.accounting._composition import (
     advanced_composition,
@@ -20,12 +26,16 @@ from skdp.accounting._subsampled import (
 __all__ = [
     "BudgetAccountant",
     "BudgetLedger",
+    "EpsilonDeltaDpEvent",
     "LedgerUnavailableError",
     "PrivacyBudget",
     "SQLiteLedger",
     "Spend",
     "advanced_composition",
     "basic_composition",
+    "compose_events",
+    "event_from_json",
+    "event_to_json",
     "calibrate_subsampled_gaussian",
     "dp_to_zcdp",
     "gaussian_zcdp",

@@ -34,16 +34,19 @@ class BudgetLedger(ABC):
         """Create the ledger with this total, or check that an existing one has it."""
 
     @abstractmethod
-    def spend(self, epsilon, delta, by, fits):
-        """Atomically: call ``fits(sum_epsilon, sum_delta, n_spends)`` on the recorded spends
-        (exact :class:`fractions.Fraction` sums) and, if it returns True, record the spend.
+    def spend(self, epsilon, delta, by, fits, event=None):
+        """Atomically: call ``fits(sum_epsilon, sum_delta, n_spends, records)`` on the
+        recorded spends (exact :class:`fractions.Fraction` sums, and the list of
+        ``(epsilon, delta, event)`` of every spend, oldest first) and, if it returns
+        True, record the spend with its ``event`` (a JSON string or None).
 
         Returns whether the spend was recorded.
         """
 
     @abstractmethod
     def records(self):
-        """Every recorded spend, oldest first, as ``(epsilon, delta, by)`` tuples."""
+        """Every recorded spend, oldest first, as ``(epsilon, delta, by, event)`` tuples
+        (``event``: the JSON string stored with the spend, or None)."""
 
 
 def _encode(value):
@@ -116,6 +119,9 @@ class SQLiteLedger(BudgetLedger):
             con.execute("CREATE TABLE IF NOT EXISTS spends (id INTEGER PRIMARY KEY AUTOINCREMENT, "
                         "epsilon TEXT NOT NULL, delta TEXT NOT NULL, by TEXT, pid INTEGER, "
                         "at REAL)")
+            columns = [r[1] for r in con.execute("PRAGMA table_info(spends)")]
+            if "event" not in columns:  # a ledger written before privacy events were kept
+                con.execute("ALTER TABLE spends ADD COLUMN event TEXT")
             row = con.execute("SELECT epsilon, delta FROM total").fetchone()
             if row is None:
                 con.execute("INSERT INTO total VALUES (1, ?, ?)",
@@ -128,25 +134,28 @@ class SQLiteLedger(BudgetLedger):
                     "Open it with its own total, or start a new ledger file.")
         self._transaction(work)
 
-    def spend(self, epsilon, delta, by, fits):
+    def spend(self, epsilon, delta, by, fits, event=None):
         def work(con):
-            rows = con.execute("SELECT epsilon, delta FROM spends").fetchall()
-            eps = sum((_decode(e) for e, _ in rows), Fraction(0))
-            dlt = sum((_decode(d) for _, d in rows), Fraction(0))
-            if not fits(eps, dlt, len(rows)):
+            rows = con.execute("SELECT epsilon, delta, event FROM spends ORDER BY id").fetchall()
+            eps = sum((_decode(e) for e, _, _ in rows), Fraction(0))
+            dlt = sum((_decode(d) for _, d, _ in rows), Fraction(0))
+            records = [(float.fromhex(e), float.fromhex(d), ev) for e, d, ev in rows]
+            if not fits(eps, dlt, len(rows), records):
                 return False
-            con.execute("INSERT INTO spends (epsilon, delta, by, pid, at) VALUES (?, ?, ?, ?, ?)",
-                        (_encode(epsilon), _encode(delta), by, os.getpid(), time.time()))
+            con.execute("INSERT INTO spends (epsilon, delta, by, pid, at, event) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (_encode(epsilon), _encode(delta), by, os.getpid(), time.time(), event))
             return True
         return self._transaction(work)
 
     def records(self):
         con = self._connect()
         try:
-            rows = con.execute("SELECT epsilon, delta, by FROM spends ORDER BY id").fetchall()
+            rows = con.execute("SELECT epsilon, delta, by, event FROM spends "
+                               "ORDER BY id").fetchall()
         except sqlite3.Error as error:
             raise LedgerUnavailableError(
                 f"the budget ledger {self.path!r} cannot be read ({error}).") from error
         finally:
             con.close()
-        return [(float.fromhex(e), float.fromhex(d), by) for e, d, by in rows]
+        return [(float.fromhex(e), float.fromhex(d), by, ev) for e, d, by, ev in rows]

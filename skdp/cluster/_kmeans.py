@@ -4,6 +4,7 @@ import math
 import numbers
 import warnings
 
+import dp_accounting
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
@@ -87,6 +88,21 @@ def lloyd_noise_scales(n_features, n_steps, epsilon, delta):
     # Delta = 2 sqrt(d) with counts weighted by sqrt(d).
     sigma = 2.0 * math.sqrt(d) / math.sqrt(2.0 * rho / n_steps)
     return "gaussian", sigma / math.sqrt(d), sigma
+
+
+def lloyd_privacy_event(n_features, n_steps, mechanism, sum_scale):
+    """The privacy event of ``n_steps`` noisy Lloyd steps (see :func:`lloyd_noise_scales`).
+
+    Each step is one Gaussian release of L2 sensitivity ``2 sqrt(d)`` with
+    noise ``sum_scale`` per entry, or one Laplace release of L1 sensitivity
+    ``2 (1 + d)`` and scale ``sum_scale``; the steps compose.
+    """
+    d = n_features
+    if mechanism == "gaussian":
+        step = dp_accounting.GaussianDpEvent(sum_scale / (2.0 * math.sqrt(d)))
+    else:
+        step = dp_accounting.LaplaceDpEvent(sum_scale / (2.0 * (1.0 + d)))
+    return dp_accounting.SelfComposedDpEvent(step, int(n_steps))
 
 
 def _squared_distances(Z, centres):
@@ -206,6 +222,9 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
         The delta used.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
+    privacy_event_ : dp_accounting.DpEvent
+        The ``n_iter_`` Gaussian (Laplace when ``delta=0``) Lloyd steps.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -337,7 +356,9 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
         coreset_iter, max_iter = self._steps(n, d, k, planned, max_iter, coreset_iter)
         n_steps = coreset_iter + max_iter
         mechanism, count_scale, sum_scale = self._noise_scales(d, n_steps, planned)
-        budget, rng = self._start_private_fit(n, default_delta=default_delta)
+        budget, rng = self._start_private_fit(
+            n, default_delta=default_delta,
+            event=lloyd_privacy_event(d, n_steps, mechanism, sum_scale))
         draw = rng.normal if mechanism == "gaussian" else rng.laplace
 
         centre, half_width = (upper + lower) / 2.0, (upper - lower) / 2.0

@@ -2,6 +2,7 @@
 
 import math
 
+import dp_accounting
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
@@ -118,6 +119,9 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimatorMixin,
         The delta used.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
+    privacy_event_ : dp_accounting.DpEvent
+        One Gaussian release (all the noisy statistics together).
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -248,8 +252,10 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DPEstimatorMixin,
         # The calibration is public but can fail (epsilon = 1e300): before the charge.
         planned = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         sigma = self._sigma(sensitivity, planned)
-        budget, rng = self._start_private_fit(n, default_delta=default_delta,
-                                              allow_zero_delta=False)
+        # All releases are one Gaussian mechanism of L2 sensitivity `sensitivity`.
+        budget, rng = self._start_private_fit(
+            n, default_delta=default_delta, allow_zero_delta=False,
+            event=dp_accounting.GaussianDpEvent(sigma / sensitivity))
 
         A = clip_rows_l2(X, data_norm)
         if not private_mean and np.any(center != 0.0):

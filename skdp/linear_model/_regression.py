@@ -3,6 +3,7 @@
 import math
 from contextlib import nullcontext
 
+import dp_accounting
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -185,6 +186,12 @@ def _row_norm(data_norm, fit_intercept):
     return data_norm * math.sqrt(1.0 + _INTERCEPT_SCALE**2) if fit_intercept else data_norm
 
 
+def _gaussian_steps_event(sigma, sensitivity, n_steps):
+    """``n_steps`` Gaussian mechanisms of noise ``sigma`` and L2 sensitivity ``sensitivity``."""
+    return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma / sensitivity),
+                                             int(n_steps))
+
+
 def _default_delta(n):
     return 1.0 / float(n) ** 2  # Thakkar (2019), Sec. 4.4: delta = 1 / n^2
 
@@ -274,6 +281,9 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
         The delta spent.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)``.
+    privacy_event_ : dp_accounting.DpEvent
+        The Gaussian releases of the fit.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
 
     Privacy
     -------
@@ -394,8 +404,16 @@ class DPLinearRegression(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEst
                              f"{budget.epsilon:g}, delta={budget.delta:g}, data_norm="
                              f"{data_norm:g}, y_bounds=({y_low:g}, {y_high:g}) ({error}). "
                              "Nothing was spent.") from error
+        if method == "gd":
+            # n_steps Gaussian mechanisms of sensitivity 2 huber_m B_x = y_half B_x.
+            event = _gaussian_steps_event(sigmas["gradient"], row_norm * y_half, n_steps)
+        else:
+            sens = {"lambda_min": row_norm**2, "gram": gram_sensitivity(row_norm),
+                    "moment": 2.0 * row_norm * y_half}
+            event = dp_accounting.ComposedDpEvent(
+                [dp_accounting.GaussianDpEvent(sigmas[k] / sens[k]) for k in sigmas])
         budget, rng = self._start_private_fit(n, default_delta=_default_delta,
-                                              allow_zero_delta=False)
+                                              allow_zero_delta=False, event=event)
 
         Xc, yc, mid, c = _prepare_rows(X, y, data_norm, fit_intercept, y_low, y_high)
         if method == "gd":
@@ -495,6 +513,9 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
     n_features_in_ : int
     delta_ : float
     privacy_spent_ : PrivacyBudget
+    privacy_event_ : dp_accounting.DpEvent
+        The Gaussian releases of the fit.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
 
     Privacy
     -------
@@ -587,8 +608,9 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
             raise ValueError(f"{owner}: the noise could not be calibrated for epsilon="
                              f"{budget.epsilon:g}, delta={budget.delta:g} ({error}). "
                              "Nothing was spent.") from error
-        budget, rng = self._start_private_fit(n, default_delta=_default_delta,
-                                              allow_zero_delta=False)
+        budget, rng = self._start_private_fit(
+            n, default_delta=_default_delta, allow_zero_delta=False,
+            event=_gaussian_steps_event(sigma, sensitivity, n_steps))
 
         Xc, yc, mid, c = _prepare_rows(X, y, data_norm, fit_intercept, y_low, y_high)
         theta = noisy_gradient_descent(Xc, yc, huber_m=huber_m, alpha=alpha, learning_rate=lr,

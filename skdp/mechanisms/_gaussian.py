@@ -2,6 +2,7 @@
 
 import math
 
+import dp_accounting
 import numpy as np
 from scipy import optimize, special
 
@@ -338,6 +339,17 @@ class GaussianMechanism(_AdditiveNoiseMechanism):
         """Noise standard deviation under the chosen calibration."""
         return gaussian_sigma(self._checked_sensitivity(), self.epsilon, self.delta,
                               self.calibration)
+
+    @property
+    def privacy_event(self):
+        """What one call releases, as a ``dp_accounting.GaussianDpEvent``.
+
+        Its noise multiplier is ``sigma / sensitivity``. Pass it as the
+        ``event`` of :meth:`skdp.BudgetAccountant.spend` (with the budget
+        ``(epsilon, delta)``) so that a tight accountant composes the calls;
+        ``k`` calls are ``dp_accounting.SelfComposedDpEvent(event, k)``.
+        """
+        return dp_accounting.GaussianDpEvent(self.sigma / self._checked_sensitivity())
 
     def _noise(self, shape):
         return self._rng.normal(0.0, self.sigma, size=shape)

@@ -1,5 +1,7 @@
 """The Laplace mechanism."""
 
+import dp_accounting
+
 from skdp.mechanisms._base import _AdditiveNoiseMechanism
 from skdp.mechanisms._exponential import check_noise_scale
 from skdp.utils._validation import check_real
@@ -67,6 +69,16 @@ class LaplaceMechanism(_AdditiveNoiseMechanism):
     def scale(self):
         """The Laplace scale ``sensitivity / epsilon``."""
         return laplace_scale(self._checked_sensitivity(), self.epsilon)
+
+    @property
+    def privacy_event(self):
+        """What one call releases, as a ``dp_accounting.LaplaceDpEvent``.
+
+        Its noise multiplier is ``scale / sensitivity`` (``1 / epsilon``). Pass
+        it as the ``event`` of :meth:`skdp.BudgetAccountant.spend` so that a
+        tight accountant composes the calls.
+        """
+        return dp_accounting.LaplaceDpEvent(self.scale / self._checked_sensitivity())
 
     def _noise(self, shape):
         return self._rng.laplace(0.0, self.scale, size=shape)

@@ -14,6 +14,7 @@ from sklearn.utils.validation import (check_array, check_consistent_length, chec
                                       column_or_1d, has_fit_parameter, validate_data)
 
 from skdp.accounting import BudgetAccountant, PrivacyBudget
+from skdp.accounting._events import plain_event
 from skdp.base import DPEstimatorMixin
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.mechanisms import exponential_mechanism
@@ -383,6 +384,9 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         ``(max(epsilon, max candidate epsilon), max candidate delta)``; a
         pipeline candidate's budget is the sum of its private parts',
         wherever nested, except the parts given no column (not fitted).
+    privacy_event_ : dp_accounting.DpEvent
+        The plain ``(epsilon, delta)`` of ``privacy_spent_``.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
 
     Privacy
     -------
@@ -721,6 +725,8 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
         spent = [_spent(model) for model in models]
         self.privacy_spent_ = PrivacyBudget(
             total.epsilon, max([total.delta] + [b.delta for b in spent]))
+        # Parallel composition over disjoint parts and the selection: no finer description.
+        self.privacy_event_ = plain_event(self.privacy_spent_)
         if verbose:
             print(f"[{name}] selected candidate {self.best_index_ + 1}/{k} (best_index_="
                   f"{self.best_index_}) by the exponential mechanism on part {k + 1} "

@@ -2,6 +2,7 @@
 
 import math
 
+import dp_accounting
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -82,6 +83,22 @@ def class_moment_noise_scales(n_features, epsilon, delta):
     sensitivity = math.sqrt(max(4.0 * d, 2.0 * w0 + 2.0 * d * (1.0 + c)))
     sigma = gaussian_sigma_analytic(sensitivity, epsilon, delta)
     return "gaussian", sigma / math.sqrt(w0), sigma, sigma / math.sqrt(c)
+
+
+def class_moment_privacy_event(n_features, mechanism, sum_scale):
+    """The privacy event of the release of :func:`class_moment_noise_scales`.
+
+    One Gaussian release of L2 sensitivity ``2 sqrt(d)`` with noise
+    ``sum_scale`` on the sums, or one Laplace release of L1 sensitivity
+    ``3 d`` with scale ``sum_scale``.
+    """
+    d = n_features
+    if mechanism == "gaussian":
+        w0, c = _COUNT_WEIGHT_PER_FEATURE * d, _SQUARE_WEIGHT_GAUSSIAN
+        sensitivity = math.sqrt(max(4.0 * d, 2.0 * w0 + 2.0 * d * (1.0 + c)))
+        return dp_accounting.GaussianDpEvent(sum_scale / sensitivity)
+    w0, c = _COUNT_WEIGHT_PER_FEATURE_LAPLACE * d, _SQUARE_WEIGHT_LAPLACE
+    return dp_accounting.LaplaceDpEvent(sum_scale / max(2.0 * d, 2.0 * w0 + 2.0 * d * (1.0 + c)))
 
 
 def resolve_bounds(bounds, X, owner):
@@ -187,6 +204,9 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         The delta used.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
+    privacy_event_ : dp_accounting.DpEvent
+        One Gaussian (Laplace when ``delta=0``) release of the class moments.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -294,7 +314,9 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         # The calibration (public, but able to fail) before the charge.
         planned = self._resolve_budget(n, default_delta, allow_zero_delta=True)
         mechanism, s0, s1, s2 = self._noise_scales(d, planned)
-        budget, rng = self._start_private_fit(n, default_delta=default_delta)
+        budget, rng = self._start_private_fit(
+            n, default_delta=default_delta,
+            event=class_moment_privacy_event(d, mechanism, s1))
 
         Z = _normalized(X, lower, upper)
         onehot = np.zeros((n, n_classes))

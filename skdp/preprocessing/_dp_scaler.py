@@ -3,10 +3,12 @@
 import math
 from fractions import Fraction
 
+import dp_accounting
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from skdp.accounting._events import zcdp_event
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms import (
     discrete_gaussian_sigma2,
@@ -84,6 +86,18 @@ def moment_noise_scales(n_features, epsilon, delta):
     # L2 sensitivity 2 sqrt(d).
     sigma = gaussian_sigma_analytic(2.0 * math.sqrt(n_features), epsilon, delta)
     return "gaussian", sigma, sigma / math.sqrt(_SQUARE_WEIGHT)
+
+
+def moment_privacy_event(n_features, mechanism, sum_scale):
+    """The privacy event of the release of :func:`moment_noise_scales`.
+
+    One Gaussian release of L2 sensitivity ``2 sqrt(d)`` with noise
+    ``sum_scale`` on ``S1``, or one Laplace release of L1 sensitivity ``2 d``
+    with scale ``sum_scale``.
+    """
+    if mechanism == "gaussian":
+        return dp_accounting.GaussianDpEvent(sum_scale / (2.0 * math.sqrt(n_features)))
+    return dp_accounting.LaplaceDpEvent(sum_scale / (2.0 * n_features))
 
 
 def _normalized(values, lower, upper):
@@ -396,6 +410,9 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
         The delta used.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
+    privacy_event_ : dp_accounting.DpEvent
+        One Gaussian (Laplace when ``delta=0``) release of the moments.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -544,7 +561,16 @@ class DPStandardScaler(DPEstimatorMixin, _BoundedScalerMixin, BaseEstimator):
             sum_scale = _noise_std(mechanism, sum_noise) / (weight_grid * value_grid)
             square_sum_scale = (_noise_std(mechanism, square_sum_noise)
                                 / (weight_grid * value_grid**2))
-        budget, rng = self._start_private_fit(n, default_delta=default_delta)
+        if noise == "continuous":
+            event = moment_privacy_event(d, mechanism, sum_scale)
+        elif mechanism == "discrete_gaussian":
+            # zCDP of the multivariate discrete Gaussian (Canonne, Kamath and Steinke 2020,
+            # Thm. 14): rho = (M K)^2 sum_j (dp_j^2 + c' dq_j^2) / (2 sigma_1^2)
+            # <= 4 d (M K)^2 / (2 sigma_1^2) (Notes of _discrete_noise).
+            event = zcdp_event(2.0 * d * float(weight_grid * value_grid) ** 2 / float(sum_noise))
+        else:
+            event = None  # the discrete Laplace: its plain (epsilon, 0) event
+        budget, rng = self._start_private_fit(n, default_delta=default_delta, event=event)
         if noise == "continuous":
             sums, square_sums = moment_sums(X, lower, upper, sample_weight)
             mean, var = private_standardization(sums, square_sums, n, mechanism, sum_scale,

@@ -4,10 +4,12 @@ import math
 import numbers
 import warnings
 
+import dp_accounting
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from skdp.accounting import EpsilonDeltaDpEvent
 from skdp.base import DPEstimatorMixin
 from skdp.mechanisms._exponential import check_noise_scale
 from skdp.utils._clipping import clip_rows_l2, row_norms_l2
@@ -130,6 +132,9 @@ class DPNormClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin, Ba
         Bound on the L2 norm of the output rows (1, or ``data_norm_``).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, 0)``.
+    privacy_event_ : dp_accounting.DpEvent
+        The plain ``(epsilon, 0)`` event of the quantile release.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -292,6 +297,9 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
         The released ``(lower, upper)`` per feature (``lower <= upper``).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, 0)``.
+    privacy_event_ : dp_accounting.DpEvent
+        ``2 d`` pure ``epsilon / (2 d)`` quantile releases.
+        The event a tight :class:`~skdp.BudgetAccountant` composes.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -385,7 +393,11 @@ class DPFeatureClipper(OneToOneFeatureMixin, TransformerMixin, DPEstimatorMixin,
                 "n_samples, so the released ranges will be mostly noise. Give it more "
                 "epsilon, or use public bounds (PublicBoundsScaler).", UserWarning,
                 stacklevel=2)
-        budget, rng = self._start_private_fit(n, allow_zero_delta=True)
+        # 2 d AboveThreshold releases, each (epsilon / (2 d))-DP (pure).
+        budget, rng = self._start_private_fit(
+            n, allow_zero_delta=True,
+            event=lambda b: dp_accounting.SelfComposedDpEvent(
+                EpsilonDeltaDpEvent(b.epsilon / (2 * d), 0.0), 2 * d))
         share = budget.epsilon / (2 * d)  # basic composition over 2 d quantiles
         bounds = np.empty((d, 2))
         for j in range(d):
