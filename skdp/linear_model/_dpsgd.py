@@ -529,15 +529,20 @@ class DPSGDClassifier(PrivateGLMClassifier):
 
     def _noise_multiplier(self, settings, budget):
         """``z``; a test subclass shrinks it to build an under-noised copy."""
-        return dpsgd_noise_multiplier(budget.epsilon, budget.delta, settings["sample_rate"],
-                                      settings["steps"])
+        # One-vs-rest: the K runs' K T subsampled-Gaussian steps compose under one
+        # privacy-loss-distribution account at the whole (epsilon, delta)
+        # (OneVsRestBudget.composed_steps; T steps at (epsilon, delta) when K = 1).
+        epsilon, delta, steps = budget.composed_steps(settings["steps"])
+        return dpsgd_noise_multiplier(epsilon, delta, settings["sample_rate"], steps)
 
     def _prepare(self, settings, budget):
         if settings["default_batch"]:
-            # One class problem's budget enters the default batch (public).
+            # The budget enters the default batch (public): with K runs accounted for
+            # together, z grows as sqrt(K T) / epsilon, the z of one run at epsilon / sqrt(K).
+            epsilon, _, k = budget.accounted()
             n = settings["n_samples"]
             batch_size = dpsgd_default_batch_size(
-                n, settings["epochs"], budget.epsilon,
+                n, settings["epochs"], epsilon / math.sqrt(k),
                 self.n_features_in_ + int(self.fit_intercept))
             q, steps = dpsgd_schedule(n, batch_size, settings["epochs"])
             settings.update(batch_size=batch_size, sample_rate=q, steps=steps,

@@ -100,17 +100,17 @@ def _advanced_step_epsilon(epsilon, delta, n_steps):
     return root
 
 
-def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="zcdp"):
+def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="zcdp", n_problems=1):
     """Per-step epsilon of a vertex selection so that ``n_steps`` of them are ``(epsilon, delta)``-DP.
 
     Parameters
     ----------
     epsilon : float
-        Total epsilon of the run (of one binary problem).
+        Total epsilon of the run (of the ``n_problems`` runs together).
     delta : float
         Total delta; ``0`` uses basic composition (``epsilon / n_steps`` per step).
     n_steps : int
-        Number of selections ``T``.
+        Number of selections ``T`` of one run.
     accounting : {"thesis", "advanced", "zcdp"}, default="zcdp"
         ``"thesis"`` and ``"advanced"``: the largest ``epsilon_0`` whose
         advanced composition (Thakkar (2019), Lemma 2.1.6, with ``delta' = delta``)
@@ -122,6 +122,12 @@ def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="zcdp"):
         within ``(epsilon, delta)``; the larger of this and the
         ``"advanced"`` value is returned (both analyses are valid, zCDP wins
         for many steps).
+    n_problems : int, default=1
+        ``K`` runs on the same rows (one-vs-rest) accounted for together:
+        their ``K T`` selections compose under one account (``"advanced"``:
+        advanced composition of ``K T`` steps; ``"zcdp"``: each run spends
+        ``rho / K``). ``"thesis"`` keeps Thakkar's (2019) even split of
+        ``(epsilon, delta)``.
 
     Returns
     -------
@@ -129,19 +135,25 @@ def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="zcdp"):
         ``epsilon_0``.
     """
     check_option(accounting, "accounting", ACCOUNTINGS)
+    if accounting == "thesis" and n_problems > 1:
+        # The paper's calibration: basic composition over the K problems.
+        return frank_wolfe_step_epsilon(epsilon / n_problems, delta / n_problems, n_steps,
+                                        accounting)
+    total_steps = n_problems * n_steps
     if delta == 0.0:
-        return epsilon / n_steps
-    advanced = _advanced_step_epsilon(epsilon, delta, n_steps)
+        return epsilon / total_steps
+    advanced = _advanced_step_epsilon(epsilon, delta, total_steps)
     if accounting != "zcdp":
         return advanced
-    # Bounded-range zCDP: T eps0^2 / 8 = rho. Both analyses hold for the
-    # exponential mechanism, so the larger per-step epsilon is valid.
+    # Bounded-range zCDP: K T eps0^2 / 8 = rho (Cesar and Rogers 2021; zCDP adds up,
+    # Bun and Steinke 2016, Lemma 2.3). Both analyses hold for the exponential
+    # mechanism, so the larger per-step epsilon is valid.
     rho = zcdp_for_dp(epsilon, delta)
-    return max(math.sqrt(8.0 * rho / n_steps), advanced)
+    return max(math.sqrt(8.0 * rho / total_steps), advanced)
 
 
 def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
-                      accounting="zcdp"):
+                      accounting="zcdp", n_problems=1):
     """Noise of each private Frank-Wolfe selection.
 
     Selection with noise of scale ``b`` on scores of sensitivity ``s`` that may
@@ -162,6 +174,9 @@ def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
     - ``"zcdp"``: exponential mechanism with bounded-range zCDP composition
       (about half the noise of ``"advanced"`` for many steps, never more).
 
+    ``epsilon`` and ``delta`` are the budget of ``n_problems`` runs accounted
+    for together (:func:`frank_wolfe_step_epsilon`).
+
     Returns
     -------
     scale : float
@@ -172,8 +187,9 @@ def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
         The noise distribution.
     """
     s = frank_wolfe_score_sensitivity(n_samples, data_norm, l1_radius)
-    step_epsilon = frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting)
+    step_epsilon = frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting, n_problems)
     if accounting == "thesis":
+        epsilon, delta = epsilon / n_problems, delta / n_problems  # the paper's even split
         if delta > 0.0:
             thesis = frank_wolfe_thesis_scale(n_samples, data_norm, l1_radius, epsilon, delta,
                                               n_steps)
@@ -182,13 +198,15 @@ def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
     return 2.0 * s / step_epsilon, step_epsilon, "gumbel"
 
 
-def _noise_level(n_samples, n_params, epsilon, delta, n_steps, accounting):
+def _noise_level(n_samples, n_params, epsilon, delta, n_steps, accounting, n_problems=1):
     """Selection noise scale over the score range ``C R``, times ``ln(2 p)``."""
-    scale = frank_wolfe_noise(n_samples, 1.0, 1.0, epsilon, delta, n_steps, accounting)[0]
+    scale = frank_wolfe_noise(n_samples, 1.0, 1.0, epsilon, delta, n_steps, accounting,
+                              n_problems)[0]
     return scale * math.log(2.0 * n_params)
 
 
-def frank_wolfe_default_steps(n_samples, n_params, epsilon, delta, accounting="zcdp"):
+def frank_wolfe_default_steps(n_samples, n_params, epsilon, delta, accounting="zcdp",
+                              n_problems=1):
     """The default ``max_iter``: the most steps whose selection noise stays small.
 
     The noise of each selection is ``b = 2 s / epsilon_0(T)`` with
@@ -210,16 +228,19 @@ def frank_wolfe_default_steps(n_samples, n_params, epsilon, delta, accounting="z
     n_params : int
         ``p``: features plus one for the intercept.
     epsilon, delta : float
-        Budget of one binary problem.
+        Budget of the ``n_problems`` class problems together.
     accounting : {"thesis", "advanced", "zcdp"}, default="zcdp"
         The composition the fit uses.
+    n_problems : int, default=1
+        Class problems accounted for together (:func:`frank_wolfe_step_epsilon`).
 
     Returns
     -------
     max_iter : int
     """
     def small(t):
-        return _noise_level(n_samples, n_params, epsilon, delta, t, accounting) <= _NOISE_TARGET
+        return (_noise_level(n_samples, n_params, epsilon, delta, t, accounting, n_problems)
+                <= _NOISE_TARGET)
 
     if not small(_MIN_STEPS):
         return _MIN_STEPS
@@ -558,17 +579,21 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     def _noise(self, settings, budget):
         """``(scale, step_epsilon, mechanism)``; a test subclass shrinks the scale."""
+        # The K one-vs-rest runs' K T selections are accounted for together (budget: a
+        # OneVsRestBudget; the zCDP budget rho is split evenly, rho / K per class).
+        epsilon, delta, k = budget.accounted()
         return frank_wolfe_noise(settings["n_samples"], settings["bound"],
-                                 settings["l1_radius"], budget.epsilon, budget.delta,
-                                 settings["max_iter"], settings["accounting"])
+                                 settings["l1_radius"], epsilon, delta,
+                                 settings["max_iter"], settings["accounting"], n_problems=k)
 
     def _prepare(self, settings, budget):
-        # The default rules read public quantities only (n, p, R and one problem's budget).
+        # The default rules read public quantities only (n, p, R and the classes' budget).
         if settings["max_iter"] is None:
+            epsilon, delta, k = budget.accounted()
             try:
                 settings["max_iter"] = frank_wolfe_default_steps(
-                    settings["n_samples"], settings["n_params"], budget.epsilon, budget.delta,
-                    settings["accounting"])
+                    settings["n_samples"], settings["n_params"], epsilon, delta,
+                    settings["accounting"], n_problems=k)
             except (ArithmeticError, ValueError):  # calibration fails for every T: say so below
                 settings["max_iter"] = _MIN_STEPS
         if settings["l1_radius"] is None:

@@ -560,9 +560,9 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         """The default constant step for one class problem's budget (convex case)."""
         # c: the output noise per unit sensitivity, for this budget (the analytic
         # Gaussian's also for "discrete_gaussian", whose noise is ~20% larger).
+        factor, epsilon, delta = budget.gaussian()  # one-vs-rest: OneVsRestBudget
         c = calibrate_before_charge(
-            lambda: permutation_sgd_sigma(1.0, budget.epsilon, budget.delta,
-                                          settings["calibration"]),
+            lambda: permutation_sgd_sigma(factor, epsilon, delta, settings["calibration"]),
             "The output noise (for the default learning_rate)", budget,
             {"data_norm": settings["data_norm"]})
         return permutation_sgd_noise_step(
@@ -575,7 +575,11 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     def _noise_std(self, settings, budget):
         """Output noise sigma; a test subclass shrinks it to build an under-noised copy."""
-        return permutation_sgd_sigma(settings["sensitivity"], budget.epsilon, budget.delta,
+        # One-vs-rest: one record moves all K weight vectors, each by at most the
+        # sensitivity Delta: they are one Gaussian release of L2 sensitivity sqrt(K) Delta
+        # at the whole (epsilon, delta) (OneVsRestBudget.gaussian; Balle and Wang 2018).
+        factor, epsilon, delta = budget.gaussian()
+        return permutation_sgd_sigma(factor * settings["sensitivity"], epsilon, delta,
                                      settings["calibration"])
 
     def _discrete_noise(self, settings, budget):
@@ -585,9 +589,11 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         # exact discrete Gaussian noise on the grid (CKS): sigma^2 = Delta_g^2 / (2 rho) with
         # Delta_g the rounded output's L2 shift incl. the grid term, rho from CKS
         # Cor. 13 (output_perturbation_discrete_noise -> svm_discrete_noise).
+        # One-vs-rest: the K vectors are one release (OneVsRestBudget).
+        epsilon, delta, k = budget.accounted()
         return output_perturbation_discrete_noise(
-            "discrete_gaussian", settings["sensitivity"], n_coef, budget.epsilon, budget.delta,
-            settings["weight_bound"])
+            "discrete_gaussian", settings["sensitivity"], n_coef, epsilon, delta,
+            settings["weight_bound"], n_problems=k)
 
     def _prepare(self, settings, budget):
         if settings["default_step"]:

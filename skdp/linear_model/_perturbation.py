@@ -28,8 +28,8 @@ from skdp.linear_model._private_glm import (
 from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms._discrete import check_grid_noise_parameter
 from skdp.svm._base import (
+    class_noise_ratio,
     default_regularization,
-    noise_ratio,
     svm_discrete_noise,
     svm_noise_granularity,
     svm_noise_scale,
@@ -124,7 +124,7 @@ PURE_DP_OUTPUT_MECHANISMS = ("l2_laplace", "discrete_laplace")
 
 
 def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta,
-                                       weight_bound):
+                                       weight_bound, n_problems=1):
     """Grid and exact noise of OutputPerturbationClassifier's discrete mechanisms.
 
     The released weights are ``g (round(w / g) + Z)`` with ``Z`` exact integer
@@ -159,6 +159,11 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
         Budget of the release (``delta`` used by ``"discrete_gaussian"`` only).
     weight_bound : float
         Data-independent bound on the weights' L2 norm.
+    n_problems : int, default=1
+        ``K`` vectors of this sensitivity released together at ``(epsilon,
+        delta)`` (one-vs-rest on the same rows, ``"discrete_gaussian"``
+        only): the concatenation's squared grid shift is at most ``K
+        Delta_g^2``, so ``sigma^2`` is ``K`` times one vector's.
 
     Returns
     -------
@@ -175,13 +180,20 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
         If ``t`` or ``sigma`` exceeds ``2**52`` grid steps (a vanishing
         ``epsilon``; :func:`~skdp.mechanisms._discrete.check_grid_noise_parameter`).
     """
-    reference = svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta)
+    if n_problems != 1 and mechanism != "discrete_gaussian":
+        raise ValueError("Only the discrete Gaussian releases several vectors jointly.")
+    reference = svm_noise_scale(mechanism, math.sqrt(n_problems) * sensitivity, n_coef,
+                                epsilon, delta)
     granularity = svm_noise_granularity(reference, weight_bound)
     # Chaudhuri et al. (2011), Alg. 1 (sensitivity corrected, see output_perturbation_sensitivity) with
     # exact integer noise on the grid: discrete Laplace on the L1 bound sqrt(F) Delta_2
     # plus the grid term (CKS Alg. 2), or discrete Gaussian on the grid's L2 bound with
     # CKS zCDP -> (epsilon, delta) by CKS Cor. 13 (svm_discrete_noise).
     parameter = svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granularity)
+    # K vectors released together (one-vs-rest): squared grid shifts add over the
+    # concatenation, K Delta_g^2, and sigma^2 = K Delta_g^2 / (2 rho) (CKS, Thm. 14; an
+    # exact rational product of the rounded-up value).
+    parameter = parameter * n_problems
     check_grid_noise_parameter(mechanism, parameter, f"epsilon={epsilon!r}")
     steps = parameter if mechanism == "discrete_laplace" else math.sqrt(parameter)
     return granularity, parameter, float(steps) * granularity
@@ -273,7 +285,7 @@ def _resolve_alpha(est, settings, budget, mechanism, multiplier):
     """
     if settings["alpha"] is None:
         n_coef = est.n_features_in_ + int(est.fit_intercept)
-        ratio = noise_ratio(mechanism, n_coef, budget.epsilon, budget.delta)
+        ratio = class_noise_ratio(mechanism, n_coef, budget)
         settings["alpha"] = default_regularization(settings["n_samples"], settings["data_norm"],
                                                    ratio, multiplier, _ALPHA_FLOOR)
     return settings["alpha"]
@@ -505,15 +517,22 @@ default="l2_laplace"
         # ||w|| <= (R + tol) / Lambda: the gradient of the mean loss has norm <= R (|l'| <= 1,
         # weights <= 1) and Lambda w = -that at the exact minimizer; tol is the certificate.
         weight_bound = (settings["data_norm"] + settings["tol"]) / settings["alpha"]
+        if settings["mechanism"] == "discrete_gaussian":
+            # One-vs-rest: the K vectors are one Gaussian release (OneVsRestBudget).
+            epsilon, delta, k = budget.accounted()
+        else:  # pure epsilon-DP: an even split costs what a joint release would
+            epsilon, delta, k = budget.epsilon, budget.delta, 1
         return (sensitivity, *output_perturbation_discrete_noise(
-            settings["mechanism"], sensitivity, n_coef, budget.epsilon, budget.delta,
-            weight_bound))
+            settings["mechanism"], sensitivity, n_coef, epsilon, delta, weight_bound,
+            n_problems=k))
 
     def _noise_scale(self, settings, budget):
         # Chaudhuri et al. (2011), Alg. 1: beta = n Lambda epsilon / 2 for R = 1; here
         # scale = 1 / beta = sensitivity / epsilon with the corrected sensitivity.
         sensitivity = output_perturbation_sensitivity(settings["n_samples"], settings["data_norm"],
                                                       settings["alpha"], settings["tol"])
+        # Pure epsilon-DP: K classes split epsilon evenly (a joint release of K vectors
+        # has K times the sensitivity, so it would cost the same).
         return sensitivity, sensitivity / budget.epsilon
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
@@ -760,6 +779,9 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
 
     def _noise_terms(self, settings, budget, loss):
         """``(epsilon', Delta, objective scale, certification scale)``; tests shrink the scales."""
+        # Pure epsilon-DP (norm-Gamma noise, and the Jacobian term of Chaudhuri et al.
+        # (2011), Thm. 9, which costs a fixed epsilon per problem whatever the noise):
+        # K classes split epsilon evenly; no joint accounting applies.
         epsilon_2 = settings["certification_fraction"] * budget.epsilon
         epsilon_1 = budget.epsilon - epsilon_2
         epsilon_prime, extra_reg, scale = objective_perturbation_terms(
