@@ -408,43 +408,30 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     Privacy
     -------
-    ``(epsilon, delta)``-DP for replace-one neighbours (one row, features and
-    label, replaced by any other), with ``n_samples`` public. With rows
-    clipped to L2 norm ``R`` (after entries to ``[-B, B]`` when
-    ``entry_bound=B`` is given), every entry, the intercept feature's
-    included, is in ``[-R', R']`` with ``R' = min(R, B)``, and with
-    ``|l'| <= 1`` each vertex score moves by at most ``s = 2 C R' / n``
-    between neighbours, so one selection with noise
-    scale ``b`` is ``2 s / b``-DP. The default ``max_iter`` and
-    ``l1_radius`` depend on public quantities only. The ``T`` selections
-    compose adaptively:
+    ``(epsilon, delta)``-DP for replace-one neighbours (one row, features,
+    label and weight, replaced by any other); ``n_samples``, the parameters
+    and ``classes`` are public. Entries are bounded by ``R' = min(R, B)``
+    (rows clipped to ``R``, entries to ``B``), row weights clipped to ``[0,
+    1]``, so each vertex score of the full-data gradient moves by at most
+    ``s = 2 C R' / n`` and one selection with noise scale ``b`` is ``2 s /
+    b``-DP. The ``T`` selections compose adaptively:
 
-    - ``accounting="thesis"``: Laplace report-noisy-max with the scale of
-      Thakkar (2019), Alg. 5 line 2 and advanced composition (Lemma 2.1.6).
-      *Correction:* Thakkar's (2019) closed form drops the second-order term of
-      advanced composition and overspends at large epsilon; there the scale is
-      raised to the exact advanced-composition value.
-    - ``accounting="advanced"``: exponential mechanism, exact
-      advanced-composition per-step epsilon.
-    - ``accounting="zcdp"``: exponential mechanism, which is
-      ``epsilon_0``-bounded-range and so ``epsilon_0^2 / 8``-zCDP (Cesar and
-      Rogers 2021); ``T`` steps are converted to ``(epsilon, delta)`` by
-      Canonne, Kamath and Steinke 2020, Cor. 13; when advanced or basic composition gives the larger
-      per-step epsilon (few steps), that one is used. About half the noise of
-      the other two for many steps, never more. The default.
+    - ``"thesis"``: Laplace report-noisy-max with the scale of Thakkar
+      (2019), Alg. 5 line 2 (raised where its closed form would overspend)
+      and advanced composition.
+    - ``"advanced"``: exponential mechanism, exact advanced composition.
+    - ``"zcdp"`` (default): exponential mechanism, ``epsilon_0``-bounded-range
+      hence ``epsilon_0^2 / 8``-zCDP (Cesar and Rogers 2021), converted by
+      Canonne, Kamath and Steinke (2020), Cor. 13 (or the advanced
+      composition's step when larger). About half the noise of the others.
 
-    With ``delta=0`` every option uses basic composition (``epsilon / T``
-    per step). The gradient is always the full-data gradient, as the proof
-    requires. With ``sample_weight`` a record is ``(x, y, w)``, ``w``
-    clipped to ``[0, 1]``, and ``s`` is unchanged: each gradient coordinate
-    is ``(1/n) sum_i w_i l'(z_i) y_i x_ij`` and one row's term is at most
-    ``w R' <= R'`` in absolute value (the entry bound the scores use).
-    Multi-class fits split the budget evenly over the classes.
+    ``delta=0`` uses basic composition. With ``K > 2`` classes the ``K T``
+    selections of the one-vs-rest problems compose under one account (each
+    problem spends ``rho / K``; ``"thesis"`` splits ``(epsilon, delta)``
+    evenly). Only the index of each noisy argmax is released, so the
+    floating-point noise cannot be read off the output (Mironov 2012; see
+    :doc:`/guide/frank_wolfe_and_amp`).
     %(label_set_privacy)s
-
-    The guarantee is proved for exact real-valued noise; the floating-point
-    noise drawn here can leak through its least significant bits (Mironov
-    2012).
 
     See Also
     --------
@@ -453,23 +440,8 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     Notes
     -----
-    Each step costs one pass over the non-zeros of ``X`` (the gradient); the
-    margins are updated from one column. Sparse input keeps a CSC copy of the
-    clipped data for that column access; peak memory is a few copies of the
-    non-zeros, never ``n_samples x n_features``.
-
-    Floating-point noise (Mironov 2012) is a smaller concern here than for the
-    estimators that release noisy values, and no discrete option is offered:
-    each step releases only the index of the noisy argmax, never a noisy
-    score, so the low-order bits of a float Laplace or Gumbel draw cannot be
-    read off the output. What finite precision can do is perturb the
-    selection probabilities slightly (a bias of the order of the sampler's
-    resolution), not reveal a score. An exact alternative would be
-    report-noisy-max with discrete Laplace noise on grid-rounded scores
-    (score sensitivity ``ceil(s / g)`` steps, the rounding included); its
-    ties, rare but of positive probability, bring the tie-breaking rule into
-    the proof, and the released model (a few multiples of ``C / (t + 1)``)
-    would not change visibly, so it is left out.
+    Each step costs one pass over the non-zeros of ``X`` (the gradient).
+    Sparse input is never densified.
 
     References
     ----------
