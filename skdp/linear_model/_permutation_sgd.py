@@ -369,9 +369,10 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     ``N`` minibatches per pass (strongly convex) and is released with the
     analytic Gaussian mechanism (Balle and Wang 2018; ``calibration="thesis"``
     takes the larger of it and Thakkar's (2019) ``sqrt(2 ln(2/delta))``
-    form, proved for ``epsilon < 1`` only), or exact discrete Gaussian noise
-    on a public grid through zCDP (Canonne, Kamath and Steinke 2020), whose
-    output avoids the floating-point leak of the float noise (Mironov 2012).
+    form, proved for ``epsilon < 1`` only). The float noise can leak through
+    its low-order bits (Mironov 2012); ``mechanism="discrete_gaussian"``
+    adds exact discrete Gaussian noise on a public grid through zCDP
+    (Canonne, Kamath and Steinke 2020) instead.
     With ``K > 2`` classes one record moves all ``K`` one-vs-rest weight
     vectors: they are released jointly, as one Gaussian release of L2
     sensitivity ``sqrt(K)`` times one problem's at the whole budget (about

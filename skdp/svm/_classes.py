@@ -126,8 +126,8 @@ class PrivateSVMRFF(BasePrivateSVM):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for the Laplace mechanisms; in ``(0, 1)`` for the Gaussian
-        ones (pass it, well below ``1 / n_samples``).
+        ``0`` for ``"laplace"`` and ``"discrete_laplace"``; in ``(0, 1)`` for
+        ``"gaussian"`` and ``"discrete_gaussian"`` (well below ``1 / n``).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Translation-invariant kernel (Rubinstein et al. (2012), Tables 1-2); see
         :class:`~skdp.kernel_approximation.RandomFourierFeatures`.
@@ -308,8 +308,8 @@ class PrivateLinearSVM(BasePrivateSVM):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for the Laplace mechanisms; in ``(0, 1)`` for the Gaussian
-        ones (pass it, well below ``1 / n_samples``).
+        ``0`` for ``"laplace"`` and ``"discrete_laplace"``; in ``(0, 1)`` for
+        ``"gaussian"`` and ``"discrete_gaussian"`` (well below ``1 / n``).
     %(data_norm)s
     fit_intercept : bool, default=True
         Append a constant feature of value 1 (counted in the row norm and
