@@ -191,8 +191,8 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
     # CKS zCDP -> (epsilon, delta) by CKS Cor. 13 (svm_discrete_noise).
     parameter = svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granularity)
     # K vectors released together (one-vs-rest): squared grid shifts add over the
-    # concatenation, K Delta_g^2, and sigma^2 = K Delta_g^2 / (2 rho) (CKS, Thm. 14; an
-    # exact rational product of the rounded-up value).
+    # concatenation, K Delta_g^2, and sigma^2 = K Delta_g^2 / (2 rho) (CKS Sec. 2: Renyi
+    # divergences of independent coordinates add; an exact rational product).
     parameter = parameter * n_problems
     check_grid_noise_parameter(mechanism, parameter, f"epsilon={epsilon!r}")
     steps = parameter if mechanism == "discrete_laplace" else math.sqrt(parameter)

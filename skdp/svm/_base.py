@@ -482,7 +482,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             parameter = check_grid_noise_parameter(
                 self.mechanism,
                 # K vectors on the grid together: squared shifts add, sigma^2 is K times
-                # one vector's (CKS, Thm. 14); n_joint = 1 for the pure-DP Laplace.
+                # one vector's (CKS Sec. 2); n_joint = 1 for the pure-DP Laplace.
                 svm_discrete_noise(self.mechanism, sensitivity, n_coef, epsilon, delta,
                                    granularity) * n_joint,
                 f"epsilon={epsilon!r} per release")
