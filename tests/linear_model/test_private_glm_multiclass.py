@@ -203,22 +203,40 @@ class _QuarterJointPSGD(PermutationSGDClassifier):
         return super()._noise_std(settings, budget) / 4
 
 
-def _audit_joint(cls, epsilon, delta):
-    # One pass, b = 1, eta = 0.1, Huber (l'(0) = -1): problem k outputs eta y_k x exactly,
-    # so the three vectors move by 2 eta (1, -1, -1), of norm 2 eta sqrt(3): the joint
-    # sensitivity. The statistic projects the release on that direction.
-    d0, d1 = _three_class_pair()
+class _QuarterJointDPSGD(DPSGDClassifier):
+    def _noise_multiplier(self, settings, budget):
+        return super()._noise_multiplier(settings, budget) / 4
+
+
+def _audit_joint(cls, scale=1.0, **kw):
+    # Every class problem moves by the same amount along (1, -1, -1) (class 0 is +1, the
+    # others -1): the three vectors move by sqrt(3) times one problem's sensitivity, the
+    # joint sensitivity. The statistic projects the release on that direction.
+    (X, y), _ = _three_class_pair()
+    d0, d1 = (scale * X, y), (-scale * X, y)
     direction = np.array([1.0, -1.0, -1.0]) / math.sqrt(3)
-    kw = dict(epsilon=epsilon, delta=delta, loss="huber", learning_rate=0.1, batch_size=1,
-              epochs=1, fit_intercept=False, classes=[0, 1, 2])
+    kw.update(fit_intercept=False, classes=[0, 1, 2])
 
     def mechanism(data, rng):
         return float(direction @ cls(**kw, random_state=rng).fit(*data).coef_[:, 0])
 
-    return audit_epsilon(mechanism, d0, d1, n_runs=500, n_select=150, delta=delta,
+    return audit_epsilon(mechanism, d0, d1, n_runs=500, n_select=150, delta=kw["delta"],
                          random_state=12345).epsilon_lower_bound
 
 
-def test_audit_joint_multiclass_release():
-    assert _audit_joint(PermutationSGDClassifier, 2.0, 1e-5) < 2.0
-    assert _audit_joint(_QuarterJointPSGD, 2.0, 1e-5) > 2.0
+def test_audit_joint_multiclass_output_release():
+    # One pass, b = 1, eta = 0.1, Huber (l'(0) = -1): problem k outputs eta y_k x exactly,
+    # so each moves by 2 eta, the sensitivity of one problem.
+    kw = dict(epsilon=2.0, delta=1e-5, loss="huber", learning_rate=0.1, batch_size=1,
+              epochs=1)
+    assert _audit_joint(PermutationSGDClassifier, **kw) < 2.0
+    assert _audit_joint(_QuarterJointPSGD, **kw) > 2.0
+
+
+def test_audit_joint_multiclass_dpsgd_steps():
+    # One full-batch step per class: the row x = +-10 has its gradient clipped to norm 1
+    # with opposite signs, so each class's gradient sum moves by 2 C; the three steps are
+    # accounted for as one composition.
+    kw = dict(epsilon=2.0, delta=1e-5, batch_size=9, epochs=1)
+    assert _audit_joint(DPSGDClassifier, 10.0, **kw) < 2.0
+    assert _audit_joint(_QuarterJointDPSGD, 10.0, **kw) > 2.0
