@@ -100,17 +100,17 @@ def _advanced_step_epsilon(epsilon, delta, n_steps):
     return root
 
 
-def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="zcdp"):
+def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="zcdp", n_problems=1):
     """Per-step epsilon of a vertex selection so that ``n_steps`` of them are ``(epsilon, delta)``-DP.
 
     Parameters
     ----------
     epsilon : float
-        Total epsilon of the run (of one binary problem).
+        Total epsilon of the run (of the ``n_problems`` runs together).
     delta : float
         Total delta; ``0`` uses basic composition (``epsilon / n_steps`` per step).
     n_steps : int
-        Number of selections ``T``.
+        Number of selections ``T`` of one run.
     accounting : {"thesis", "advanced", "zcdp"}, default="zcdp"
         ``"thesis"`` and ``"advanced"``: the largest ``epsilon_0`` whose
         advanced composition (Thakkar (2019), Lemma 2.1.6, with ``delta' = delta``)
@@ -122,6 +122,12 @@ def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="zcdp"):
         within ``(epsilon, delta)``; the larger of this and the
         ``"advanced"`` value is returned (both analyses are valid, zCDP wins
         for many steps).
+    n_problems : int, default=1
+        ``K`` runs on the same rows (one-vs-rest) accounted for together:
+        their ``K T`` selections compose under one account (``"advanced"``:
+        advanced composition of ``K T`` steps; ``"zcdp"``: each run spends
+        ``rho / K``). ``"thesis"`` keeps Thakkar's (2019) even split of
+        ``(epsilon, delta)``.
 
     Returns
     -------
@@ -129,19 +135,25 @@ def frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting="zcdp"):
         ``epsilon_0``.
     """
     check_option(accounting, "accounting", ACCOUNTINGS)
+    if accounting == "thesis" and n_problems > 1:
+        # The paper's calibration: basic composition over the K problems.
+        return frank_wolfe_step_epsilon(epsilon / n_problems, delta / n_problems, n_steps,
+                                        accounting)
+    total_steps = n_problems * n_steps
     if delta == 0.0:
-        return epsilon / n_steps
-    advanced = _advanced_step_epsilon(epsilon, delta, n_steps)
+        return epsilon / total_steps
+    advanced = _advanced_step_epsilon(epsilon, delta, total_steps)
     if accounting != "zcdp":
         return advanced
-    # Bounded-range zCDP: T eps0^2 / 8 = rho. Both analyses hold for the
-    # exponential mechanism, so the larger per-step epsilon is valid.
+    # Bounded-range zCDP: K T eps0^2 / 8 = rho (Cesar and Rogers 2021; zCDP adds up,
+    # Bun and Steinke 2016, Lemma 2.3). Both analyses hold for the exponential
+    # mechanism, so the larger per-step epsilon is valid.
     rho = zcdp_for_dp(epsilon, delta)
-    return max(math.sqrt(8.0 * rho / n_steps), advanced)
+    return max(math.sqrt(8.0 * rho / total_steps), advanced)
 
 
 def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
-                      accounting="zcdp"):
+                      accounting="zcdp", n_problems=1):
     """Noise of each private Frank-Wolfe selection.
 
     Selection with noise of scale ``b`` on scores of sensitivity ``s`` that may
@@ -162,6 +174,9 @@ def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
     - ``"zcdp"``: exponential mechanism with bounded-range zCDP composition
       (about half the noise of ``"advanced"`` for many steps, never more).
 
+    ``epsilon`` and ``delta`` are the budget of ``n_problems`` runs accounted
+    for together (:func:`frank_wolfe_step_epsilon`).
+
     Returns
     -------
     scale : float
@@ -172,8 +187,9 @@ def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
         The noise distribution.
     """
     s = frank_wolfe_score_sensitivity(n_samples, data_norm, l1_radius)
-    step_epsilon = frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting)
+    step_epsilon = frank_wolfe_step_epsilon(epsilon, delta, n_steps, accounting, n_problems)
     if accounting == "thesis":
+        epsilon, delta = epsilon / n_problems, delta / n_problems  # the paper's even split
         if delta > 0.0:
             thesis = frank_wolfe_thesis_scale(n_samples, data_norm, l1_radius, epsilon, delta,
                                               n_steps)
@@ -182,13 +198,15 @@ def frank_wolfe_noise(n_samples, data_norm, l1_radius, epsilon, delta, n_steps,
     return 2.0 * s / step_epsilon, step_epsilon, "gumbel"
 
 
-def _noise_level(n_samples, n_params, epsilon, delta, n_steps, accounting):
+def _noise_level(n_samples, n_params, epsilon, delta, n_steps, accounting, n_problems=1):
     """Selection noise scale over the score range ``C R``, times ``ln(2 p)``."""
-    scale = frank_wolfe_noise(n_samples, 1.0, 1.0, epsilon, delta, n_steps, accounting)[0]
+    scale = frank_wolfe_noise(n_samples, 1.0, 1.0, epsilon, delta, n_steps, accounting,
+                              n_problems)[0]
     return scale * math.log(2.0 * n_params)
 
 
-def frank_wolfe_default_steps(n_samples, n_params, epsilon, delta, accounting="zcdp"):
+def frank_wolfe_default_steps(n_samples, n_params, epsilon, delta, accounting="zcdp",
+                              n_problems=1):
     """The default ``max_iter``: the most steps whose selection noise stays small.
 
     The noise of each selection is ``b = 2 s / epsilon_0(T)`` with
@@ -210,16 +228,19 @@ def frank_wolfe_default_steps(n_samples, n_params, epsilon, delta, accounting="z
     n_params : int
         ``p``: features plus one for the intercept.
     epsilon, delta : float
-        Budget of one binary problem.
+        Budget of the ``n_problems`` class problems together.
     accounting : {"thesis", "advanced", "zcdp"}, default="zcdp"
         The composition the fit uses.
+    n_problems : int, default=1
+        Class problems accounted for together (:func:`frank_wolfe_step_epsilon`).
 
     Returns
     -------
     max_iter : int
     """
     def small(t):
-        return _noise_level(n_samples, n_params, epsilon, delta, t, accounting) <= _NOISE_TARGET
+        return (_noise_level(n_samples, n_params, epsilon, delta, t, accounting, n_problems)
+                <= _NOISE_TARGET)
 
     if not small(_MIN_STEPS):
         return _MIN_STEPS
@@ -387,43 +408,30 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     Privacy
     -------
-    ``(epsilon, delta)``-DP for replace-one neighbours (one row, features and
-    label, replaced by any other), with ``n_samples`` public. With rows
-    clipped to L2 norm ``R`` (after entries to ``[-B, B]`` when
-    ``entry_bound=B`` is given), every entry, the intercept feature's
-    included, is in ``[-R', R']`` with ``R' = min(R, B)``, and with
-    ``|l'| <= 1`` each vertex score moves by at most ``s = 2 C R' / n``
-    between neighbours, so one selection with noise
-    scale ``b`` is ``2 s / b``-DP. The default ``max_iter`` and
-    ``l1_radius`` depend on public quantities only. The ``T`` selections
-    compose adaptively:
+    ``(epsilon, delta)``-DP for replace-one neighbours (one row, features,
+    label and weight, replaced by any other); ``n_samples``, the parameters
+    and ``classes`` are public. Entries are bounded by ``R' = min(R, B)``
+    (rows clipped to ``R``, entries to ``B``), row weights clipped to ``[0,
+    1]``, so each vertex score of the full-data gradient moves by at most
+    ``s = 2 C R' / n`` and one selection with noise scale ``b`` is ``2 s /
+    b``-DP. The ``T`` selections compose adaptively:
 
-    - ``accounting="thesis"``: Laplace report-noisy-max with the scale of
-      Thakkar (2019), Alg. 5 line 2 and advanced composition (Lemma 2.1.6).
-      *Correction:* Thakkar's (2019) closed form drops the second-order term of
-      advanced composition and overspends at large epsilon; there the scale is
-      raised to the exact advanced-composition value.
-    - ``accounting="advanced"``: exponential mechanism, exact
-      advanced-composition per-step epsilon.
-    - ``accounting="zcdp"``: exponential mechanism, which is
-      ``epsilon_0``-bounded-range and so ``epsilon_0^2 / 8``-zCDP (Cesar and
-      Rogers 2021); ``T`` steps are converted to ``(epsilon, delta)`` by
-      Canonne, Kamath and Steinke 2020, Cor. 13; when advanced or basic composition gives the larger
-      per-step epsilon (few steps), that one is used. About half the noise of
-      the other two for many steps, never more. The default.
+    - ``"thesis"``: Laplace report-noisy-max with the scale of Thakkar
+      (2019), Alg. 5 line 2 (raised where its closed form would overspend)
+      and advanced composition.
+    - ``"advanced"``: exponential mechanism, exact advanced composition.
+    - ``"zcdp"`` (default): exponential mechanism, ``epsilon_0``-bounded-range
+      hence ``epsilon_0^2 / 8``-zCDP (Cesar and Rogers 2021), converted by
+      Canonne, Kamath and Steinke (2020), Cor. 13 (or the advanced
+      composition's step when larger). About half the noise of the others.
 
-    With ``delta=0`` every option uses basic composition (``epsilon / T``
-    per step). The gradient is always the full-data gradient, as the proof
-    requires. With ``sample_weight`` a record is ``(x, y, w)``, ``w``
-    clipped to ``[0, 1]``, and ``s`` is unchanged: each gradient coordinate
-    is ``(1/n) sum_i w_i l'(z_i) y_i x_ij`` and one row's term is at most
-    ``w R' <= R'`` in absolute value (the entry bound the scores use).
-    Multi-class fits split the budget evenly over the classes.
+    ``delta=0`` uses basic composition. With ``K > 2`` classes the ``K T``
+    selections of the one-vs-rest problems compose under one account (each
+    problem spends ``rho / K``; ``"thesis"`` splits ``(epsilon, delta)``
+    evenly). Only the index of each noisy argmax is released, so the
+    floating-point noise cannot be read off the output (Mironov 2012; see
+    :doc:`/guide/frank_wolfe_and_amp`).
     %(label_set_privacy)s
-
-    The guarantee is proved for exact real-valued noise; the floating-point
-    noise drawn here can leak through its least significant bits (Mironov
-    2012).
 
     See Also
     --------
@@ -432,23 +440,8 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     Notes
     -----
-    Each step costs one pass over the non-zeros of ``X`` (the gradient); the
-    margins are updated from one column. Sparse input keeps a CSC copy of the
-    clipped data for that column access; peak memory is a few copies of the
-    non-zeros, never ``n_samples x n_features``.
-
-    Floating-point noise (Mironov 2012) is a smaller concern here than for the
-    estimators that release noisy values, and no discrete option is offered:
-    each step releases only the index of the noisy argmax, never a noisy
-    score, so the low-order bits of a float Laplace or Gumbel draw cannot be
-    read off the output. What finite precision can do is perturb the
-    selection probabilities slightly (a bias of the order of the sampler's
-    resolution), not reveal a score. An exact alternative would be
-    report-noisy-max with discrete Laplace noise on grid-rounded scores
-    (score sensitivity ``ceil(s / g)`` steps, the rounding included); its
-    ties, rare but of positive probability, bring the tie-breaking rule into
-    the proof, and the released model (a few multiples of ``C / (t + 1)``)
-    would not change visibly, so it is left out.
+    Each step costs one pass over the non-zeros of ``X`` (the gradient).
+    Sparse input is never densified.
 
     References
     ----------
@@ -558,17 +551,21 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
 
     def _noise(self, settings, budget):
         """``(scale, step_epsilon, mechanism)``; a test subclass shrinks the scale."""
+        # The K one-vs-rest runs' K T selections are accounted for together (budget: a
+        # OneVsRestBudget; the zCDP budget rho is split evenly, rho / K per class).
+        epsilon, delta, k = budget.accounted()
         return frank_wolfe_noise(settings["n_samples"], settings["bound"],
-                                 settings["l1_radius"], budget.epsilon, budget.delta,
-                                 settings["max_iter"], settings["accounting"])
+                                 settings["l1_radius"], epsilon, delta,
+                                 settings["max_iter"], settings["accounting"], n_problems=k)
 
     def _prepare(self, settings, budget):
-        # The default rules read public quantities only (n, p, R and one problem's budget).
+        # The default rules read public quantities only (n, p, R and the classes' budget).
         if settings["max_iter"] is None:
+            epsilon, delta, k = budget.accounted()
             try:
                 settings["max_iter"] = frank_wolfe_default_steps(
-                    settings["n_samples"], settings["n_params"], budget.epsilon, budget.delta,
-                    settings["accounting"])
+                    settings["n_samples"], settings["n_params"], epsilon, delta,
+                    settings["accounting"], n_problems=k)
             except (ArithmeticError, ValueError):  # calibration fails for every T: say so below
                 settings["max_iter"] = _MIN_STEPS
         if settings["l1_radius"] is None:

@@ -322,13 +322,10 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         whose calibration is through zCDP.
     mechanism : {"gaussian", "discrete_gaussian"}, default="gaussian"
         Output noise. ``"gaussian"`` adds floating-point Gaussian noise.
-        ``"discrete_gaussian"`` releases the weights on a public
-        power-of-two grid ``g`` (``noise_granularity_``, about ``2**-30``
-        times the noise scale) with exact discrete Gaussian noise
-        (Canonne, Kamath and Steinke 2020), safe against floating-point
-        attacks on the noise (Mironov 2012); it is calibrated through zCDP,
-        about 20% to 25% more noise than the analytic Gaussian at
-        ``epsilon`` 1 to 2.
+        ``"discrete_gaussian"`` releases the weights on a public power-of-two
+        grid (``noise_granularity_``) with exact discrete Gaussian noise,
+        safe against floating-point attacks; calibrated through zCDP, about
+        20% to 25% more noise.
     fit_intercept : bool, default=True
         Append a constant feature 1 (before clipping) whose weight is the intercept.
     %(classes)s
@@ -364,36 +361,25 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     Privacy
     -------
-    ``(epsilon, delta)``-DP for replace-one neighbours (one row, features and
-    label, replaced), ``n_samples`` public; rows are clipped to L2 norm
-    ``data_norm``. The SGD output has L2 sensitivity ``2 k eta R / b``
-    (convex, Wu et al. 2017) or ``2 R / (alpha b N)`` with ``N`` minibatches
-    per pass (strongly convex; ``2 R / (alpha n)`` when ``b`` divides ``n``)
-    and is released with the Gaussian mechanism. *Corrections:* (1) Thakkar (2019)
-    Alg. 3 indexes the step ``1/(xi t)`` by the *pass*; with minibatches that
-    makes the last pass' steps ``1/(xi k)``, and the sensitivity can exceed
-    the stated ``2 Delta / (xi m)`` by a factor ``n / (k b)``; as in Wu et al.,
-    ``t`` here counts minibatch updates, for which the bound is proved.
-    (2) Thakkar's (2019) ``sqrt(2 ln(2/delta))`` calibration is only proved for
-    ``epsilon < 1``; the default is the exact analytic Gaussian mechanism, and
-    ``calibration="thesis"`` uses the larger of the two. (3) Alg. 2 loops over
-    ``T - 1`` passes but calibrates for ``T``; here ``epochs`` passes are run
-    and calibrated for. With ``sample_weight`` a record is ``(x, y, w)``,
-    ``w`` clipped to ``[0, 1]``, and the sensitivity is unchanged: the
-    minibatch loss ``(1/b) sum_i w_i l_i + (alpha/2) ||theta||^2`` stays
-    convex (``alpha``-strongly convex) and at most ``beta``-smooth, so the
-    steps ``eta <= 2 / beta`` (``1 / beta``) stay non-expansive
-    (contractive), and the differing row's weighted gradient has norm at most
-    ``R``. ``mechanism="discrete_gaussian"`` releases ``g (round(w / g) + Z)``
-    with ``Z`` exact discrete Gaussian noise (Canonne, Kamath and Steinke
-    2020) on a grid ``g`` fixed from public quantities only (the budget, the
-    sensitivity and the bound ``permutation_sgd_weight_bound`` on the
-    output's norm): ``sigma^2 = Delta_g^2 / (2 rho)`` grid steps squared,
-    ``Delta_g^2 <= (Delta_2 / g + sqrt(d))^2`` the squared L2 shift of the
-    rounded weights (``d`` coefficients) and ``rho`` the zCDP budget of
-    ``(epsilon, delta)`` (CKS, Cor. 13); its output carries no
-    floating-point artefacts of the noise (Mironov 2012). Multi-class fits
-    split the budget evenly.
+    ``(epsilon, delta)``-DP for replace-one neighbours (one row, features,
+    label and weight, replaced); ``n_samples``, the parameters and
+    ``classes`` are public, rows are clipped to L2 norm ``data_norm`` and
+    row weights to ``[0, 1]``. The SGD output has L2 sensitivity ``2 k eta R
+    / b`` (convex, Wu et al. 2017, Thm. 3) or ``2 R / (alpha b N)`` with
+    ``N`` minibatches per pass (strongly convex) and is released with the
+    analytic Gaussian mechanism (Balle and Wang 2018; ``calibration="thesis"``
+    takes the larger of it and Thakkar's (2019) ``sqrt(2 ln(2/delta))``
+    form, proved for ``epsilon < 1`` only). The float noise can leak through
+    its low-order bits (Mironov 2012); ``mechanism="discrete_gaussian"``
+    adds exact discrete Gaussian noise on a public grid through zCDP
+    (Canonne, Kamath and Steinke 2020) instead.
+    With ``K > 2`` classes one record moves all ``K`` one-vs-rest weight
+    vectors: they are released jointly, as one Gaussian release of L2
+    sensitivity ``sqrt(K)`` times one problem's at the whole budget (about
+    ``sqrt(K)`` times less noise than an even split of ``(epsilon,
+    delta)``). Corrections to Thakkar (2019), Alg. 2 and 3 (the step index
+    of Alg. 3, the pass count of Alg. 2) and the derivations are in the user
+    guide, :doc:`/guide/sgd`.
     %(label_set_privacy)s
 
     See Also
@@ -402,24 +388,12 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     Notes
     -----
-    *Default step (convex case).* The output noise grows with the step: its
-    per-coordinate deviation is ``c Delta`` with ``Delta = 2 k eta R / b``
-    (``c`` the calibration's noise per unit sensitivity for one class
-    problem's budget), so its expected norm is about
-    ``2 c k eta R sqrt(d) / b`` for ``d`` coefficients, while the distance
-    the weights can travel, ``eta k N``, is ``n / (2 c sqrt(d))`` times
-    that. The default step sets the noise norm to ``4 / R``:
-    ``eta = 4 b / (2 c k R^2 sqrt(d))``, clamped to ``1 / beta``. On rows of
-    unit norm the non-private models of real tables have weight norms of
-    about 8 to 40, so the noise stays a fraction of the signal; at a very
-    large ``epsilon`` the step is ``1 / beta`` and about 20,000 updates
-    (``epochs=None``) bring the model within about a point of
-    scikit-learn's ``LogisticRegression()``. The constant 4 and the
-    update count were chosen on the derive tables of
-    :func:`skdp.datasets.load_real_dataset` (see the user guide, "Defaults
-    of the SGD classifiers"). An explicit ``learning_rate`` is used as
-    given; the earlier excess-risk step remains available as
-    :func:`permutation_sgd_default_step`.
+    *Default step (convex case).* The output noise grows with the step
+    (:func:`permutation_sgd_noise_step`): the default sets its expected norm
+    to ``4 / R``, at most the step ``1 / beta`` reached at a very large
+    ``epsilon``; the constant and the update count were chosen on the derive
+    tables (user guide, :doc:`/guide/sgd`). The earlier excess-risk step
+    remains available as :func:`permutation_sgd_default_step`.
 
     References
     ----------
@@ -560,9 +534,9 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         """The default constant step for one class problem's budget (convex case)."""
         # c: the output noise per unit sensitivity, for this budget (the analytic
         # Gaussian's also for "discrete_gaussian", whose noise is ~20% larger).
+        factor, epsilon, delta = budget.gaussian()  # one-vs-rest: OneVsRestBudget
         c = calibrate_before_charge(
-            lambda: permutation_sgd_sigma(1.0, budget.epsilon, budget.delta,
-                                          settings["calibration"]),
+            lambda: permutation_sgd_sigma(factor, epsilon, delta, settings["calibration"]),
             "The output noise (for the default learning_rate)", budget,
             {"data_norm": settings["data_norm"]})
         return permutation_sgd_noise_step(
@@ -575,7 +549,11 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     def _noise_std(self, settings, budget):
         """Output noise sigma; a test subclass shrinks it to build an under-noised copy."""
-        return permutation_sgd_sigma(settings["sensitivity"], budget.epsilon, budget.delta,
+        # One-vs-rest: one record moves all K weight vectors, each by at most the
+        # sensitivity Delta: they are one Gaussian release of L2 sensitivity sqrt(K) Delta
+        # at the whole (epsilon, delta) (OneVsRestBudget.gaussian; Balle and Wang 2018).
+        factor, epsilon, delta = budget.gaussian()
+        return permutation_sgd_sigma(factor * settings["sensitivity"], epsilon, delta,
                                      settings["calibration"])
 
     def _discrete_noise(self, settings, budget):
@@ -585,9 +563,11 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         # exact discrete Gaussian noise on the grid (CKS): sigma^2 = Delta_g^2 / (2 rho) with
         # Delta_g the rounded output's L2 shift incl. the grid term, rho from CKS
         # Cor. 13 (output_perturbation_discrete_noise -> svm_discrete_noise).
+        # One-vs-rest: the K vectors are one release (OneVsRestBudget).
+        epsilon, delta, k = budget.accounted()
         return output_perturbation_discrete_noise(
-            "discrete_gaussian", settings["sensitivity"], n_coef, budget.epsilon, budget.delta,
-            settings["weight_bound"])
+            "discrete_gaussian", settings["sensitivity"], n_coef, epsilon, delta,
+            settings["weight_bound"], n_problems=k)
 
     def _prepare(self, settings, budget):
         if settings["default_step"]:

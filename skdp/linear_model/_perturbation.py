@@ -28,8 +28,8 @@ from skdp.linear_model._private_glm import (
 from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms._discrete import check_grid_noise_parameter
 from skdp.svm._base import (
+    class_noise_ratio,
     default_regularization,
-    noise_ratio,
     svm_discrete_noise,
     svm_noise_granularity,
     svm_noise_scale,
@@ -124,7 +124,7 @@ PURE_DP_OUTPUT_MECHANISMS = ("l2_laplace", "discrete_laplace")
 
 
 def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta,
-                                       weight_bound):
+                                       weight_bound, n_problems=1):
     """Grid and exact noise of OutputPerturbationClassifier's discrete mechanisms.
 
     The released weights are ``g (round(w / g) + Z)`` with ``Z`` exact integer
@@ -159,6 +159,11 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
         Budget of the release (``delta`` used by ``"discrete_gaussian"`` only).
     weight_bound : float
         Data-independent bound on the weights' L2 norm.
+    n_problems : int, default=1
+        ``K`` vectors of this sensitivity released together at ``(epsilon,
+        delta)`` (one-vs-rest on the same rows, ``"discrete_gaussian"``
+        only): the concatenation's squared grid shift is at most ``K
+        Delta_g^2``, so ``sigma^2`` is ``K`` times one vector's.
 
     Returns
     -------
@@ -175,13 +180,20 @@ def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, 
         If ``t`` or ``sigma`` exceeds ``2**52`` grid steps (a vanishing
         ``epsilon``; :func:`~skdp.mechanisms._discrete.check_grid_noise_parameter`).
     """
-    reference = svm_noise_scale(mechanism, sensitivity, n_coef, epsilon, delta)
+    if n_problems != 1 and mechanism != "discrete_gaussian":
+        raise ValueError("Only the discrete Gaussian releases several vectors jointly.")
+    reference = svm_noise_scale(mechanism, math.sqrt(n_problems) * sensitivity, n_coef,
+                                epsilon, delta)
     granularity = svm_noise_granularity(reference, weight_bound)
     # Chaudhuri et al. (2011), Alg. 1 (sensitivity corrected, see output_perturbation_sensitivity) with
     # exact integer noise on the grid: discrete Laplace on the L1 bound sqrt(F) Delta_2
     # plus the grid term (CKS Alg. 2), or discrete Gaussian on the grid's L2 bound with
     # CKS zCDP -> (epsilon, delta) by CKS Cor. 13 (svm_discrete_noise).
     parameter = svm_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta, granularity)
+    # K vectors released together (one-vs-rest): squared grid shifts add over the
+    # concatenation, K Delta_g^2, and sigma^2 = K Delta_g^2 / (2 rho) (CKS Sec. 2: Renyi
+    # divergences of independent coordinates add; an exact rational product).
+    parameter = parameter * n_problems
     check_grid_noise_parameter(mechanism, parameter, f"epsilon={epsilon!r}")
     steps = parameter if mechanism == "discrete_laplace" else math.sqrt(parameter)
     return granularity, parameter, float(steps) * granularity
@@ -273,7 +285,7 @@ def _resolve_alpha(est, settings, budget, mechanism, multiplier):
     """
     if settings["alpha"] is None:
         n_coef = est.n_features_in_ + int(est.fit_intercept)
-        ratio = noise_ratio(mechanism, n_coef, budget.epsilon, budget.delta)
+        ratio = class_noise_ratio(mechanism, n_coef, budget)
         settings["alpha"] = default_regularization(settings["n_samples"], settings["data_norm"],
                                                    ratio, multiplier, _ALPHA_FLOOR)
     return settings["alpha"]
@@ -318,33 +330,22 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for the pure-DP mechanisms ``"l2_laplace"`` and
-        ``"discrete_laplace"`` (any other value is refused); in ``(0, 1)``
-        for ``"discrete_gaussian"``, well below ``1 / n_samples``. (The same
-        convention as :class:`~skdp.svm.PrivateLinearSVM`, whose
-        ``mechanism`` options this mirrors: the spent delta is always the one
-        written, never a default that depends on the data size.)
+        ``0`` for the pure-DP mechanisms (any other value is refused); in
+        ``(0, 1)`` for ``"discrete_gaussian"``, well below ``1 / n_samples``.
     %(loss)s
     %(data_norm)s
     %(ridge)s
     mechanism : {"l2_laplace", "discrete_laplace", "discrete_gaussian"}, \
 default="l2_laplace"
-        Output noise. ``"l2_laplace"`` is Chaudhuri et al.'s (2011) floating-point noise
-        with density proportional to ``exp(-epsilon ||b|| / sensitivity)``
-        (pure DP). The ``"discrete_"`` variants release the weights on a
-        public power-of-two grid ``g`` (``noise_granularity_``, about
-        ``2**-30`` times the noise scale) with exact integer noise, safe
-        against floating-point attacks on the noise (Mironov 2012):
-        ``"discrete_laplace"`` (pure DP) adds independent discrete Laplace
-        noise per coordinate calibrated to the L1 sensitivity
-        ``sqrt(d) sensitivity``, so its per-coordinate noise grows like
-        ``sqrt(d)`` times the norm-Gamma's; ``"discrete_gaussian"``
-        (``(epsilon, delta)``-DP, needs ``delta > 0``) calibrates to the L2
-        sensitivity through zCDP (20% to 25% more noise than the analytic
-        Gaussian at ``epsilon`` 1 to 2, ``delta`` 1e-8 to 1e-5). The exact
-        samplers cost about 1
-        (discrete Laplace) and 30 to 50 (discrete Gaussian) microseconds per
-        coefficient.
+        Output noise. ``"l2_laplace"`` is Chaudhuri et al.'s (2011)
+        floating-point noise of density proportional to ``exp(-epsilon ||b||
+        / sensitivity)`` (pure DP). The ``"discrete_"`` variants release the
+        weights on a public power-of-two grid (``noise_granularity_``) with
+        exact integer noise, safe against floating-point attacks:
+        ``"discrete_laplace"`` (pure DP; its noise per coordinate grows like
+        ``sqrt(d)``) and ``"discrete_gaussian"`` (needs ``delta > 0``;
+        calibrated through zCDP, and with many classes far less noisy, see
+        Privacy).
     tol : float or None, default=None
         Certified bound on the gradient norm of the released minimizer.
         ``None`` uses ``1e-5 * data_norm / n_samples`` (adds 0.001% to the
@@ -365,11 +366,11 @@ default="l2_laplace"
     %(linear_attributes)s
     alpha_ : float
         The regularization strength used: ``alpha``, or for ``"auto"``
-        ``data_norm**2 * max(1/2, 4 * r) / n_samples`` with ``r =
-        sqrt(n_coef) / epsilon_k`` for the pure-DP mechanisms and the analytic
-        Gaussian's ``sigma`` for unit sensitivity at ``(epsilon_k, delta_k)``
-        for ``"discrete_gaussian"`` (``n_coef`` counts the intercept;
-        ``epsilon_k``, ``delta_k``: one class problem's share).
+        ``data_norm**2 * max(1/2, 4 * r) / n_samples`` with ``r`` the noise
+        per coordinate per unit sensitivity of one class problem
+        (``sqrt(n_coef) / epsilon_k`` for the pure-DP mechanisms,
+        ``epsilon_k`` one class problem's share; the analytic Gaussian's for
+        ``"discrete_gaussian"``).
     sensitivity_ : float
         L2 sensitivity the noise is calibrated to.
     noise_scale_ : float
@@ -392,39 +393,27 @@ default="l2_laplace"
 
     Privacy
     -------
-    Pure ``epsilon``-DP for replace-one neighbours (one row, features and
-    label, replaced), with ``n_samples`` public; rows are clipped to L2 norm
-    ``data_norm`` first. Chaudhuri et al. (2011), Thm. 1: the exact minimizer has L2
-    sensitivity ``2 R / (n Lambda)`` and the released noise has density
-    proportional to ``exp(-epsilon ||b|| / sensitivity)``. *Correction:* the
-    paper releases the exact minimizer; here it is certified only to
-    ``||grad|| <= tol``, so by ``Lambda``-strong convexity it is within
-    ``tol / Lambda`` of the exact one on each dataset and the sensitivity is
-    ``2 R / (n Lambda) + 2 tol / Lambda``. With ``sample_weight`` a record is
-    ``(x, y, w)``, ``w`` clipped to ``[0, 1]``, and the bound is unchanged:
-    the weighted data term stays convex and one row's weighted loss has a
-    gradient of norm at most ``w R <= R``, all the proof of Thm. 1 uses.
-    The discrete mechanisms release ``g (round(w / g) + Z)`` with exact
-    integer noise ``Z`` (Canonne, Kamath and Steinke 2020) on a grid ``g``
-    fixed from public quantities only: discrete Laplace of scale
-    ``(ceil(sqrt(d) Delta / g) + d - 1) / epsilon`` steps per coordinate
-    (``d`` coefficients; the L1 sensitivity is at most ``sqrt(d)`` times the
-    L2 sensitivity ``Delta``, plus at most ``d - 1`` steps of rounding),
-    pure ``epsilon``-DP; or discrete Gaussian with ``sigma^2 = Delta_g^2 /
-    (2 rho)``, ``Delta_g^2 <= (Delta / g + sqrt(d))^2`` the squared L2 shift
-    of the rounded weights and ``rho`` the zCDP budget of
-    ``(epsilon, delta)`` (CKS, Cor. 13), ``(epsilon, delta)``-DP.
-    Their outputs carry no floating-point artefacts of the noise (Mironov
-    2012), unlike ``"l2_laplace"``'s.
-    Multi-class fits split epsilon (and delta) evenly over the classes.
+    Pure ``epsilon``-DP (``(epsilon, delta)``-DP for ``"discrete_gaussian"``)
+    for replace-one neighbours (one row, features, label and weight,
+    replaced); ``n_samples``, the parameters and ``classes`` are public,
+    rows are clipped to L2 norm ``data_norm`` first. Chaudhuri et al.
+    (2011), Thm. 1: the exact minimizer has L2 sensitivity ``2 R / (n
+    Lambda)``; the solver certifies ``||grad|| <= tol``, which adds ``2 tol
+    / Lambda``. The noise has density proportional to ``exp(-epsilon ||b||
+    / sensitivity)``, or is exact discrete Laplace (on the L1 bound
+    ``sqrt(d)`` times the sensitivity) or discrete Gaussian (through zCDP)
+    on a public grid (Canonne, Kamath and Steinke 2020), whose outputs avoid
+    the floating-point leak of ``"l2_laplace"`` (Mironov 2012). Row weights
+    are clipped to ``[0, 1]``. With ``K > 2`` classes the pure-DP mechanisms
+    give each one-vs-rest problem ``epsilon / K``; the discrete Gaussian
+    releases the ``K`` vectors jointly (L2 sensitivity ``sqrt(K)`` times one
+    problem's, at the whole budget). Derivations:
+    :doc:`/guide/svm_and_perturbation`.
     %(label_set_privacy)s
-
     %(non_private_diagnostics)s
     Whether a fit raises :class:`~skdp.exceptions.CertificationError` (after
-    the budget is charged) is a deterministic function of the data and is not
-    covered either: a row can decide it (a replace-one pair where one dataset
-    certifies and the other does not was found with ``loss="huber"``,
-    ``huber_h=0.001``, ``alpha=1e-4``). Keep a failed fit confidential.
+    the charge) depends on the data and is not covered: keep a failed fit
+    confidential.
 
     See Also
     --------
@@ -505,15 +494,22 @@ default="l2_laplace"
         # ||w|| <= (R + tol) / Lambda: the gradient of the mean loss has norm <= R (|l'| <= 1,
         # weights <= 1) and Lambda w = -that at the exact minimizer; tol is the certificate.
         weight_bound = (settings["data_norm"] + settings["tol"]) / settings["alpha"]
+        if settings["mechanism"] == "discrete_gaussian":
+            # One-vs-rest: the K vectors are one Gaussian release (OneVsRestBudget).
+            epsilon, delta, k = budget.accounted()
+        else:  # pure epsilon-DP: an even split costs what a joint release would
+            epsilon, delta, k = budget.epsilon, budget.delta, 1
         return (sensitivity, *output_perturbation_discrete_noise(
-            settings["mechanism"], sensitivity, n_coef, budget.epsilon, budget.delta,
-            weight_bound))
+            settings["mechanism"], sensitivity, n_coef, epsilon, delta, weight_bound,
+            n_problems=k))
 
     def _noise_scale(self, settings, budget):
         # Chaudhuri et al. (2011), Alg. 1: beta = n Lambda epsilon / 2 for R = 1; here
         # scale = 1 / beta = sensitivity / epsilon with the corrected sensitivity.
         sensitivity = output_perturbation_sensitivity(settings["n_samples"], settings["data_norm"],
                                                       settings["alpha"], settings["tol"])
+        # Pure epsilon-DP: K classes split epsilon evenly (a joint release of K vectors
+        # has K times the sensitivity, so it would cost the same).
         return sensitivity, sensitivity / budget.epsilon
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
@@ -600,84 +596,30 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
 
     Privacy
     -------
-    Pure ``epsilon``-DP for replace-one neighbours (one row, features and
-    label, replaced), with ``n_samples`` public; rows are clipped to L2 norm
-    ``data_norm`` first. The budget is split into
-    ``epsilon_1 = (1 - certification_fraction) epsilon`` for objective
-    perturbation (Chaudhuri et al. (2011), Thm. 2, with the constants rescaled to rows of
-    norm ``R``: ``c`` is the loss' smoothness ``R^2/4`` or ``R^2/(2h)`` and
-    ``beta = epsilon' / (2R)``) and ``epsilon_2`` for the certification.
-    *Tightening:* the Jacobian term of Thm. 2 is charged
-    ``log(1 + c/(n (Lambda + Delta)))``, half the paper's
-    ``log((1 + c/(n Lambda))^2)``, by the matrix determinant lemma (see
-    Notes); ``Lambda + Delta`` is the paper's, and ``epsilon'`` gains what the
-    tighter term saves (:func:`objective_perturbation_terms`).
-    *Correction:* Thm. 2 needs the *exact* minimizer; the solver only
-    certifies ``||grad|| <= tol``, i.e. a point within
-    ``r = tol / (Lambda + Delta)`` of it. Given the exact minimizer, the
-    certified point is a function of the data whose value moves by at most
-    ``2 r`` between neighbours, so it is released with extra noise of density
-    proportional to ``exp(-epsilon_2 ||v|| / (2 r))`` (the argument of seed
-    004, Thm. 1 for AMP, with pure-DP noise). The two parts compose to
-    ``epsilon``. With ``sample_weight`` a record is ``(x, y, w)``, ``w``
-    clipped to ``[0, 1]``, and Thm. 2's bounds hold as calibrated: the
-    weighted data term stays convex (so ``b`` still determines the minimizer
-    one-to-one), one row's weighted gradient has norm at most ``R`` (``b``
-    moves by at most ``2 R``) and its weighted second derivative
-    ``w l''(z) ||x||^2`` is at most ``c`` (the Jacobian term).
-    Multi-class fits split epsilon evenly over the classes.
+    Pure ``epsilon``-DP for replace-one neighbours (one row, features, label
+    and weight, replaced); ``n_samples``, the parameters and ``classes`` are
+    public, rows are clipped to L2 norm ``data_norm`` first. The budget is
+    split into ``epsilon_1 = (1 - certification_fraction) epsilon`` for
+    objective perturbation (Chaudhuri et al. (2011), Thm. 2, constants
+    rescaled to rows of norm ``R``) and ``epsilon_2`` for the output noise
+    that covers the certified solver's distance ``tol / (Lambda + Delta)``
+    to the exact minimizer (which Thm. 2 needs). The Jacobian term is charged
+    ``log(1 + c / (n (Lambda + Delta)))``, half the paper's, by the matrix
+    determinant lemma. Row weights are clipped to ``[0, 1]``. With ``K > 2``
+    classes each one-vs-rest problem gets ``epsilon / K``: the noise is pure
+    DP and the Jacobian term costs a fixed epsilon per problem, so no joint
+    accounting saves anything. Derivations: :doc:`/guide/svm_and_perturbation`.
     %(label_set_privacy)s
 
     %(non_private_diagnostics)s
     Whether a fit raises :class:`~skdp.exceptions.CertificationError` (after
-    the budget is charged) depends on the data (and on ``b``) and is not
-    covered either. Keep a failed fit confidential.
-
-    The guarantee is proved for exact real-valued noise; the floating-point
-    noise drawn here can leak through its least significant bits (Mironov
-    2012).
+    the charge) depends on the data and is not covered: keep a failed fit
+    confidential. The floating-point noise can leak through its low-order
+    bits (Mironov 2012).
 
     See Also
     --------
     OutputPerturbationClassifier : Noise on the minimizer.
-
-    Notes
-    -----
-    The Jacobian term. Write ``Lambda' = Lambda + Delta`` and ``w_i`` for the
-    row weights (1 without ``sample_weight``). The exact minimizer ``theta``
-    of ``(1/n) sum_i w_i l(z_i) + (Lambda'/2) ||theta||^2 + <b, theta>/n``,
-    ``z_i = y_i <x_i, theta>``, determines ``b`` through the first-order
-    condition ``b(theta) = -sum_i w_i l'(z_i) y_i x_i - n Lambda' theta``, a
-    bijection (the objective is strictly convex) with
-    ``|det db/dtheta| = det H_D(theta)``,
-    ``H_D = sum_i w_i l''(z_i) x_i x_i^T + n Lambda' I``. The density of the
-    released ``theta`` on ``D`` is the density of ``b(theta; D)`` times
-    ``det H_D(theta)``. For replace-one neighbours ``D, D'`` (row ``i``
-    replaced), at the same ``theta``, ``H_D = M + A`` and ``H_D' = M + B``
-    with ``M = sum_{j != i} w_j l''(z_j) x_j x_j^T + n Lambda' I``, so
-    ``M >= n Lambda' I`` (every coordinate, the intercept's included, is
-    regularized), and ``A = w_i l''(z_i) x_i x_i^T``, ``B`` likewise for the
-    new row, positive semi-definite of rank at most one with trace at most
-    ``c``. As ``det(M + B) >= det(M)``, the matrix determinant lemma gives
-    ``det(M + A) / det(M + B) <= det(M + A) / det(M)
-    = 1 + w_i l''(z_i) x_i^T M^-1 x_i <= 1 + c / (n Lambda')``, and the same
-    with ``D, D'`` swapped. Chaudhuri et al. (2011) bounds the ratio through the rank-2
-    difference ``E = M^-1 (B - A)`` by ``(1 + c/(n Lambda))^2``, twice the
-    logarithm. The bound is attained: with ``M = n Lambda' I`` (all other
-    rows at zero curvature, e.g. Huber margins outside the quadratic zone)
-    and the new row at zero curvature, the ratio is exactly
-    ``1 + c / (n Lambda')`` for a row ``x_i`` of norm ``R`` in the quadratic
-    zone. The density of ``b`` changes by at most
-    ``exp(beta ||b(theta; D) - b(theta; D')||) <= exp(2 R beta)
-    = exp(epsilon')``, so the two terms compose to
-    ``epsilon' + log(1 + c/(n Lambda')) <= epsilon_1``.
-
-    The Huber loss' ``l''`` jumps at the edges ``|1 - z| = h`` of its
-    quadratic zone. ``b(theta)`` is still a locally Lipschitz bijection and
-    differentiable except on the hyperplanes ``y_i <x_i, theta> = 1 +- h``,
-    a null set, so the change-of-variables (area) formula holds with the
-    Jacobian where it exists, where ``l'' <= 1/(2h)``; this is how Chaudhuri et al. (2011)
-    (Sec. 3.4.2) handles it.
 
     References
     ----------
@@ -760,6 +702,9 @@ class ObjectivePerturbationClassifier(PrivateGLMClassifier):
 
     def _noise_terms(self, settings, budget, loss):
         """``(epsilon', Delta, objective scale, certification scale)``; tests shrink the scales."""
+        # Pure epsilon-DP (norm-Gamma noise, and the Jacobian term of Chaudhuri et al.
+        # (2011), Thm. 9, which costs a fixed epsilon per problem whatever the noise):
+        # K classes split epsilon evenly; no joint accounting applies.
         epsilon_2 = settings["certification_fraction"] * budget.epsilon
         epsilon_1 = budget.epsilon - epsilon_2
         epsilon_prime, extra_reg, scale = objective_perturbation_terms(

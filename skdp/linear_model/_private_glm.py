@@ -1,8 +1,8 @@
 """The fit template shared by the private convex-optimization classifiers.
 
 Frank-Wolfe, DP-SGD, permutation SGD, objective and output perturbation all
-fit a linear model of a margin loss, one binary problem per class (one-vs-rest
-with the budget split evenly). This module does the parts they share, in the
+fit a linear model of a margin loss, one binary problem per class (one-vs-rest;
+the classes share one budget, :class:`~skdp.utils._multiclass.OneVsRestBudget`). This module does the parts they share, in the
 order the privacy rules require: validate the data and every parameter, then
 charge the budget and build the generator, then run the mechanism once per
 class, then record what was spent. Each estimator only supplies
@@ -26,7 +26,12 @@ from skdp.linear_model._losses import get_loss
 from skdp.mechanisms import sample_discrete_gaussian, sample_discrete_laplace
 from skdp.mechanisms._discrete import _check_granularity, _grid_indices, _grid_release
 from skdp.utils._docstrings import fill_doc
-from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
+from skdp.utils._multiclass import (
+    OneVsRestBudget,
+    class_row_weights,
+    fit_one_vs_rest,
+    resolve_classes,
+)
 from skdp.utils._validation import check_bounded_sample_weight, check_positive_int, check_real
 
 __all__ = [
@@ -149,8 +154,9 @@ def calibrate_before_charge(calibrate, what, budget, parameters, errors=(Arithme
         ``calibrate() -> scale``, the noise scale the fit will use (a float).
     what : str
         The noise, for the message (e.g. ``"DP-SGD's noise"``).
-    budget : PrivacyBudget
-        One class problem's share.
+    budget : PrivacyBudget or OneVsRestBudget
+        The classes' budget (its ``epsilon`` and ``delta``: one class
+        problem's share under an even split).
     parameters : dict
         The other public values the scale depends on, named as the user
         sets them (never a value derived from the data).
@@ -214,7 +220,13 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
       more than an unweighted row would.
 
     Class attributes ``_default_delta`` (callable of ``n_samples`` or None)
-    and ``_allow_zero_delta`` configure the budget.
+    and ``_allow_zero_delta`` configure the budget. ``budget`` in the hooks is
+    a :class:`~skdp.utils._multiclass.OneVsRestBudget`: its ``epsilon`` and
+    ``delta`` are one class problem's even share (basic composition, for
+    pure-DP noise), and its ``gaussian()``, ``composed_steps()`` and
+    ``accounted()`` give the joint calibration of Gaussian-type noise
+    (``_multiclass_accounting = "joint"``; ``"split"`` makes them the even
+    share too, the accounting of earlier versions).
 
     Fitted attributes (``classes_`` included) are set only after every
     parameter is valid and every class problem is solved, so a failed refit
@@ -223,6 +235,9 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
 
     _default_delta = None
     _allow_zero_delta = True
+    # "joint": Gaussian-type noise of the K one-vs-rest problems is calibrated as one
+    # release (OneVsRestBudget); "split": basic composition, (epsilon / K, delta / K) each.
+    _multiclass_accounting = "joint"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -242,7 +257,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
     def _prepare(self, settings, budget):
         """Data-independent set-up that may fail, run before the budget is charged (hook).
 
-        ``budget`` is one class problem's share. A calibration that cannot be
+        ``budget`` is the classes' :class:`OneVsRestBudget`. A calibration that cannot be
         computed must fail here, not after the accountant has been charged.
         """
 
@@ -297,10 +312,13 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         settings = self._check_params(n_samples)
         verbose = check_positive_int(self.verbose, "verbose", low=0)
-        # One-vs-rest: K problems on the same data compose (Thakkar (2019), Lemma 2.1.5).
+        # One-vs-rest: K problems on the same data. Pure-DP noise splits (epsilon, delta)
+        # evenly (basic composition, Thakkar (2019), Lemma 2.1.5); Gaussian-type noise is
+        # calibrated to the K vectors as one release (OneVsRestBudget).
         n_problems = 1 if n_classes == 2 else n_classes
-        self._prepare(settings, self._resolve_budget(
-            n_samples, self._default_delta, self._allow_zero_delta).split(n_problems))
+        joint = self._multiclass_accounting == "joint"
+        self._prepare(settings, OneVsRestBudget(self._resolve_budget(
+            n_samples, self._default_delta, self._allow_zero_delta), n_problems, joint))
 
         # Everything is validated: now spend the budget (nothing before this line
         # draws noise or charges the accountant).
@@ -309,10 +327,9 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         intercept_value = self._intercept_value(data_norm)
         X_aug = add_intercept_column(X, intercept_value) if fit_intercept else X
         X_aug = self._clip(X_aug, data_norm)
-        part = budget.split(n_problems)
+        part = OneVsRestBudget(budget, n_problems, joint)
         if verbose:
-            print(f"[{type(self).__name__}] {n_problems} problem(s) on {n_samples} rows, "
-                  f"each at epsilon={part.epsilon:.4g}, delta={part.delta:.4g}")
+            print(f"[{type(self).__name__}] {part} on {n_samples} rows")
         fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings,
                              sample_weight=sample_weight)
         results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng, n_jobs=self.n_jobs)

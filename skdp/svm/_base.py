@@ -26,7 +26,12 @@ from skdp.mechanisms._discrete import (
     check_grid_noise_parameter,
 )
 from skdp.svm._solver import _sum_error_factor, solve_svm_certified
-from skdp.utils._multiclass import class_row_weights, fit_one_vs_rest, resolve_classes
+from skdp.utils._multiclass import (
+    OneVsRestBudget,
+    class_row_weights,
+    fit_one_vs_rest,
+    resolve_classes,
+)
 from skdp.utils._random import spawn_random_states
 from skdp.utils._validation import (
     check_bounded_sample_weight,
@@ -203,6 +208,21 @@ def noise_ratio(mechanism, n_coef, epsilon, delta):
     return gaussian_sigma_analytic(1.0, epsilon, delta)
 
 
+def class_noise_ratio(mechanism, n_coef, budget):
+    """:func:`noise_ratio` of one class problem of a one-vs-rest fit.
+
+    ``budget`` is the classes' :class:`~skdp.utils._multiclass.OneVsRestBudget`:
+    the Gaussian-type mechanisms get the joint release's noise per unit of
+    one problem's sensitivity (``sqrt(K)`` times the Gaussian ratio at the
+    whole budget), the pure-DP ones the even split's. With one problem this is
+    ``noise_ratio`` at the budget.
+    """
+    if mechanism in ("gaussian", "discrete_gaussian"):
+        factor, epsilon, delta = budget.gaussian()
+        return factor * noise_ratio(mechanism, n_coef, epsilon, delta)
+    return noise_ratio(mechanism, n_coef, budget.epsilon, budget.delta)
+
+
 # Cap of n Lambda / kappa^2 in default_regularization: beyond it the model is the mean of
 # y x shrunk to nothing anyway, and a larger Lambda only pushes the minimizer (about
 # 1 / Lambda) towards the subnormal range, where no certificate holds.
@@ -367,7 +387,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         class problem's budget ``part``: the value is fixed before the charge
         and enters the sensitivity ``2 C kappa / n`` exactly as a given ``C``.
         """
-        ratio = noise_ratio(self.mechanism, n_coef, part.epsilon, part.delta)
+        ratio = class_noise_ratio(self.mechanism, n_coef, part)
         return 1.0 / default_regularization(n_samples, kappa, ratio, self._C_MULTIPLIER,
                                             self._C_FLOOR)
 
@@ -417,7 +437,15 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         # coefficient count and kernel bound fixed by the parameters), so it runs before
         # the charge: a noise that cannot be calibrated fails with nothing spent.
         budget = self._resolve_budget(n_samples, allow_zero_delta=allow_zero_delta)
-        part = budget.split(1 if n_classes == 2 else n_classes)
+        # One-vs-rest: the Gaussian-type noise of the K weight vectors is one release of L2
+        # sensitivity sqrt(K) Delta_2 at the whole budget; pure-DP noise splits it evenly
+        # (OneVsRestBudget; the joint L1 sensitivity K Delta_1 would cost the same).
+        part = OneVsRestBudget(budget, 1 if n_classes == 2 else n_classes,
+                               self._multiclass_accounting == "joint")
+        gaussian = self.mechanism in ("gaussian", "discrete_gaussian")
+        n_joint = part.accounted()[2] if gaussian else 1
+        factor, epsilon, delta = (part.gaussian() if gaussian
+                                  else (1.0, part.epsilon, part.delta))
         n_coef, kappa = self._public_shape(X, part)
         if C is None:
             C = self._default_C(n_samples, n_coef, kappa, part)
@@ -438,10 +466,10 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
                 f"{error} (C='auto' gave C={C!r} for epsilon={part.epsilon!r} per class "
                 "problem: use a larger epsilon or pass C.)") from None
         sensitivity = exact + 2.0 * radius
-        scale = svm_noise_scale(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta)
+        scale = svm_noise_scale(self.mechanism, factor * sensitivity, n_coef, epsilon, delta)
         if not math.isfinite(scale):  # would release coef_ = +-inf (or nan)
             raise ValueError(
-                f"epsilon={part.epsilon!r} per class problem is too small for the output noise "
+                f"epsilon={epsilon!r} per release is too small for the output noise "
                 f"of sensitivity {sensitivity:.3g}: its scale overflows; nothing was spent. "
                 "Use a larger epsilon or a smaller C.")
         discrete = self.mechanism.startswith("discrete_")
@@ -453,9 +481,11 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             grid = _check_granularity(granularity)
             parameter = check_grid_noise_parameter(
                 self.mechanism,
-                svm_discrete_noise(self.mechanism, sensitivity, n_coef, part.epsilon, part.delta,
-                                   granularity),
-                f"epsilon={part.epsilon!r} per class problem")
+                # K vectors on the grid together: squared shifts add, sigma^2 is K times
+                # one vector's (CKS Sec. 2); n_joint = 1 for the pure-DP Laplace.
+                svm_discrete_noise(self.mechanism, sensitivity, n_coef, epsilon, delta,
+                                   granularity) * n_joint,
+                f"epsilon={epsilon!r} per release")
             # In value units: the discrete Laplace scale t g or the discrete Gaussian's sigma g.
             steps = parameter if self.mechanism == "discrete_laplace" else math.sqrt(parameter)
             scale = float(steps) * granularity
@@ -470,7 +500,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         targets = classes[1:] if n_classes == 2 else classes
         if verbose:
             print(f"[{name}] {len(targets)} class problem(s) on {n_samples} rows and {n_coef} "
-                  f"coefficients, each at epsilon={part.epsilon:g}, delta={part.delta:g}: "
+                  f"coefficients, {part}: "
                   f"sensitivity {sensitivity:.4g}, {self.mechanism} noise scale {scale:.4g}"
                   + (f" on the grid {granularity:.4g} * Z" if discrete else ""))
 
@@ -513,6 +543,9 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
 
     # Test hook: the audit's deliberately under-noised copy sets this below 1.
     _noise_multiplier = 1.0
+    # "joint": the Gaussian-type noise of the K one-vs-rest vectors is one release
+    # (OneVsRestBudget); "split": basic composition, (epsilon / K, delta / K) each.
+    _multiclass_accounting = "joint"
     _non_private_attributes = ("certified_distance_", "n_iter_")
 
     def __sklearn_tags__(self):

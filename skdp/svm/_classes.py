@@ -15,18 +15,11 @@ __all__ = ["PrivateLinearSVM", "PrivateSVMRFF"]
 _SHARED_PARAMS = """\
 C : "auto" or float, default="auto"
         Regularization: the objective is ``||w||^2 / 2 + (C/n) sum_i s_i loss_i``
-        with row weights ``s_i`` (1 by default; see ``fit``), Rubinstein et
-        al.'s (2012) parametrization (scikit-learn's ``LinearSVC(C=c)`` is
-        ``C = c n`` here). The noise grows linearly with ``C``. ``"auto"``
-        sets it from public quantities only, before the budget is charged,
-        to ``n / (kappa^2 max(f, 4 r))`` (stored in ``C_``): ``r`` is the
-        noise's per-coordinate scale per unit sensitivity of one class
-        problem (``sqrt(F) / epsilon_k`` for the Laplace mechanisms, the
-        analytic Gaussian's ``sigma`` for unit sensitivity at ``(epsilon_k,
-        delta_k)`` for the Gaussian ones; ``F`` coefficients) and ``f`` the
-        non-private limit (see the class' ``C_``). Privacy does not depend
-        on how ``C`` was chosen: it enters the sensitivity like a given
-        value.
+        (``LinearSVC(C=c)`` is ``C = c n`` here); the noise grows linearly
+        with ``C``. ``"auto"``: ``n / (kappa^2 max(f, 4 r))`` from public
+        quantities only (stored in ``C_``), ``r`` the noise per unit
+        sensitivity of one class problem, ``f`` the non-private limit (see
+        ``C_`` and :doc:`/guide/svm_and_perturbation`).
     loss : {"hinge", "huber"}, default="hinge"
         Hinge loss, or the Huber (smoothed hinge) loss of half-width
         ``huber_h``; both are 1-Lipschitz.
@@ -34,28 +27,20 @@ C : "auto" or float, default="auto"
         Half-width of the Huber loss's quadratic zone (``loss='huber'`` only).
     mechanism : {"laplace", "gaussian", "discrete_laplace", "discrete_gaussian"}, \
 default="laplace"
-        Output noise. ``"laplace"`` is Rubinstein et al.'s (2012) pure ``epsilon``-DP
-        mechanism; its per-coordinate noise grows with the square root of
-        the number of coefficients. ``"gaussian"`` (needs ``delta > 0``)
-        calibrates to the L2 sensitivity with the analytic Gaussian mechanism
-        and adds far less noise once there are more than a few dozen
-        coefficients. The ``"discrete_"`` variants release the weights on a
-        public power-of-two grid ``g`` (``noise_granularity_``, about
-        ``2**-30`` times the noise scale) with exact integer noise (discrete
-        Laplace, or discrete Gaussian calibrated through zCDP, which adds
-        about 30% more noise than the analytic Gaussian at ``epsilon = 1``):
-        safe against floating-point attacks on the noise (Mironov 2012).
-        ``"discrete_laplace"`` costs about 1 microsecond per coefficient,
-        ``"discrete_gaussian"`` about 30.
+        Output noise: Rubinstein et al.'s (2012) pure-DP Laplace, or the
+        analytic Gaussian (needs ``delta``), far less noisy beyond a few
+        dozen coefficients or with many classes (see Privacy). The
+        ``"discrete_"`` variants add exact integer noise on a public grid
+        (``noise_granularity_``), safe against floating-point attacks.
     tol : float, default=0.01
         Certified optimality, relative to the sensitivity: the solver must
-        certify (by a duality gap for hinge loss, a gradient norm for Huber
-        loss) that its solution is within ``tol`` times half the exact
-        minimizer's sensitivity of that minimizer; the noise is then
-        calibrated to ``(1 + tol)`` times that sensitivity. Data-independent.
+        certify (duality gap for hinge, gradient norm for Huber) that its
+        solution is within ``tol`` times half the exact minimizer's
+        sensitivity of that minimizer; the noise is calibrated to ``(1 +
+        tol)`` times that sensitivity. Data-independent.
     max_iter : int, default=200
         Newton steps allowed to reach the certificate (the hinge loss' Huber
-        fallback, see Notes, gets as many again); if it is not reached,
+        fallback gets as many again); if it is not reached,
         :class:`~skdp.exceptions.CertificationError` is raised and nothing is
         released."""
 
@@ -71,8 +56,8 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
     feature_names_in_ : ndarray of shape (n_features,)
         Input feature names, when ``X`` has string column names.
     sensitivity_ : float
-        L2 sensitivity the noise is calibrated to (per class problem),
-        including the certified solver tolerance.
+        L2 sensitivity of one class problem's weights (with the solver's
+        tolerance); the noise is calibrated to it (see Privacy).
     noise_scale_ : float
         Laplace scale or Gaussian standard deviation of each coordinate's
         noise (for the discrete mechanisms: ``t g`` or ``sigma g``, with ``t``
@@ -82,86 +67,41 @@ coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)
         released weights are exact multiples of it. ``None`` for
         ``"laplace"`` and ``"gaussian"``.
     certified_distance_ : float
-        Largest certified distance of a solver output to the exact minimizer.
-        Not private (see Privacy).
+        Largest certified distance to the exact minimizer. Not private.
     n_iter_ : int
-        Largest number of solver iterations over the class problems. Not
-        private (see Privacy).
+        Largest number of solver iterations. Not private.
     C_ : float
         The ``C`` used (``C``, or its ``"auto"`` value).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` spent by the fit."""
 
 _PRIVACY_COMMON = """\
-Protected: every training row, features, label and weight, under
-    replace-one neighbours (datasets of the same size differing in one row).
-    The exact primal minimizer moves by at most ``2 L C kappa / n`` in L2 norm
-    between such datasets (Rubinstein et al. (2012), Lemma 9, tightened by a factor of 2: see
-    Notes; ``L = 1`` for hinge and Huber losses). The solver's certificate
-    adds ``tol`` times that, and the coefficients get Laplace noise of scale
-    ``sqrt(F) Delta / epsilon`` (``F`` coefficients; Rubinstein et al. (2012), Thm. 10) or
-    analytic Gaussian noise for ``(epsilon, delta)``. The discrete mechanisms
-    release ``g (round(w / g) + Z)`` with exact integer noise ``Z`` on a grid
-    ``g`` fixed from public quantities only: discrete Laplace of scale
-    ``(ceil(sqrt(F) Delta / g) + F - 1) / epsilon`` steps (the same L1 bound
-    of Rubinstein et al. (2012), Thm. 10, plus the rounding term), or discrete Gaussian with
-    ``sigma^2 = Delta_g^2 / (2 rho)``, where ``Delta_g^2`` bounds the squared L2
-    shift of the rounded weights and ``rho`` is the zCDP budget of
-    ``(epsilon, delta)`` (Canonne, Kamath and Steinke 2020,
-    Cor. 13); see :class:`~skdp.mechanisms.DiscreteLaplaceMechanism`.
-    Their outputs carry no floating-point artefacts of the noise (Mironov
-    2012), unlike the continuous mechanisms'. With more than two
-    classes each one-vs-rest problem gets ``(epsilon / K, delta / K)`` (basic
-    composition). Row weights (``sample_weight`` times ``class_weight``) are
-    clipped to ``[0, 1]``, which keeps this sensitivity: the replaced row's
-    weighted loss is still ``L``-Lipschitz in the margin and the
-    regularizer's strong convexity does not depend on the weights (``n``
-    counts zero-weight rows too). Rubinstein et al. (2012) calls the privacy parameter
-    ``beta``. The label set is public when ``classes`` is given; with
-    ``classes=None`` it is read from ``y`` (:class:`~skdp.PrivacyLeakWarning`)
-    and not protected. The solver diagnostics ``certified_distance_`` and
-    ``n_iter_`` are computed from the private data without noise and are not
-    covered by this guarantee: they are kept for the data holder and left out
-    when the estimator is pickled or copied; do not publish them."""
+``epsilon``-DP (``"laplace"``, ``"discrete_laplace"``) or ``(epsilon,
+    delta)``-DP (``"gaussian"``, ``"discrete_gaussian"``) for replace-one
+    neighbours (datasets of the same size differing in one row); every
+    training row (features, label, weight) is protected. The certified
+    minimizer moves by at most ``Delta = (1 + tol) 2 C kappa / n``
+    (Rubinstein et al. (2012), Lemma 9, tightened by a factor of 2), and the
+    weights get Laplace noise of scale ``sqrt(F) Delta / epsilon``
+    (Rubinstein et al. (2012), Thm. 10), analytic Gaussian noise (Balle and
+    Wang 2018), or exact discrete noise on a public grid (Canonne, Kamath
+    and Steinke 2020). With ``K > 2`` classes one record moves all ``K``
+    one-vs-rest weight vectors: the Gaussian mechanisms release them jointly
+    (L2 sensitivity ``sqrt(K) Delta`` at the whole budget), the Laplace ones
+    give each ``epsilon / K`` (a joint pure-DP release would cost the same).
+    Row weights are clipped to ``[0, 1]``. Public: ``n``, the parameters and
+    ``classes`` (with ``classes=None`` the label set is read from ``y``,
+    :class:`~skdp.PrivacyLeakWarning`). The continuous noise can leak through
+    its floating-point bits (Mironov 2012): use a ``"discrete_"`` mechanism
+    against that. ``certified_distance_`` and ``n_iter_`` are not private; do
+    not publish them. Derivations: :doc:`/guide/svm_and_perturbation`."""
 
 
 _NOTES_COMMON = """\
-Sensitivity. Rubinstein et al. (2012), Lemma 9 bounds the move of the exact minimizer by
-    ``4 L C kappa / n`` using the strong convexity of one objective only.
-    Adding the inequalities of both, ``P_D(w') - P_D(w) >= ||w - w'||^2 / 2``
-    and ``P_D'(w) - P_D'(w') >= ||w - w'||^2 / 2``, leaves ``||w - w'||^2`` below
-    the change of the single replaced loss term, at most
-    ``2 (C / n) L kappa ||w - w'||``; hence ``2 L C kappa / n`` (Chaudhuri,
-    Monteleoni and Sarwate 2011, Cor. 8, with regularization ``1 / C``). The
-    L1 sensitivity used by the Laplace mechanism is ``sqrt(F)`` times that
-    (Rubinstein et al. (2012), Thm. 10), half of what Thm. 10 and Cor. 12 state.
-
-    Certified solving. The objective is 1-strongly convex, so a duality gap
-    ``g`` (hinge) certifies ``||w - w*|| <= sqrt(2 g)`` and a gradient norm
-    (Huber) certifies ``||w - w*|| <= ||grad||``; the solver must reach the
-    data-independent bound ``tol C L kappa / n`` (rounding errors included)
-    or raise :class:`~skdp.exceptions.CertificationError`. When no hinge
-    point's duality gap meets it (many duplicate rows on the margin can stall
-    it), the hinge fit releases a certified minimizer of the Huber loss of
-    width ``h`` about ``radius^2 / C`` instead: the exact Huber and hinge
-    minimizers are within ``sqrt(C h) / 2`` of each other for every dataset
-    (both objectives are 1-strongly convex and differ by at most ``C h / 4``),
-    so the released point is within the same radius of the hinge minimizer
-    and the sensitivity is unchanged. Rows clipped to
-    ``kappa`` in floating point can have an exact norm a few ulps above it,
-    which moves the exact minimizer by ``(C / n)(||x|| + ||x'||)``: the
-    certificate also pays ``(C / n)`` times that excess (bounded from the
-    stored rows) out of the bound. Two certified
-    outputs on neighbouring datasets are then within
-    ``(1 + tol) 2 L C kappa / n``. Settings no certificate can meet in
-    floating point are refused before anything is spent: a radius
-    ``tol C kappa / n`` below ``2**-500`` (subnormal rounding would exceed
-    it), ``C kappa`` or ``kappa`` above ``2**200`` (overflow), ``tol`` at most
-    ``n gamma_m`` (``gamma_m = m 2**-53 / (1 - m 2**-53)``,
-    ``m = min(n, 1024) + ceil(log2(ceil(n / 1024))) + 2``: the certificate's
-    sums run over blocks of 1024 rows combined pairwise, and their rounding
-    bound alone would exceed the radius; at the default ``tol = 0.01`` this
-    allows about ``8.5e10`` rows), and a noise scale that overflows."""
+The sensitivity bound (half of Rubinstein et al.'s (2012) Lemma 9), the
+    certified solver, the hinge loss' Huber fallback and the floating-point
+    limits refused before anything is spent are derived in the user guide,
+    :doc:`/guide/svm_and_perturbation`."""
 
 
 def _fill_svm_doc(cls):
@@ -186,35 +126,26 @@ class PrivateSVMRFF(BasePrivateSVM):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for the pure-DP mechanisms ``'laplace'`` and
-        ``'discrete_laplace'`` (any other value is refused); in ``(0, 1)``
-        for ``'gaussian'`` and ``'discrete_gaussian'``, which refuse the
-        default 0: pass it explicitly, well below ``1 / n_samples``.
+        ``0`` for ``"laplace"`` and ``"discrete_laplace"``; in ``(0, 1)`` for
+        ``"gaussian"`` and ``"discrete_gaussian"`` (well below ``1 / n``).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Translation-invariant kernel (Rubinstein et al. (2012), Tables 1-2); see
         :class:`~skdp.kernel_approximation.RandomFourierFeatures`.
     gamma : "norm", "auto" or float, default="norm"
         Kernel parameter, > 0, chosen without looking at the private data.
-        ``"norm"`` is ``1 / data_norm**2``: on rows of norm ``data_norm``
-        (e.g. after :class:`~sklearn.preprocessing.Normalizer`, with
-        ``data_norm=1``) ``SVC``'s default ``gamma="scale"``, ``1 /
-        (n_features X.var())``, is ``1 / (data_norm**2 - ||mean row||^2)``,
-        at least ``1 / data_norm**2`` (equal for centred rows). On
-        standardized features ``data_norm = sqrt(n_features)`` gives
-        ``1 / n_features``, which is ``"auto"`` (scikit-learn's ``SVC(gamma=
-        "auto")``). ``"scale"`` itself is refused: it reads the variance of
-        the private data. The value used is stored in ``gamma_``.
+        ``"norm"`` is ``1 / data_norm**2``, close to ``SVC``'s
+        ``gamma="scale"`` on rows of norm ``data_norm`` (user guide);
+        ``"auto"`` is ``1 / n_features``. ``"scale"`` is refused: it reads
+        the variance of the private data. Stored in ``gamma_``.
     data_norm : float, default=1.0
         Public typical L2 norm of the input rows, used only by
         ``gamma="norm"``. Rows are not clipped to it: the random Fourier
         features have norm 1 whatever the input, which is all the privacy
         proof uses.
     n_components : int, default=100
-        Number of random frequencies ``d_hat``; the model has
-        ``2 n_components`` coefficients. More components approximate the
-        kernel better but add noise (Laplace noise grows like
-        ``sqrt(n_components)`` per coordinate) and make the certified hinge
-        solve harder at large ``C``.
+        Number of random frequencies; the model has ``2 n_components``
+        coefficients. More approximate the kernel better but add noise
+        (the Laplace noise grows like ``sqrt(n_components)``).
     %(svm_params)s
     %(classes)s
     %(class_weight)s
@@ -222,10 +153,8 @@ class PrivateSVMRFF(BasePrivateSVM):
     %(random_state)s
     %(accountant)s
     %(verbose)s
-        With ``verbose >= 1`` the fit prints the noise calibration and, per
-        class problem, the solver's Newton steps and certified distance
-        (the solver diagnostics ``n_iter_`` and ``certified_distance_``,
-        not private: see Privacy).
+        It prints the noise calibration and the solver's diagnostics (not
+        private: see Privacy).
 
     Attributes
     ----------
@@ -243,11 +172,9 @@ class PrivateSVMRFF(BasePrivateSVM):
     Privacy
     -------
     %(svm_privacy)s
-    Here ``kappa = 1`` because every random Fourier feature vector has norm
-    exactly 1, and ``F = 2 n_components``; the Laplace scale is
-    ``2^1.5 (1 + tol) C sqrt(n_components) / (epsilon n)``, half of Rubinstein et al.'s (2012)
-    Cor. 12. The frequencies are drawn independently of the data (from a
-    random stream separate from the noise) and cost no privacy.
+    Here ``kappa = 1`` (every random Fourier feature vector has norm 1) and
+    ``F = 2 n_components``. The frequencies are drawn independently of the
+    data (from a stream separate from the noise) and cost no privacy.
 
     See Also
     --------
@@ -258,9 +185,7 @@ class PrivateSVMRFF(BasePrivateSVM):
     -----
     %(svm_notes)s
 
-    The intercept is 0: the random feature space has no constant feature
-    (Rubinstein et al. (2012) learns ``f(x) = <w, phi(x)>``). Prediction uses only the
-    released weights and frequencies, so it costs no privacy.
+    The intercept is 0 (Rubinstein et al. (2012) learns ``f(x) = <w, phi(x)>``).
 
     References
     ----------
@@ -383,10 +308,8 @@ class PrivateLinearSVM(BasePrivateSVM):
     ----------
     %(epsilon)s
     delta : float, default=0.0
-        ``0`` for the pure-DP mechanisms ``'laplace'`` and
-        ``'discrete_laplace'`` (any other value is refused); in ``(0, 1)``
-        for ``'gaussian'`` and ``'discrete_gaussian'``, which refuse the
-        default 0: pass it explicitly, well below ``1 / n_samples``.
+        ``0`` for ``"laplace"`` and ``"discrete_laplace"``; in ``(0, 1)`` for
+        ``"gaussian"`` and ``"discrete_gaussian"`` (well below ``1 / n``).
     %(data_norm)s
     fit_intercept : bool, default=True
         Append a constant feature of value 1 (counted in the row norm and
@@ -398,10 +321,8 @@ class PrivateLinearSVM(BasePrivateSVM):
     %(random_state)s
     %(accountant)s
     %(verbose)s
-        With ``verbose >= 1`` the fit prints the noise calibration and, per
-        class problem, the solver's Newton steps and certified distance
-        (the solver diagnostics ``n_iter_`` and ``certified_distance_``,
-        not private: see Privacy).
+        It prints the noise calibration and the solver's diagnostics (not
+        private: see Privacy).
 
     Attributes
     ----------

@@ -89,16 +89,17 @@ def test_default_steps_and_radius_at_the_extremes():
     assert frank_wolfe_default_radius(100, data_norm=2.0) == pytest.approx(22.5)
 
 
-def test_fitted_defaults_follow_the_rules_per_class_problem():
+def test_fitted_defaults_follow_the_rules_for_the_joint_class_problems():
     X, y, _, _ = _nonnegative_unit_rows(1500)
     y3 = np.where(X[:, 0] > np.median(X[:, 0]), 2, y)
     est = PrivateFrankWolfeClassifier(epsilon=3.0, classes=[0, 1, 2], random_state=0).fit(X, y3)
-    # One-vs-rest: each problem has (epsilon / 3, delta / 3); p = 20 features + intercept.
-    steps = frank_wolfe_default_steps(1500, 21, 1.0, 1 / 1500**2 / 3)
+    # One-vs-rest: the 3 problems' 3 T selections share (epsilon, delta) (rho / 3 each);
+    # p = 20 features + intercept.
+    steps = frank_wolfe_default_steps(1500, 21, 3.0, 1 / 1500**2, n_problems=3)
     assert est.n_iter_ == steps
     assert est.l1_radius_ == frank_wolfe_default_radius(steps)
-    assert est.noise_scale_ == frank_wolfe_noise(1500, 1.0, est.l1_radius_, 1.0,
-                                                 1 / 1500**2 / 3, steps)[0]
+    assert est.noise_scale_ == frank_wolfe_noise(1500, 1.0, est.l1_radius_, 3.0,
+                                                 1 / 1500**2, steps, n_problems=3)[0]
 
 
 def test_defaults_at_huge_epsilon_match_logistic_regression():

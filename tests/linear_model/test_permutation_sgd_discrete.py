@@ -22,6 +22,7 @@ from skdp.linear_model._permutation_sgd import (
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
 from skdp.utils import clip_rows_l2, spawn_random_states
+from skdp.utils._multiclass import OneVsRestBudget
 from linear_model.test_convex import _pair  # rows x = 0 plus one row x = 1 whose label flips
 
 DG = dict(mechanism="discrete_gaussian")
@@ -209,7 +210,7 @@ def test_default_is_the_float_gaussian_release():
                                    random_state=5).fit(X, y)
     assert est.noise_granularity_ is None
     settings = est._check_params(120)
-    est._prepare(settings, PrivacyBudget(1.0, 1e-6))  # resolves the default step
+    est._prepare(settings, OneVsRestBudget(PrivacyBudget(1.0, 1e-6), 1))  # the default step
     assert settings["learning_rate"] == est.learning_rate_
     rng = spawn_random_states(np.random.default_rng(5), 1)[0]
     X_aug = clip_rows_l2(add_intercept_column(X, 1.0), 1.0)

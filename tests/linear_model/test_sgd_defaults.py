@@ -52,8 +52,9 @@ def test_dpsgd_class_problems_do_not_recalibrate(three_classes, monkeypatch, bac
     with joblib.parallel_config(backend=backend or "loky"):
         est.fit(X, y)
     assert len(calls) == 1
+    # The 3 runs' 3 T steps under one account at the whole budget.
     assert est.noise_multiplier_ == _dpsgd.dpsgd_noise_multiplier(
-        1.3 / 3, 1 / 600**2 / 3, est.sample_rate_, est.n_iter_)
+        1.3, 1 / 600**2, est.sample_rate_, 3 * est.n_iter_)
 
 
 def test_dpsgd_parallel_fit_is_bit_identical_to_serial(three_classes):
@@ -77,7 +78,7 @@ def test_permutation_sgd_class_problems_do_not_recalibrate(three_classes, monkey
         est = PermutationSGDClassifier(epsilon=1.0, classes=[0, 1, 2], n_jobs=2,
                                        learning_rate=learning_rate, random_state=0).fit(X, y)
     assert len(calls) == expected_calls
-    assert calls[-1][0] == est.sensitivity_
+    assert calls[-1][0] == math.sqrt(3) * est.sensitivity_  # the 3 vectors' joint release
     serial = clone(est).set_params(n_jobs=None).fit(X, y)
     assert np.array_equal(serial.coef_, est.coef_)
 
@@ -157,32 +158,35 @@ def _data(n, d, k, seed=0):
 
 
 @pytest.mark.parametrize("k", [2, 3])
-def test_dpsgd_split_applied_once(k):
-    # Per-class budget (epsilon / P, delta / P) with P = 1 for two classes, K otherwise;
-    # calibrated once in _prepare and used unchanged by every class problem.
+def test_dpsgd_joint_account_applied_once(k):
+    # P = 1 problem for two classes, K otherwise: the P T steps are accounted for together
+    # at the whole (epsilon, delta), calibrated once in _prepare and used unchanged by
+    # every class problem.
     X, y = _data(120, 2, k)
     est = DPSGDClassifier(epsilon=1.0, delta=1e-5, batch_size=40, epochs=1,
                           classes=list(range(k)), random_state=0).fit(X, y)
     p = 1 if k == 2 else k
     q, steps = dpsgd_schedule(120, 40, 1)
-    assert est.noise_multiplier_ == dpsgd_noise_multiplier(1.0 / p, 1e-5 / p, q, steps)
+    assert est.noise_multiplier_ == dpsgd_noise_multiplier(1.0, 1e-5, q, p * steps)
 
 
 @pytest.mark.parametrize("k", [2, 3, 20])
-def test_permutation_sgd_default_step_split_applied_once(k):
+def test_permutation_sgd_default_step_joint_release_applied_once(k):
     n, d = 200, 3
     X, y = _data(n, d, k)
     est = PermutationSGDClassifier(epsilon=1.0, delta=1e-5, classes=list(range(k)),
                                    random_state=0).fit(X, y)
     p = 1 if k == 2 else k
-    c = permutation_sgd_sigma(1.0, 1.0 / p, 1e-5 / p, "analytic")
+    # The P vectors are one Gaussian release of sensitivity sqrt(P) Delta.
+    c = permutation_sgd_sigma(math.sqrt(p), 1.0, 1e-5, "analytic")
     # Default batch 64 (N = 3 minibatches of at least 66) and 50 passes.
     eta = permutation_sgd_noise_step(n, 64, 50, 1.0, d + 1, c, 1.0 / 0.25)
     # Wu et al. Thm. 3 (seed 004 Alg. 2): Delta = 2 k eta R / b with b = n // (n // 64).
     sensitivity = permutation_sgd_sensitivity(n, 64, 50, 1.0, learning_rate=eta)
     assert sensitivity == pytest.approx(2 * 50 * eta / 66, rel=1e-15)
     assert est.learning_rate_ == eta
-    assert est.noise_std_ == permutation_sgd_sigma(sensitivity, 1.0 / p, 1e-5 / p, "analytic")
+    assert est.noise_std_ == permutation_sgd_sigma(math.sqrt(p) * sensitivity, 1.0, 1e-5,
+                                                   "analytic")
 
 
 def test_permutation_sgd_default_equals_explicit_and_ignores_values():

@@ -52,14 +52,15 @@ def test_laplace_scale_of_private_svm_rff():
     assert est.noise_scale_ == pytest.approx(1.01 * cor12 / 2)
 
 
-def test_gaussian_scale_and_multiclass_split():
+def test_gaussian_scale_of_the_joint_multiclass_release():
     X, y = make_blobs(300, centers=3, random_state=0)
     est = PrivateSVMRFF(epsilon=1.5, delta=3e-6, mechanism="gaussian", C=1.0, n_components=20,
                         gamma=0.1, random_state=0).fit(X, y)
     sens = 2.0 / 300 * 1.01
     assert est.sensitivity_ == pytest.approx(sens)
-    # each of the 3 one-vs-rest problems gets (0.5, 1e-6)
-    assert est.noise_scale_ == pytest.approx(gaussian_sigma_analytic(sens, 0.5, 1e-6))
+    # the 3 one-vs-rest vectors are one release of L2 sensitivity sqrt(3) Delta_2
+    assert est.noise_scale_ == pytest.approx(
+        gaussian_sigma_analytic(math.sqrt(3) * sens, 1.5, 3e-6))
     assert est.coef_.shape == (3, 40)
     assert (est.privacy_spent_.epsilon, est.privacy_spent_.delta) == (1.5, 3e-6)
 
@@ -381,9 +382,13 @@ def test_binary_y_with_three_declared_classes_is_three_problems(mechanism, delta
                            classes=[0, 1, 2], random_state=0).fit(X, y)
     assert est.coef_.shape == (3, 2)
     assert est.privacy_spent_ == PrivacyBudget(3.0, delta)
-    # Each of the three problems gets a third of the budget, not a half.
-    assert est.noise_scale_ == pytest.approx(
-        svm_noise_scale(mechanism, est.sensitivity_, 3, 1.0, delta / 3))
+    # Three problems, not two: Laplace splits epsilon in three; the Gaussian is one
+    # release of the three vectors, of L2 sensitivity sqrt(3) Delta_2.
+    if mechanism == "laplace":
+        expected = svm_noise_scale(mechanism, est.sensitivity_, 3, 1.0, 0.0)
+    else:
+        expected = svm_noise_scale(mechanism, math.sqrt(3) * est.sensitivity_, 3, 3.0, delta)
+    assert est.noise_scale_ == pytest.approx(expected)
 
 
 def test_generator_that_cannot_spawn_fits_after_one_charge():
