@@ -23,19 +23,6 @@ import skdp
 MAX_DOCSTRING = 12_000
 MAX_PRIVACY = 2_000
 
-# Classes whose docstrings are being shortened on other branches, per check. Empty
-# these sets once those branches are merged: each entry is a strict xfail, so a
-# class that meets the limit fails the test until its name is removed from here.
-PENDING_LENGTH = {
-    "PrivateSVMRFF",
-    "PrivateLinearSVM",
-    "ObjectivePerturbationClassifier",
-    "OutputPerturbationClassifier",
-    "PrivateFrankWolfeClassifier",
-    "PermutationSGDClassifier",
-}
-PENDING_PRIVACY = PENDING_LENGTH | {"DPSGDClassifier"}
-PENDING_FIRST_SCREEN = set()
 
 
 def _public_classes():
@@ -60,31 +47,23 @@ def _sections(doc):
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
-def _params(cls, pending):
-    marks = [pytest.mark.xfail(strict=True, reason="being shortened on another branch")] \
-        if cls.__name__ in pending else []
-    return pytest.param(cls, id=cls.__name__, marks=marks)
-
-
-_CLASSES = [cls for _, cls in _public_classes()]
+_CLASSES = [pytest.param(cls, id=cls.__name__) for _, cls in _public_classes()]
 
 
 def test_every_subpackage_is_covered():
     names = {cls.__name__ for _, cls in _public_classes()}
     assert {"DPLogisticRegressionAMP", "PrivateParameterSelector", "DPStandardScaler",
             "PrivateKernelSVC", "PrivateQueryAnswerer", "BudgetAccountant"} <= names
-    pending = PENDING_LENGTH | PENDING_PRIVACY | PENDING_FIRST_SCREEN
-    assert pending <= names, "a pending class was renamed: update the PENDING sets"
 
 
-@pytest.mark.parametrize("cls", [_params(c, PENDING_LENGTH) for c in _CLASSES])
+@pytest.mark.parametrize("cls", _CLASSES)
 def test_docstring_is_at_most_12000_characters(cls):
     assert len(cls.__doc__ or "") <= MAX_DOCSTRING, (
         f"{cls.__name__}'s docstring has {len(cls.__doc__)} characters; move derivations "
         "and studies to the user guide (docs/guide/) and link it")
 
 
-@pytest.mark.parametrize("cls", [_params(c, PENDING_PRIVACY) for c in _CLASSES])
+@pytest.mark.parametrize("cls", _CLASSES)
 def test_privacy_section_is_at_most_2000_characters(cls):
     body = _sections(cls.__doc__ or "").get("Privacy", "")
     assert len(body) <= MAX_PRIVACY, (
@@ -101,8 +80,8 @@ def test_the_section_parser_finds_privacy_sections():
     assert "Parameters" not in sections["Privacy"] and "Examples" not in sections["Privacy"]
 
 
-@pytest.mark.parametrize("cls", [_params(c, PENDING_FIRST_SCREEN) for c in _CLASSES
-                                 if "Parameters" in _sections(c.__doc__ or "")])
+@pytest.mark.parametrize("cls", [c for c in _CLASSES
+                                 if "Parameters" in _sections(c.values[0].__doc__ or "")])
 def test_parameters_start_within_the_first_screen(cls):
     # A short summary, then Parameters: at most 22 lines of docstring before it.
     lines = [line.strip() for line in inspect.cleandoc(cls.__doc__).splitlines()]
