@@ -4,6 +4,7 @@ import math
 import sys
 from functools import lru_cache
 
+import dp_accounting
 import numpy as np
 
 from skdp.accounting import calibrate_subsampled_gaussian
@@ -376,6 +377,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
         Poisson sampling probability ``q``.
     n_iter_ : int
         Number of noisy steps.
+    privacy_event_ : dp_accounting.DpEvent
+        What was released: the ``K T`` Poisson-sampled Gaussian steps, for a
+        tight :class:`~skdp.BudgetAccountant` (``composition="pld"``).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
     delta_ : float
@@ -527,6 +531,20 @@ class DPSGDClassifier(PrivateGLMClassifier):
         # (OneVsRestBudget.composed_steps; T steps at (epsilon, delta) when K = 1).
         epsilon, delta, steps = budget.composed_steps(settings["steps"])
         return dpsgd_noise_multiplier(epsilon, delta, settings["sample_rate"], steps)
+
+    def _release_event(self, settings, budget):
+        # The K T steps at the calibrated z, as they were accounted in
+        # dpsgd_noise_multiplier (replace-one neighbours; skdp.accounting._events).
+        # (K runs of T steps each, whether accounted jointly or split evenly.)
+        steps = budget.n_problems * settings["steps"]
+        z = settings["noise_multiplier"]
+        if budget.composed_steps(settings["steps"])[0] > ACCOUNTANT_MAX_EPSILON:
+            # Not amplified: each step is a Gaussian of sensitivity 2 C, noise z C.
+            step = dp_accounting.GaussianDpEvent(z / 2.0)
+        else:
+            step = dp_accounting.PoissonSampledDpEvent(
+                settings["sample_rate"], dp_accounting.GaussianDpEvent(z))
+        return dp_accounting.SelfComposedDpEvent(step, steps)
 
     def _prepare(self, settings, budget):
         if settings["default_batch"]:

@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
+from skdp.accounting._events import plain_event
 from skdp.base import DPEstimatorMixin
 from skdp.linear_model._base import PrivateLinearClassifierMixin, add_intercept_column
 from skdp.linear_model._losses import get_loss
@@ -254,6 +255,16 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         raise NotImplementedError
 
+    def _release_event(self, settings, budget):
+        """The privacy event of the whole fit (all class problems), before the charge.
+
+        ``settings`` are the resolved parameters of :meth:`_prepare` and
+        ``budget`` the :class:`~skdp.utils._multiclass.OneVsRestBudget`. The
+        default is the plain ``(epsilon, delta)`` event; a mechanism whose
+        release has a finer public description overrides it.
+        """
+        return plain_event(budget.total)
+
     def _prepare(self, settings, budget):
         """Data-independent set-up that may fail, run before the budget is charged (hook).
 
@@ -322,8 +333,10 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
 
         # Everything is validated: now spend the budget (nothing before this line
         # draws noise or charges the accountant).
-        budget, rng = self._start_private_fit(n_samples, default_delta=self._default_delta,
-                                              allow_zero_delta=self._allow_zero_delta)
+        budget, rng = self._start_private_fit(
+            n_samples, default_delta=self._default_delta, allow_zero_delta=self._allow_zero_delta,
+            event=lambda total: self._release_event(
+                settings, OneVsRestBudget(total, n_problems, joint)))
         intercept_value = self._intercept_value(data_norm)
         X_aug = add_intercept_column(X, intercept_value) if fit_intercept else X
         X_aug = self._clip(X_aug, data_norm)

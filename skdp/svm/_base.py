@@ -3,6 +3,7 @@
 import math
 from fractions import Fraction
 
+import dp_accounting
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
@@ -490,7 +491,16 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
             steps = parameter if self.mechanism == "discrete_laplace" else math.sqrt(parameter)
             scale = float(steps) * granularity
 
-        budget, rng = self._start_private_fit(n_samples, allow_zero_delta=allow_zero_delta)
+        event = None
+        if self.mechanism == "gaussian":
+            # K Gaussian releases of L2 sensitivity `sensitivity`, std `scale` each: jointly
+            # one release of sensitivity sqrt(K) sensitivity, the same event
+            # (skdp.accounting._events conventions).
+            event = dp_accounting.SelfComposedDpEvent(
+                dp_accounting.GaussianDpEvent(self._noise_multiplier * scale / sensitivity),
+                part.n_problems)
+        budget, rng = self._start_private_fit(n_samples, allow_zero_delta=allow_zero_delta,
+                                              event=event)
         # Separate streams: the released feature map must not reveal the noise.
         # (spawn_random_states, not rng.spawn: a Generator without a SeedSequence cannot spawn.)
         map_rng, noise_rng = spawn_random_states(rng, 2)

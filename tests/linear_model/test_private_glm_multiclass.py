@@ -240,3 +240,50 @@ def test_audit_joint_multiclass_dpsgd_steps():
     kw = dict(epsilon=2.0, delta=1e-5, batch_size=9, epochs=1)
     assert _audit_joint(DPSGDClassifier, 10.0, **kw) < 2.0
     assert _audit_joint(_QuarterJointDPSGD, 10.0, **kw) > 2.0
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_dpsgd_event_is_its_calibrated_release_and_composes_below_basic(n_classes):
+    import dp_accounting
+
+    from skdp.accounting import BudgetAccountant
+    from skdp.accounting._events import compose_events
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.arange(600) % n_classes
+    classes = list(range(n_classes))
+    model = DPSGDClassifier(1.0, 1e-6, classes=classes, random_state=0).fit(X, y)
+    event = model.privacy_event_
+    assert isinstance(event, dp_accounting.SelfComposedDpEvent)
+    assert isinstance(event.event, dp_accounting.PoissonSampledDpEvent)
+    # K class runs of T steps each, at the calibrated multiplier.
+    problems = 1 if n_classes == 2 else n_classes
+    assert event.count == problems * model.n_iter_
+    assert event.event.event.noise_multiplier == pytest.approx(model.noise_multiplier_)
+    # The event alone is the fit's budget (up to the accountant's discretization) ...
+    assert 0.9 < compose_events([(model.privacy_spent_, event)], 1e-6, "pld") <= 1.0 + 1e-9
+    # ... and five fits compose far below basic composition's 5.
+    acc = BudgetAccountant(10.0, 1e-5, composition="pld")
+    for seed in range(5):
+        DPSGDClassifier(1.0, 1e-6, classes=classes, accountant=acc, random_state=seed).fit(X, y)
+    assert acc.spent.epsilon < 3.0
+
+
+def test_gaussian_svm_event_composes_to_its_budget():
+    from skdp.accounting._events import compose_events
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.arange(400) % 3
+    model = PrivateLinearSVM(1.0, 1e-6, mechanism="gaussian", classes=[0, 1, 2],
+                             random_state=0).fit(X, y)
+    event = model.privacy_event_
+    assert event.count == 3  # the three class vectors, one joint Gaussian release
+    assert event.event.noise_multiplier == pytest.approx(
+        model.noise_scale_ / model.sensitivity_)
+    # Exactly the budget it was calibrated to (the analytic Gaussian mechanism).
+    assert compose_events([(model.privacy_spent_, event)], 1e-6, "pld") == pytest.approx(
+        1.0, abs=0.02)
