@@ -83,10 +83,14 @@ def test_default_steps_and_radius_at_the_extremes():
     assert frank_wolfe_default_steps(3000, 21, 1e6, 1 / 3000**2) == 1000
     assert frank_wolfe_default_steps(3000, 21, 0.01, 1 / 3000**2) == 1
     assert frank_wolfe_default_steps(3000, 21, 0.01, 0.0) == 1
+    # 4.5 sqrt(T) up to T = 20, then T, capped at 200.
     assert frank_wolfe_default_radius(1) == pytest.approx(4.5)
-    assert frank_wolfe_default_radius(100) == pytest.approx(45.0)
-    assert frank_wolfe_default_radius(1000) == pytest.approx(100.0)
-    assert frank_wolfe_default_radius(100, data_norm=2.0) == pytest.approx(22.5)
+    assert frank_wolfe_default_radius(16) == pytest.approx(18.0)
+    assert frank_wolfe_default_radius(21) == pytest.approx(21.0)
+    assert frank_wolfe_default_radius(100) == pytest.approx(100.0)
+    assert frank_wolfe_default_radius(200) == pytest.approx(200.0)
+    assert frank_wolfe_default_radius(1000) == pytest.approx(200.0)
+    assert frank_wolfe_default_radius(100, data_norm=2.0) == pytest.approx(50.0)
 
 
 def test_fitted_defaults_follow_the_rules_for_the_joint_class_problems():
