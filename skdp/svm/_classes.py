@@ -40,9 +40,9 @@ default="laplace"
         tol)`` times that sensitivity. Data-independent.
     max_iter : int, default=200
         Newton steps allowed to reach the certificate (the hinge loss' Huber
-        fallback gets as many again); if it is not reached,
-        :class:`~skdp.exceptions.CertificationError` is raised and nothing is
-        released."""
+        fallback gets up to five times as many); if it is not reached,
+        :class:`~skdp.exceptions.CertificationError` is raised after the charge
+        and nothing is released (see :ref:`certified-solvers`)."""
 
 _SHARED_ATTRIBUTES = """\
 coef_ : ndarray of shape (1, n_coef) or (n_classes, n_coef)

@@ -628,6 +628,8 @@ _FALLBACK_HESSIAN_WORK = 5e7
 # steer the warm start).
 _FALLBACK_LEVEL_STEPS = 20
 _FALLBACK_LEVEL_FACTOR = 0.3
+# Newton steps the Huber fallback may take per share, in units of max_iter.
+_FALLBACK_STEP_FACTOR = 5
 
 
 def _huber_fallback(Z, U, C, kappa, radius, reserve, w, max_iter):
@@ -733,7 +735,10 @@ def _solve(Z, C, loss, huber_h, radius, max_iter, norm_bound=None):
     # No hinge candidate was certified (e.g. many duplicate rows on the margin make the
     # duality gap stall): release a certified Huber solution instead, which is as close to
     # the exact hinge minimizer as the radius requires (_huber_fallback).
-    fallback = _huber_fallback(Z, U, C, kappa, radius, reserve, w, max_iter)
+    # The fallback runs only when the hinge path failed; a raise now would come after
+    # the charge, so it gets a larger step allowance.
+    fallback = _huber_fallback(Z, U, C, kappa, radius, reserve, w,
+                               _FALLBACK_STEP_FACTOR * max_iter)
     if fallback is not None:
         w_fb, distance, gnorm, steps = fallback
         return CertifiedSVM(w_fb, distance, gnorm, total + steps + 1)
