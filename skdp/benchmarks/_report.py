@@ -2,6 +2,7 @@
 
 import csv
 import math
+import textwrap
 from pathlib import Path
 
 from skdp.benchmarks._harness import ROW_FIELDS
@@ -38,8 +39,8 @@ def format_table(rows, markdown=False):
     """Format rows as an aligned text table (or a Markdown table).
 
     The text table has one block per dataset and metric, and no line wider than
-    ``WIDTH`` (100) characters: long method names and notes are cut (the CSV and
-    Markdown files keep them whole).
+    ``WIDTH`` (100) characters: a long note is wrapped onto the lines under its
+    row, a long method name gets a line of its own above it.
 
     Parameters
     ----------
@@ -67,21 +68,30 @@ def format_table(rows, markdown=False):
         blocks[key].append([r["method"], _fmt_eps(r["epsilon"]),
                             f"{r['mean']:.4f} +- {r['std']:.4f}", str(r["n_draws"]),
                             _fmt_num(r["fit_seconds"], 3), _fmt_num(r["time_ratio"], 3),
-                            r["note"]])
+                            # the epsilon column already says "non-private"
+                            "" if r["note"] == "non-private" and math.isinf(r["epsilon"])
+                            else r["note"]])
     body = [b for key in order for b in blocks[key]]
     widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(header)]
     fixed = sum(widths[1:6]) + 2 * 6
-    widths[0] = min(widths[0], 36)
+    widths[0] = min(widths[0], max(20, WIDTH - fixed - 6))
     widths[6] = max(4, min(widths[6], WIDTH - fixed - widths[0]))
 
     def line(cells):
         return "  ".join(_clip(c, w).ljust(w) for c, w in zip(cells, widths)).rstrip()
 
     def row_lines(cells):
-        # A note too long for its column goes on the next line, under the method.
+        # A note too long for its column goes on the next lines, under the method,
+        # wrapped (never cut) at WIDTH.
+        # A method name too long for its column gets a line of its own above the row.
+        head = []
+        if len(cells[0]) > widths[0]:
+            head, cells = textwrap.wrap(cells[0], WIDTH), [""] + cells[1:]
         if len(cells[6]) <= widths[6]:
-            return [line(cells)]
-        return [line(cells[:6] + [""]), _clip("    " + cells[6], WIDTH)]
+            return head + [line(cells)]
+        return head + [line(cells[:6] + [""])] + textwrap.wrap(
+            cells[6], WIDTH, initial_indent="    ", subsequent_indent="    ",
+            break_on_hyphens=False)
 
     lines = []
     for dataset, metric in order:
@@ -92,6 +102,102 @@ def format_table(rows, markdown=False):
     return "\n".join(lines[1:])
 
 
+# Series styles. Private series: colour, marker and line style all vary, and no two of
+# the first 90 share both colour and marker. Non-private baselines are flat lines, each
+# with its own colour and dash pattern, drawn apart from the private colours.
+_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+           "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<")
+_LINESTYLES = ("-", "--", ":", "-.")
+_BASELINE_COLORS = ("black", "dimgray", "darkgoldenrod", "darkslateblue", "darkred", "teal")
+_BASELINE_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 3)))
+
+
+def series_style(index, baseline=False):
+    """Matplotlib keyword arguments of the ``index``-th series of a figure.
+
+    Parameters
+    ----------
+    index : int
+        Position of the series among the figure's private series (or among its
+        baselines when ``baseline`` is true).
+    baseline : bool, default=False
+        A non-private reference, drawn as a flat line.
+
+    Returns
+    -------
+    style : dict
+        ``color``, ``linestyle`` and (private series) ``marker``.
+    """
+    if baseline:
+        return {"color": _BASELINE_COLORS[index % len(_BASELINE_COLORS)],
+                "linestyle": _BASELINE_DASHES[index % len(_BASELINE_DASHES)],
+                "linewidth": 1.6}
+    return {"color": _COLORS[index % len(_COLORS)],
+            "marker": _MARKERS[index % len(_MARKERS)],
+            "linestyle": _LINESTYLES[(index // len(_COLORS)) % len(_LINESTYLES)]}
+
+
+def _is_baseline(row):
+    return math.isinf(row["epsilon"])
+
+
+def _finite_eps(row):
+    return not (math.isinf(row["epsilon"]) or math.isnan(row["epsilon"]))
+
+
+def _wrap(text, width):
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def _styles(rows):
+    """One style per (method, baseline?) across the whole figure, in order of appearance."""
+    styles, counts = {}, [0, 0]
+    for r in rows:
+        key = (r["method"], _is_baseline(r))
+        if key not in styles:
+            styles[key] = series_style(counts[key[1]], baseline=key[1])
+            counts[key[1]] += 1
+    return styles
+
+
+def _curve_panel(ax, sub, styles, handles):
+    """Metric against epsilon (log scale); baselines as flat lines."""
+    for method in dict.fromkeys(r["method"] for r in sub):
+        pts = sorted((r["epsilon"], r["mean"], r["std"]) for r in sub
+                     if r["method"] == method and _finite_eps(r))
+        if pts:
+            xs, ys, es = zip(*pts)
+            style = styles[(method, False)]
+            h = ax.errorbar(xs, ys, yerr=es, capsize=3, markersize=5, label=method, **style)
+            handles.setdefault(method, h)
+        for r in sub:
+            if r["method"] == method and _is_baseline(r):
+                h = ax.axhline(r["mean"], label=f"{method} (non-private)",
+                               **styles[(method, True)])
+                handles.setdefault(f"{method} (non-private)", h)
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+
+
+def _point_panel(ax, sub, styles):
+    """One epsilon (or none): one row per series, its value with its spread."""
+    labels = []
+    for i, r in enumerate(sub):
+        style = dict(styles[(r["method"], _is_baseline(r))])
+        style.pop("linestyle")
+        style.pop("linewidth", None)
+        style.setdefault("marker", "D")
+        ax.errorbar([r["mean"]], [i], xerr=[r["std"]], capsize=3, markersize=7,
+                    linestyle="none", **style)
+        eps = "non-private" if _is_baseline(r) else (
+            "" if math.isnan(r["epsilon"]) else f"eps {r['epsilon']:g}")
+        labels.append(_wrap(f"{r['method']}{' (' + eps + ')' if eps else ''}", 38))
+    ax.set_yticks(range(len(sub)), labels, fontsize=7)
+    ax.set_ylim(len(sub) - 0.5, -0.5)
+    ax.grid(True, axis="x", alpha=0.3)
+
+
 def _plot(rows, path, title):
     try:
         import matplotlib
@@ -100,39 +206,42 @@ def _plot(rows, path, title):
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    panels = sorted({(r["dataset"], r["metric"]) for r in rows})
+    panels = list(dict.fromkeys((r["dataset"], r["metric"]) for r in rows))
     n = len(panels)
     cols = min(n, 3)
     nrows = math.ceil(n / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(5.5 * cols, 4 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 4.4 * nrows), squeeze=False)
+    styles, handles = _styles(rows), {}
     for ax, (dataset, metric) in zip(axes.ravel(), panels):
         sub = [r for r in rows if r["dataset"] == dataset and r["metric"] == metric]
-        methods = sorted({r["method"] for r in sub})
-        for method in methods:
-            pts = sorted((r["epsilon"], r["mean"], r["std"]) for r in sub if r["method"] == method)
-            finite = [p for p in pts if not math.isinf(p[0])]
-            if finite:
-                xs, ys, es = zip(*finite)
-                ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=method)
-            else:
-                ax.axhline(pts[0][1], linestyle="--", color="black", alpha=0.6,
-                           label=f"{method} (non-private)")
-        ax.set_xscale("log")
-        ax.set_xlabel("epsilon")
-        ax.set_ylabel(metric)
-        ax.set_title(dataset, fontsize=10)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
+        epsilons = {r["epsilon"] for r in sub if _finite_eps(r)}
+        if len(epsilons) >= 2:
+            _curve_panel(ax, sub, styles, handles)
+            ax.set_ylabel(_wrap(metric, 30))
+            ax.grid(True, alpha=0.3)
+            panel_title = dataset
+        else:
+            _point_panel(ax, sub, styles)
+            ax.set_xlabel(_wrap(metric, 40))
+            panel_title = dataset + (f", epsilon = {epsilons.pop():g}" if epsilons else "")
+        ax.set_title(_wrap(panel_title, 48), fontsize=9)
     for ax in axes.ravel()[n:]:
-        ax.axis("off")
+        fig.delaxes(ax)  # no empty panels
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    if handles:
+        labels = list(handles)
+        # About 4.5 points per character at font size 8, plus the line sample.
+        entry = 4.5 * max(map(len, labels)) + 45
+        ncol = max(1, min(len(labels), int(6.2 * cols * 72 // entry)))
+        fig.legend(list(handles.values()), labels, loc="upper center", ncol=ncol, fontsize=8,
+                   bbox_to_anchor=(0.5, 0.0), frameon=False)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
 
-def write_report(scenario, rows, output_dir, plot=True):
+def write_report(scenario, rows, output_dir, plot=True, plotter=None):
     """Write ``<scenario>.csv``, ``<scenario>.md`` and ``<scenario>.png`` into ``output_dir``.
 
     Parameters
@@ -145,6 +254,9 @@ def write_report(scenario, rows, output_dir, plot=True):
         Folder, created if needed.
     plot : bool, default=True
         Whether to draw the PNG (needs matplotlib).
+    plotter : callable or None, default=None
+        ``plotter(rows, path, title) -> path or None``, a scenario's own figure;
+        ``None`` draws the metric against epsilon, one panel per data set and metric.
 
     Returns
     -------
@@ -164,7 +276,7 @@ def write_report(scenario, rows, output_dir, plot=True):
     md_path.write_text(f"# skdp benchmark: {scenario}\n\n{format_table(rows, markdown=True)}\n")
     paths.append(md_path)
     if plot and rows:
-        png = _plot(rows, out / f"{scenario}.png", f"skdp: {scenario}")
+        png = (plotter or _plot)(rows, out / f"{scenario}.png", f"skdp: {scenario}")
         if png is not None:
             paths.append(png)
     return paths
