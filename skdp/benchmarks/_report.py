@@ -106,8 +106,8 @@ def format_table(rows, markdown=False):
 # the first 90 share both colour and marker. Non-private baselines are flat lines, each
 # with its own colour and dash pattern, drawn apart from the private colours.
 _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
-           "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<")
+           "tab:pink", "tab:olive", "tab:cyan")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 _LINESTYLES = ("-", "--", ":", "-.")
 _BASELINE_COLORS = ("black", "dimgray", "darkgoldenrod", "darkslateblue", "darkred", "teal")
 _BASELINE_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 3)))
@@ -147,13 +147,16 @@ def _finite_eps(row):
 
 
 def _wrap(text, width):
-    return "\n".join(textwrap.wrap(text, width)) or text
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
 
 
-def _styles(rows):
-    """One style per (method, baseline?) across the whole figure, in order of appearance."""
+def _styles(rows, curve_rows):
+    """One style per (method, baseline?) across the whole figure, in order of appearance.
+
+    Series drawn as curves come first, so that they get the plainest styles.
+    """
     styles, counts = {}, [0, 0]
-    for r in rows:
+    for r in list(curve_rows) + list(rows):
         key = (r["method"], _is_baseline(r))
         if key not in styles:
             styles[key] = series_style(counts[key[1]], baseline=key[1])
@@ -173,11 +176,18 @@ def _curve_panel(ax, sub, styles, handles):
             handles.setdefault(method, h)
         for r in sub:
             if r["method"] == method and _is_baseline(r):
-                h = ax.axhline(r["mean"], label=f"{method} (non-private)",
-                               **styles[(method, True)])
-                handles.setdefault(f"{method} (non-private)", h)
+                label = _baseline_label(method)
+                h = ax.axhline(r["mean"], label=label, **styles[(method, True)])
+                handles.setdefault(label, h)
     ax.set_xscale("log")
+    ticks = sorted({r["epsilon"] for r in sub if _finite_eps(r)})
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
     ax.set_xlabel("epsilon")
+
+
+def _baseline_label(method):
+    return method if "non-private" in method else f"{method} (non-private)"
 
 
 def _point_panel(ax, sub, styles):
@@ -190,32 +200,70 @@ def _point_panel(ax, sub, styles):
         style.setdefault("marker", "D")
         ax.errorbar([r["mean"]], [i], xerr=[r["std"]], capsize=3, markersize=7,
                     linestyle="none", **style)
-        eps = "non-private" if _is_baseline(r) else (
-            "" if math.isnan(r["epsilon"]) else f"eps {r['epsilon']:g}")
-        labels.append(_wrap(f"{r['method']}{' (' + eps + ')' if eps else ''}", 38))
+        # The panel's title gives its one epsilon.
+        labels.append(_wrap(_baseline_label(r["method"]) if _is_baseline(r) else r["method"],
+                            32))
     ax.set_yticks(range(len(sub)), labels, fontsize=7)
     ax.set_ylim(len(sub) - 0.5, -0.5)
     ax.grid(True, axis="x", alpha=0.3)
 
 
-def _plot(rows, path, title):
+def pyplot():
+    """``matplotlib.pyplot`` on the file-only Agg backend, or None without matplotlib."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:
+    except ImportError:  # plots are an optional extra
+        return None
+    return plt
+
+
+def save_figure(fig, path):
+    """Save ``fig`` as a PNG (its legends included) and close it; return ``path``."""
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    pyplot().close(fig)
+    return path
+
+
+def report_figure(rows, title):
+    """The default figure: one panel per data set and metric.
+
+    A panel with two epsilons or more plots the metric against epsilon (log
+    scale), one curve per method and a flat line per non-private baseline; a
+    panel with one epsilon (or none) shows one row per method, its mean and
+    spread. Every method keeps one style (colour, marker and line style) across
+    the figure, and one legend below the panels names the curves.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Result rows.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    fig : matplotlib Figure or None
+        ``None`` when matplotlib is missing.
+    """
+    plt = pyplot()
+    if plt is None:
         return None
     panels = list(dict.fromkeys((r["dataset"], r["metric"]) for r in rows))
     n = len(panels)
     cols = min(n, 3)
     nrows = math.ceil(n / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 4.4 * nrows), squeeze=False)
-    styles, handles = _styles(rows), {}
-    for ax, (dataset, metric) in zip(axes.ravel(), panels):
-        sub = [r for r in rows if r["dataset"] == dataset and r["metric"] == metric]
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 4.4 * nrows), squeeze=False,
+                             layout="constrained")
+    subs = [[r for r in rows if (r["dataset"], r["metric"]) == panel] for panel in panels]
+    curves = [len({r["epsilon"] for r in sub if _finite_eps(r)}) >= 2 for sub in subs]
+    styles = _styles(rows, [r for sub, curve in zip(subs, curves) if curve for r in sub])
+    handles = {}
+    for ax, (dataset, metric), sub, curve in zip(axes.ravel(), panels, subs, curves):
         epsilons = {r["epsilon"] for r in sub if _finite_eps(r)}
-        if len(epsilons) >= 2:
+        if curve:
             _curve_panel(ax, sub, styles, handles)
             ax.set_ylabel(_wrap(metric, 30))
             ax.grid(True, alpha=0.3)
@@ -228,7 +276,6 @@ def _plot(rows, path, title):
     for ax in axes.ravel()[n:]:
         fig.delaxes(ax)  # no empty panels
     fig.suptitle(title)
-    fig.tight_layout()
     if handles:
         labels = list(handles)
         # About 4.5 points per character at font size 8, plus the line sample.
@@ -236,9 +283,12 @@ def _plot(rows, path, title):
         ncol = max(1, min(len(labels), int(6.2 * cols * 72 // entry)))
         fig.legend(list(handles.values()), labels, loc="upper center", ncol=ncol, fontsize=8,
                    bbox_to_anchor=(0.5, 0.0), frameon=False)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return fig
+
+
+def _plot(rows, path, title):
+    fig = report_figure(rows, title)
+    return None if fig is None else save_figure(fig, path)
 
 
 def write_report(scenario, rows, output_dir, plot=True, plotter=None):

@@ -2,13 +2,14 @@
 
 from skdp.benchmarks._harness import make_row, progress
 from skdp.benchmarks._registry import register_scenario
+from skdp.benchmarks._report import pyplot, save_figure
 from skdp.testing import audit_epsilon, mechanism_audit_cases
 
 SCENARIO = "mechanisms"
 METRIC = "audited epsilon (95% lower bound)"
 
 
-def plot_audit(rows, path, title):
+def audit_figure(rows, title):
     """One line per mechanism: its audited epsilon, its under-noised copy's, and the claim.
 
     The audited value of the mechanism itself (filled circle) must lie left of
@@ -18,23 +19,18 @@ def plot_audit(rows, path, title):
     Parameters
     ----------
     rows : list of dict
-        The scenario's rows.
-    path : Path
-        Where to save the PNG.
+        The scenario's rows, with ``case`` (mechanism name), ``under_noised``
+        (bool) and ``catch_factor`` (str) added.
     title : str
         Figure title.
 
     Returns
     -------
-    path : Path or None
+    fig : matplotlib Figure or None
         ``None`` when matplotlib is missing.
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return None
     names = list(dict.fromkeys(r["case"] for r in rows))
     fig, ax = plt.subplots(figsize=(8.5, 0.45 * len(names) + 2.2))
@@ -72,18 +68,21 @@ def plot_audit(rows, path, title):
               ncol=2, fontsize=8, frameon=False)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return fig
 
 
-def _plot(rows, path, title):
-    # The case name and the copy's factor, recovered from the rows' method column.
+def _parse(rows):
+    """Add the case name and the copy's noise factor, read from the method column."""
     parsed = []
     for r in rows:
         name, _, rest = r["method"].partition(" (noise x")
         parsed.append(dict(r, case=name, under_noised=bool(rest), catch_factor=rest[:-1]))
-    return plot_audit(parsed, path, title)
+    return parsed
+
+
+def _plot(rows, path, title):
+    fig = audit_figure(_parse(rows), title)
+    return None if fig is None else save_figure(fig, path)
 
 
 def _fraction(factor):
