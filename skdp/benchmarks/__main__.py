@@ -17,8 +17,8 @@ def build_parser():
         description="skdp privacy-utility report: private estimators against scikit-learn.",
     )
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes and few draws (about 1 minute on an idle 2-core "
-                             "machine, up to 8 on a busy one)")
+                        help="small sizes and few draws (a few minutes on an idle 2-core "
+                             "machine, up to 10 on a busy one)")
     parser.add_argument("--scenario", nargs="+", metavar="NAME",
                         help="scenarios to run (default: all; see --list)")
     parser.add_argument("--output", default="skdp-report",
