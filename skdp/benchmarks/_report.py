@@ -11,7 +11,24 @@ __all__ = ["format_table", "write_report"]
 
 
 def _fmt_eps(eps):
+    if math.isnan(eps):
+        return "-"  # the row does not depend on a budget (e.g. a training time)
     return "non-private" if math.isinf(eps) else f"{eps:g}"
+
+
+def _fmt_value(x):
+    if math.isnan(x):
+        return "-"
+    if abs(x) < 10:
+        return f"{x:.4f}"
+    return f"{x:.1f}" if abs(x) < 1e6 else f"{x:.4g}"
+
+
+def _fmt_mean(row):
+    """``mean +- std``; a single draw has no spread and shows its value alone."""
+    if row["n_draws"] <= 1 or math.isnan(row["mean"]):
+        return _fmt_value(row["mean"])
+    return f"{_fmt_value(row['mean'])} +- {_fmt_value(row['std'])}"
 
 
 def _fmt_num(x, digits=4):
@@ -22,7 +39,7 @@ def _table_rows(rows):
     header = ["dataset", "method", "epsilon", "metric", "mean +- std", "draws",
               "fit s", "time ratio", "note"]
     body = [[r["dataset"], r["method"], _fmt_eps(r["epsilon"]), r["metric"],
-             f"{r['mean']:.4f} +- {r['std']:.4f}", str(r["n_draws"]),
+             _fmt_mean(r), str(r["n_draws"]),
              _fmt_num(r["fit_seconds"], 3), _fmt_num(r["time_ratio"], 3), r["note"]]
             for r in rows]
     return header, body
@@ -66,7 +83,7 @@ def format_table(rows, markdown=False):
             blocks[key] = []
             order.append(key)
         blocks[key].append([r["method"], _fmt_eps(r["epsilon"]),
-                            f"{r['mean']:.4f} +- {r['std']:.4f}", str(r["n_draws"]),
+                            _fmt_mean(r), str(r["n_draws"]),
                             _fmt_num(r["fit_seconds"], 3), _fmt_num(r["time_ratio"], 3),
                             # the epsilon column already says "non-private"
                             "" if r["note"] == "non-private" and math.isinf(r["epsilon"])
@@ -110,7 +127,9 @@ _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 _LINESTYLES = ("-", "--", ":", "-.")
 _BASELINE_COLORS = ("black", "dimgray", "darkgoldenrod", "darkslateblue", "darkred", "teal")
-_BASELINE_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 3)))
+_BASELINE_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 3)),
+                    (0, (3, 1, 1, 1)))
+MAX_CURVES = 10  # private curves per panel; a panel with more is split
 
 
 def series_style(index, baseline=False):
@@ -129,7 +148,7 @@ def series_style(index, baseline=False):
     style : dict
         ``color``, ``linestyle`` and (private series) ``marker``.
     """
-    if baseline:
+    if baseline:  # 6 colours x 7 dash patterns: the first 42 differ
         return {"color": _BASELINE_COLORS[index % len(_BASELINE_COLORS)],
                 "linestyle": _BASELINE_DASHES[index % len(_BASELINE_DASHES)],
                 "linewidth": 1.6}
@@ -227,6 +246,31 @@ def save_figure(fig, path):
     return path
 
 
+def _split_crowded(sub):
+    """Split a panel's rows into groups of at most ``MAX_CURVES`` private methods.
+
+    A baseline whose name starts with a private method's name (``"X twin"``)
+    goes with that method; any other baseline is drawn in every group.
+    """
+    methods = list(dict.fromkeys(r["method"] for r in sub if not _is_baseline(r)))
+    if len(methods) <= MAX_CURVES:
+        return [sub]
+    n_groups = math.ceil(len(methods) / MAX_CURVES)
+    size = math.ceil(len(methods) / n_groups)
+    groups = []
+    for k in range(n_groups):
+        group = set(methods[k * size:(k + 1) * size])
+
+        def belongs(r):
+            if not _is_baseline(r):
+                return r["method"] in group
+            owners = [m for m in methods if r["method"].startswith(m)]
+            return not owners or any(m in group for m in owners)
+
+        groups.append([r for r in sub if belongs(r)])
+    return groups
+
+
 def report_figure(rows, title):
     """The default figure: one panel per data set and metric.
 
@@ -234,7 +278,8 @@ def report_figure(rows, title):
     scale), one curve per method and a flat line per non-private baseline; a
     panel with one epsilon (or none) shows one row per method, its mean and
     spread. Every method keeps one style (colour, marker and line style) across
-    the figure, and one legend below the panels names the curves.
+    the figure, and one legend below the panels names the curves. A panel with
+    more than ``MAX_CURVES`` methods is split in several.
 
     Parameters
     ----------
@@ -251,17 +296,22 @@ def report_figure(rows, title):
     plt = pyplot()
     if plt is None:
         return None
-    panels = list(dict.fromkeys((r["dataset"], r["metric"]) for r in rows))
+    panels = []  # (title, metric, rows, curve?)
+    for dataset, metric in dict.fromkeys((r["dataset"], r["metric"]) for r in rows):
+        sub = [r for r in rows if (r["dataset"], r["metric"]) == (dataset, metric)]
+        curve = len({r["epsilon"] for r in sub if _finite_eps(r)}) >= 2
+        parts = _split_crowded(sub) if curve else [sub]
+        for k, part in enumerate(parts):
+            name = dataset + (f" ({k + 1} of {len(parts)})" if len(parts) > 1 else "")
+            panels.append((name, metric, part, curve))
     n = len(panels)
     cols = min(n, 3)
     nrows = math.ceil(n / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 4.4 * nrows), squeeze=False,
                              layout="constrained")
-    subs = [[r for r in rows if (r["dataset"], r["metric"]) == panel] for panel in panels]
-    curves = [len({r["epsilon"] for r in sub if _finite_eps(r)}) >= 2 for sub in subs]
-    styles = _styles(rows, [r for sub, curve in zip(subs, curves) if curve for r in sub])
+    styles = _styles(rows, [r for *_, part, curve in panels if curve for r in part])
     handles = {}
-    for ax, (dataset, metric), sub, curve in zip(axes.ravel(), panels, subs, curves):
+    for ax, (dataset, metric, sub, curve) in zip(axes.ravel(), panels):
         epsilons = {r["epsilon"] for r in sub if _finite_eps(r)}
         if curve:
             _curve_panel(ax, sub, styles, handles)
@@ -272,7 +322,7 @@ def report_figure(rows, title):
             _point_panel(ax, sub, styles)
             ax.set_xlabel(_wrap(metric, 40))
             panel_title = dataset + (f", epsilon = {epsilons.pop():g}" if epsilons else "")
-        ax.set_title(_wrap(panel_title, 48), fontsize=9)
+        ax.set_title(_wrap(panel_title, 64), fontsize=9)
     for ax in axes.ravel()[n:]:
         fig.delaxes(ax)  # no empty panels
     fig.suptitle(title)

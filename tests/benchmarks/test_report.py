@@ -42,15 +42,15 @@ def _drawn_lines(ax):
 
 
 def test_every_series_and_baseline_is_drawn_in_its_own_style():
-    fig = report_figure(_rows(), "t")
+    fig = report_figure(_rows(n_private=10), "t")
     (ax,) = fig.axes
     lines = _drawn_lines(ax)
-    assert len(lines) == 15  # 12 curves and 3 flat baselines
-    assert len({line[1:] for line in lines}) == 15
-    assert {label for label, *_ in lines} >= {"baseline 0 (non-private)", "method 11"}
+    assert len(lines) == 13  # 10 curves and 3 flat baselines
+    assert len({line[1:] for line in lines}) == 13
+    assert {label for label, *_ in lines} >= {"baseline 0 (non-private)", "method 9"}
     # One legend below the panels names every series.
     (legend,) = fig.legends
-    assert len(legend.get_texts()) == 15
+    assert len(legend.get_texts()) == 13
 
 
 def test_a_method_keeps_its_style_across_panels_and_no_panel_is_empty():
@@ -99,4 +99,23 @@ def test_the_table_wraps_long_notes_whole_within_100_columns():
     assert max(len(line) for line in table.splitlines()) <= WIDTH
     assert "~" not in table  # nothing cut
     assert " ".join(table.split()).count(note) == 1
-    assert "RFF + ObjectivePerturbationClassifier (huber)" in table.splitlines()
+    assert "RFF + ObjectivePerturbationClassifier (huber)" in table
+
+
+def test_a_crowded_panel_is_split_and_each_twin_stays_with_its_method():
+    from skdp.benchmarks._report import MAX_CURVES
+
+    n = MAX_CURVES + 2
+    rows = [make_row("s", "d", "majority class", math.inf, "accuracy", [0.5])]
+    for i in range(n):
+        rows += [make_row("s", "d", f"M{i:02d}", eps, "accuracy", [0.6]) for eps in (1.0, 1e6)]
+        rows.append(make_row("s", "d", f"M{i:02d} twin", math.inf, "accuracy", [0.7]))
+    fig = report_figure(rows, "the title")
+    assert fig.get_suptitle() == "the title"
+    assert [ax.get_title() for ax in fig.axes] == ["d (1 of 2)", "d (2 of 2)"]
+    for ax in fig.axes:
+        labels = {label for label, *_ in _drawn_lines(ax)}
+        private = {label for label in labels if not label.endswith("(non-private)")}
+        assert len(private) == n // 2
+        assert labels == private | {f"{m} twin (non-private)" for m in private} | {
+            "majority class (non-private)"}
