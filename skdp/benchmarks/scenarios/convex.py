@@ -147,7 +147,7 @@ def _tuned_rows(data, column, estimator, grid, epsilons, n_draws, n_tune, seed, 
         more_scores, more_seconds = _draws(clone(estimator).set_params(**params), data, eps,
                                            range(seed + n_tune, seed + n_draws))
         if len(grid) == 1:
-            note = "untuned" if not params else "fixed: " + _fmt(params)
+            note = "untuned" if not params else "not tuned (quick mode): " + _fmt(params)
         else:
             note = f"best of {len(grid)} (non-private tuning): {_fmt(params)}"
         rows.append(make_row(SCENARIO, data.name, column, eps, "accuracy", scores + more_scores,

@@ -49,9 +49,9 @@ def audit_figure(rows, title):
             if r["under_noised"] in seen:
                 style.pop("label")
             seen.add(r["under_noised"])
-            ax.plot([max(r["mean"], 0.0)], [i], **style)
+            ax.plot([max(r["mean"], 0.0)], [i], zorder=3, **style)
         claim = next(r["epsilon"] for r in rows if r["case"] == name)
-        ax.plot([claim, claim], [i - 0.38, i + 0.38], color="black", linewidth=3,
+        ax.plot([claim, claim], [i - 0.38, i + 0.38], color="black", linewidth=3, zorder=1,
                 solid_capstyle="butt", label=None if i else "its claimed epsilon")
     claims = sorted({r["epsilon"] for r in rows})
     for claim, dash in zip(claims, ("--", ":", "-.", (0, (5, 1, 1, 1)))):
