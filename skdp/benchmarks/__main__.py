@@ -69,8 +69,9 @@ def main(argv=None):
     print("\n" + "=" * WIDTH)
     print(_wrap(f"Summary: {len(chosen)} scenario(s), {mode} mode, seed {args.seed}, "
                 f"{total:.0f} s in all.", indent=4))
-    kinds = "a CSV and a Markdown table" + ("" if args.no_plot else " (and a PNG figure)")
-    print(_wrap(f"Files ({kinds} per scenario) are in {out}", indent=4))
+    kinds = "a CSV and a Markdown table" if args.no_plot else (
+        "a CSV, a Markdown table and a PNG figure")
+    print(_wrap(f"Files are in {out} ({kinds} per scenario):", indent=4))
     print(f"  {'scenario':<27}{'rows':>5}{'seconds':>9}  files")
     for name, n_rows, seconds, names in summary:
         print(_wrap(f"  {name:<27}{n_rows:>5}{seconds:>9.1f}  {names}", indent=45))
