@@ -21,7 +21,9 @@ def _fmt_value(x):
         return "-"
     if abs(x) < 10:
         return f"{x:.4f}"
-    return f"{x:.1f}" if abs(x) < 1e6 else f"{x:.4g}"
+    if abs(x) >= 1e6:
+        return f"{x:.4g}"
+    return f"{x:.0f}" if x == round(x) else f"{x:.1f}"  # counts print as integers
 
 
 def _fmt_mean(row):
