@@ -174,14 +174,27 @@ def _wrap(text, width):
 def _styles(rows, curve_rows):
     """One style per (method, baseline?) across the whole figure, in order of appearance.
 
-    Series drawn as curves come first, so that they get the plainest styles.
+    Series drawn as curves come first, so that they get the plainest styles. A
+    private series that only appears in one-epsilon panels (where its name is on
+    the axis) is drawn in dark grey, so that no curve's colour is reused for it.
     """
     styles, counts = {}, [0, 0]
-    for r in list(curve_rows) + list(rows):
+    for r in curve_rows:
         key = (r["method"], _is_baseline(r))
         if key not in styles:
             styles[key] = series_style(counts[key[1]], baseline=key[1])
             counts[key[1]] += 1
+    n_points = 0
+    for r in rows:
+        key = (r["method"], _is_baseline(r))
+        if key in styles:
+            continue
+        if key[1]:
+            styles[key] = series_style(counts[1], baseline=True)
+            counts[1] += 1
+        else:
+            styles[key] = dict(series_style(n_points), color="0.25")
+            n_points += 1
     return styles
 
 
