@@ -11,6 +11,7 @@ from skdp.benchmarks._harness import (
     make_row,
     progress,
     timed_fit,
+    versus,
 )
 from skdp.benchmarks._registry import Scenario, get_scenarios, register_scenario
 from skdp.benchmarks._report import format_table, write_report
@@ -26,5 +27,6 @@ __all__ = [
     "progress",
     "register_scenario",
     "timed_fit",
+    "versus",
     "write_report",
 ]

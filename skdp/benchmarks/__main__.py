@@ -2,11 +2,13 @@
 
 import argparse
 import sys
+import textwrap
 import time
 import warnings
+from pathlib import Path
 
 from skdp.benchmarks._registry import get_scenarios
-from skdp.benchmarks._report import format_table, write_report
+from skdp.benchmarks._report import WIDTH, format_table, write_report
 
 
 def build_parser():
@@ -15,8 +17,8 @@ def build_parser():
         description="skdp privacy-utility report: private estimators against scikit-learn.",
     )
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes and few draws (about 1 minute on an idle 2-core "
-                             "machine, up to 8 on a busy one)")
+                        help="small sizes and few draws (a few minutes on an idle 2-core "
+                             "machine, up to 10 on a busy one)")
     parser.add_argument("--scenario", nargs="+", metavar="NAME",
                         help="scenarios to run (default: all; see --list)")
     parser.add_argument("--output", default="skdp-report",
@@ -36,7 +38,7 @@ def main(argv=None):
     scenarios = get_scenarios()
     if args.list:
         for s in scenarios.values():
-            print(f"{s.name:20s} {s.description}")
+            print(_wrap(f"{s.name:<27}{s.description}", indent=27))
         return 0
     if args.scenario:
         unknown = sorted(set(args.scenario) - set(scenarios))
@@ -48,22 +50,38 @@ def main(argv=None):
     else:
         chosen = [s for s in scenarios.values() if s.in_quick or not args.quick]
     mode = "quick" if args.quick else "full"
-    print(f"skdp benchmarks ({mode} mode): {', '.join(s.name for s in chosen)}")
+    print(_wrap(f"skdp benchmarks ({mode} mode, seed {args.seed}): "
+                f"{', '.join(s.name for s in chosen)}", indent=4))
+    out = Path(args.output).resolve()
     began, summary = time.perf_counter(), []
     for scenario in chosen:
         start = time.perf_counter()
-        print(f"\n== {scenario.name}: {scenario.description}", flush=True)
+        print("\n" + _wrap(f"== {scenario.name}: {scenario.description}", indent=3), flush=True)
         rows = scenario.run(quick=args.quick, random_state=args.seed)
         print(format_table(rows))
-        paths = write_report(scenario.name, rows, args.output, plot=not args.no_plot)
+        paths = write_report(scenario.name, rows, out, plot=not args.no_plot,
+                             plotter=scenario.plot)
         seconds = time.perf_counter() - start
-        print(f"({seconds:.1f} s) wrote {', '.join(str(p) for p in paths)}", flush=True)
-        summary.append(f"  {scenario.name:<28} {len(rows):>4} rows  {seconds:7.1f} s")
-    print(f"\nDone: {len(chosen)} scenario(s) in {time.perf_counter() - began:.0f} s; "
-          f"CSV, Markdown and PNG files are in {args.output}/")
-    print("\n".join(summary))
+        names = ", ".join(p.name for p in paths)
+        print(_wrap(f"({seconds:.1f} s) wrote {names} to {out}", indent=4), flush=True)
+        summary.append((scenario.name, len(rows), seconds, names))
+    total = time.perf_counter() - began
+    print("\n" + "=" * WIDTH)
+    print(_wrap(f"Summary: {len(chosen)} scenario(s), {mode} mode, seed {args.seed}, "
+                f"{total:.0f} s in all.", indent=4))
+    kinds = "a CSV and a Markdown table" if args.no_plot else (
+        "a CSV, a Markdown table and a PNG figure")
+    print(_wrap(f"Files are in {out} ({kinds} per scenario):", indent=4))
+    print(f"  {'scenario':<27}{'rows':>5}{'seconds':>9}  files")
+    for name, n_rows, seconds, names in summary:
+        print(_wrap(f"  {name:<27}{n_rows:>5}{seconds:>9.1f}  {names}", indent=45))
     return 0
 
+
+def _wrap(text, indent=0):
+    """Wrap ``text`` at the report's width, continuation lines indented by ``indent``."""
+    return "\n".join(textwrap.wrap(text, WIDTH, subsequent_indent=" " * indent,
+                                   break_on_hyphens=False, drop_whitespace=True)) or text
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,7 +9,7 @@ its own module under ``skdp/benchmarks/scenarios/`` and registers there with
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 __all__ = ["Scenario", "get_scenarios", "register_scenario"]
 
@@ -24,9 +24,10 @@ class Scenario:
     description: str
     run: Callable
     in_quick: bool = True
+    plot: Optional[Callable] = None
 
 
-def register_scenario(name, description, *, in_quick=True):
+def register_scenario(name, description, *, in_quick=True, plot=None):
     """Decorator registering ``run(quick, random_state) -> rows`` as a scenario.
 
     Parameters
@@ -37,6 +38,9 @@ def register_scenario(name, description, *, in_quick=True):
         One line shown by ``--list``.
     in_quick : bool, default=True
         Whether ``--quick`` runs it (in its quick mode) when no scenario is named.
+    plot : callable or None, default=None
+        ``plot(rows, path, title) -> path or None`` draws the scenario's own PNG;
+        ``None`` draws the report's default figure (the metric against epsilon).
 
     Returns
     -------
@@ -45,7 +49,7 @@ def register_scenario(name, description, *, in_quick=True):
     def decorator(func):
         if name in _SCENARIOS and _SCENARIOS[name].run is not func:
             raise ValueError(f"scenario {name!r} is registered twice.")
-        _SCENARIOS[name] = Scenario(name, description, func, in_quick)
+        _SCENARIOS[name] = Scenario(name, description, func, in_quick, plot)
         return func
     return decorator
 

@@ -36,7 +36,7 @@ N_RATINGS = 80  # at most 80 ratings per user (Sec. 6.4)
 # Private FW (row_norm_bound 0.5 sqrt(80)) / non-private FW at the same T:
 #   n = 400: T=3 0.66, T=4 0.72;  n = 900: T=3 0.66, T=4 1.07
 # (and, on the reported draw of the first version, T=5: 1.07 and 1.54).
-# T = 4 is the largest T tested that meets the 15% target for both n. The
+# T = 4 is the largest T tested with private FW within 15% of non-private FW for both n. The
 # non-private FW rows at T and 4T show what the fixed, small T costs.
 FW_ITER = 4
 FW_DRAWS = 3  # noise draws averaged at epsilon = 1 in full mode (Thakkar (2019) averages 10)
