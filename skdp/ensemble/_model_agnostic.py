@@ -148,8 +148,9 @@ def _fit_fallback(X_released, labels_released, fallback_label, classes, n_featur
 
     Returns ``(strategy, model)``: ``"most_frequent"`` predicts the one class
     among the released labels (post-processing of the answerer's output);
-    ``"constant"`` predicts the public ``fallback_label`` when no label was
-    released; ``"uniform"``, when no label was released and no
+    ``"constant"`` predicts ``fallback_label`` when no label of a public
+    point was released (a public label, or the released answer of the label
+    vote: :func:`_teacher_votes`); ``"uniform"``, when no label was released and no
     ``fallback_label`` was given, gives every class of ``classes`` the same
     probability (its ``predict`` is ``classes[0]``, the smallest label).
     None of them reads a private label; they never raise.
