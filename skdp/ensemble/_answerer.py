@@ -124,7 +124,7 @@ def draw_seeds(estimator, n, rng):
 
 
 def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, sample_weight=None,
-                   n_jobs=None, verbose=0):
+                   n_jobs=None, verbose=0, return_assignment=False):
     """Train the teachers and open their vote release (Thakkar 2019, Alg. 10, set-up).
 
     Draws from ``rng`` in a fixed order: the teachers' secret key, their
@@ -154,6 +154,9 @@ def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, sample_w
         joblib parallelism of the teachers' training.
     verbose : int, default=0
         joblib verbosity.
+    return_assignment : bool, default=False
+        Also return each row's teacher index (private: for votes computed
+        from the teachers' own rows, e.g. their label counts).
 
     Returns
     -------
@@ -161,13 +164,17 @@ def train_teachers(estimator, X, y, n_teachers, rng, release_params, *, sample_w
         Fitted teachers (``None`` for a teacher that received no row).
     release : StableVoteRelease
         The release of their votes.
+    assignment : ndarray of shape (n_samples,)
+        Teacher index of each row; only with ``return_assignment=True``.
     """
     key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
     seeds = draw_seeds(estimator, n_teachers, rng)
-    teachers = fit_teachers(estimator, X, y, assign_teachers(X, n_teachers, key), n_teachers,
+    assignment = assign_teachers(X, n_teachers, key)
+    teachers = fit_teachers(estimator, X, y, assignment, n_teachers,
                             seeds, sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose,
                             stream_key=[int(word) for word in key])
-    return teachers, StableVoteRelease(random_state=rng, **release_params)
+    release = StableVoteRelease(random_state=rng, **release_params)
+    return (teachers, release, assignment) if return_assignment else (teachers, release)
 
 
 def released_labels(classes, top, answered):

@@ -58,7 +58,7 @@ class LabelPrivateBudget(PrivacyBudget):
 
 
 def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, release_params,
-                   sample_weight, n_jobs, verbose):
+                   sample_weight, n_jobs, verbose, label_vote=False):
     """Train the teachers on ``(X, y)`` and release their stable votes on ``X_public``.
 
     The steps of :class:`PrivateQueryAnswerer` (``fit``, then one ``answer``
@@ -84,6 +84,10 @@ def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, relea
     release_params : dict
         ``epsilon``, ``delta``, ``max_unstable`` and ``calibration`` of the
         :class:`~skdp.ensemble._stability.StableVoteRelease`.
+    label_vote : bool, default=False
+        Ask one query before the public points: each teacher votes the most
+        frequent label among its own rows (:func:`_label_vote_counts`). It is
+        one more query of the same release (``max_queries`` counts it).
 
     Returns
     -------
@@ -94,16 +98,49 @@ def _teacher_votes(estimator, X, y, classes, X_public, *, n_teachers, rng, relea
         1 answered, 0 abstained, -1 refused.
     threshold : float
         The release threshold ``w``.
+    voted_label : label or None
+        The released answer of the label vote (``None`` when it was not
+        asked or not answered).
     """
-    teachers, release = train_teachers(
+    n_queries = X_public.shape[0] + int(label_vote)
+    teachers, release, assignment = train_teachers(
         estimator, X, y, n_teachers, rng,
-        dict(release_params, max_queries=max(X_public.shape[0], 1)),
-        sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose)
-    if X_public.shape[0] == 0:  # possible in the label-private setting on tiny data
-        top, status = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=int)
-    else:
-        top, status = release.release(vote_counts(teachers, X_public, classes))
-    return released_labels(classes, top, status == ANSWERED), status, release.threshold
+        dict(release_params, max_queries=max(n_queries, 1)),
+        sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose, return_assignment=True)
+    if n_queries == 0:  # possible in the label-private setting on tiny data
+        return (released_labels(classes, np.zeros(0, dtype=np.intp), np.zeros(0, dtype=bool)),
+                np.zeros(0, dtype=int), release.threshold, None)
+    counts = vote_counts(teachers, X_public, classes)
+    if label_vote:
+        counts = np.vstack([_label_vote_counts(y, assignment, n_teachers, classes), counts])
+    top, status = release.release(counts)
+    voted_label = None
+    if label_vote:
+        if status[0] == ANSWERED:
+            voted_label = classes[top[0]]
+        top, status = top[1:], status[1:]
+    return (released_labels(classes, top, status == ANSWERED), status, release.threshold,
+            voted_label)
+
+
+def _label_vote_counts(y, assignment, n_teachers, classes):
+    """Votes of the label query: each teacher votes the most frequent label of its own rows.
+
+    A teacher's vote depends on its own rows only (ties: the smallest
+    label; a teacher with no row abstains), so adding or removing one
+    record changes at most one vote, as for a public point, and the vote
+    goes through the same stable-vote release (Thakkar 2019, Alg. 8-9).
+
+    Returns
+    -------
+    counts : ndarray of shape (1, n_classes)
+    """
+    y_index = np.searchsorted(classes, y)
+    per_teacher = np.zeros((n_teachers, len(classes)), dtype=np.int64)
+    np.add.at(per_teacher, (assignment, y_index), 1)
+    has_rows = per_teacher.sum(axis=1) > 0
+    votes = np.argmax(per_teacher[has_rows], axis=1)
+    return np.bincount(votes, minlength=len(classes)).reshape(1, -1).astype(np.int64)
 
 
 def _fit_fallback(X_released, labels_released, fallback_label, classes, n_features):
@@ -111,8 +148,9 @@ def _fit_fallback(X_released, labels_released, fallback_label, classes, n_featur
 
     Returns ``(strategy, model)``: ``"most_frequent"`` predicts the one class
     among the released labels (post-processing of the answerer's output);
-    ``"constant"`` predicts the public ``fallback_label`` when no label was
-    released; ``"uniform"``, when no label was released and no
+    ``"constant"`` predicts ``fallback_label`` when no label of a public
+    point was released (a public label, or the released answer of the label
+    vote: :func:`_teacher_votes`); ``"uniform"``, when no label was released and no
     ``fallback_label`` was given, gives every class of ``classes`` the same
     probability (its ``predict`` is ``classes[0]``, the smallest label).
     None of them reads a private label; they never raise.
@@ -189,12 +227,16 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         rows (chosen per row by a keyed hash, so about that fraction) whose
         labels are discarded and whose features serve as the public points
         (label-private setting).
-    fallback_label : scalar or None, default=None
-        A label known publicly (for example the negative class), predicted
-        by a constant fallback model when the answerer releases no label at
-        all. ``None``: the fallback then gives every class the same
-        probability (see ``fallback_``). Ignored whenever at least one label
-        is released. Must be among ``classes`` when that is given.
+    fallback_label : "vote", scalar or None, default="vote"
+        Label of the constant fallback model when the answerer releases no
+        label of a public point. ``"vote"``: one more query, asked first,
+        on which each teacher votes the most frequent label of its own rows;
+        its stable answer, if released, is the fallback label (usually the
+        majority class; ``fallback_ = "constant"``), otherwise as ``None``.
+        A scalar: a label known publicly (for example the negative class);
+        must be among ``classes`` when that is given. ``None``: the fallback
+        gives every class the same probability (see ``fallback_``). Ignored
+        whenever a label of a public point is released.
     %(classes)s
         The teachers vote over these labels; the student learns the ones
         released; ``classes_`` is ``classes`` all the same.
@@ -317,7 +359,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
 
     def __init__(self, estimator, *, student=None, n_teachers="auto", max_unstable="auto",
                  epsilon=1.0, delta=1e-6, calibration="lyu", public_fraction=0.2,
-                 fallback_label=None, classes=None, n_jobs=None, random_state=None,
+                 fallback_label="vote", classes=None, n_jobs=None, random_state=None,
                  accountant=None, verbose=0):
         self.estimator = estimator
         self.student = student
@@ -382,10 +424,11 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         epsilon, delta = self._resolve_budget(allow_zero_delta=False)
         check_positive_int(self.verbose, "verbose", low=0)  # joblib would check it after the charge
         calibration = check_option(self.calibration, "calibration", CALIBRATIONS)
+        label_vote = isinstance(self.fallback_label, str) and self.fallback_label == "vote"
         if self.fallback_label is not None and np.ndim(self.fallback_label) != 0:
-            raise ValueError("fallback_label must be a single label (a scalar) or None, got "
-                             f"{self.fallback_label!r}.")
-        if (self.fallback_label is not None and self.classes is not None
+            raise ValueError("fallback_label must be a single label (a scalar), 'vote' or None, "
+                             f"got {self.fallback_label!r}.")
+        if (self.fallback_label is not None and not label_vote and self.classes is not None
                 and not np.isin(self.fallback_label, classes)):
             raise ValueError(f"fallback_label={self.fallback_label!r} is not in "
                              f"classes={self.classes!r}.")
@@ -396,7 +439,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
                                   low_inclusive=False, high_inclusive=False)
         # Validated here, before the charge; without X_public the number of queries (and so
         # "auto") is known only after the split below, which cannot make it fail.
-        n_queries = 1 if X_public is None else max(X_public.shape[0], 1)
+        # fallback_label="vote" asks one query more (the label vote, _teacher_votes).
+        n_queries = 1 if X_public is None else max(X_public.shape[0] + int(label_vote), 1)
         max_unstable = resolve_max_unstable(self.max_unstable, epsilon=epsilon, delta=delta,
                                             max_queries=n_queries, calibration=calibration)
         release_params = dict(epsilon=epsilon, delta=delta, max_unstable=max_unstable,
@@ -420,7 +464,7 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             # From the query rows only (as the threshold), never from the private row count.
             # An int max_unstable was validated above; "auto" only bisects over calibrations
             # that release_calibration accepts, so neither can fail here.
-            n_queries = max(X_public.shape[0], 1)
+            n_queries = max(X_public.shape[0] + int(label_vote), 1)
             max_unstable = resolve_max_unstable(self.max_unstable, epsilon=epsilon,
                                                 delta=delta, max_queries=n_queries,
                                                 calibration=calibration)
@@ -428,10 +472,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
             n_teachers = resolve_n_teachers(self.n_teachers, max_queries=n_queries,
                                             **release_params)
         # The budget was charged above: nothing from here on may fail because of the split.
-        labels, status, threshold = _teacher_votes(
+        labels, status, threshold, voted_label = _teacher_votes(
             self.estimator, X, y, classes, X_public, n_teachers=n_teachers, rng=rng,
             release_params=release_params, sample_weight=sample_weight, n_jobs=self.n_jobs,
-            verbose=self.verbose)
+            verbose=self.verbose, label_vote=label_vote)
         answered = status == ANSWERED
         # Everything below is post-processing of the released labels and the public points.
         X_released, labels_released = X_public[answered], labels[answered]
@@ -450,8 +494,10 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         else:
             reason = "fewer than two classes among them: no student can be trained"
         if reason is not None:
+            # "vote": the released answer of the label vote (post-processing), if any.
+            fallback_label = voted_label if label_vote else self.fallback_label
             fallback, student = _fit_fallback(X_released, labels_released,
-                                              self.fallback_label, classes, X.shape[1])
+                                              fallback_label, classes, X.shape[1])
             what = ("gives every class the same probability and predicts "
                     if fallback == "uniform" else "predicts ")
             warnings.warn(
