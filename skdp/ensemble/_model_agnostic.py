@@ -261,8 +261,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         ``fit`` raised on the answered points), and ``student_`` is a
         constant model (a :class:`~skdp.exceptions.FallbackModelWarning` is
         emitted): ``"most_frequent"`` predicts the most frequent released
-        class; with no label released, ``"constant"`` predicts
-        ``fallback_label``, and ``"uniform"`` (no ``fallback_label``) gives
+        class; with no label of a public point released, ``"constant"``
+        predicts the label of the teachers' released vote or the given
+        ``fallback_label``, and ``"uniform"`` (neither) gives
         every class of ``classes_`` probability ``1 / n_classes`` and
         predicts ``classes_[0]``.
     max_unstable_ : int
