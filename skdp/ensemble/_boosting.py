@@ -6,12 +6,9 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from skdp.accounting import zcdp_for_dp
-from skdp.ensemble._random_trees import (
-    RandomTreeClassifierBase,
-    bin_data,
-    check_auto_int,
-    grow_random_tree,
-)
+from skdp.ensemble._forest import check_max_features
+from skdp.ensemble._private_trees import exp_mech_eps0, gradient_sensitivity, grow_private_tree
+from skdp.ensemble._random_trees import RandomTreeClassifierBase, bin_data, check_auto_int
 from skdp.utils._validation import check_real
 
 __all__ = ["DPHistGradientBoostingClassifier"]
@@ -40,11 +37,16 @@ def default_depth(n, n_classes, rho):
 
 
 def default_n_estimators(n, n_classes, rho):
-    """Public rule: ``clip(m / 20, 20, 100)``, ``m`` the budget rows (user guide)."""
+    """Public rule: ``clip(round(m / 200), 5, 100)``, ``m`` the budget rows (user guide)."""
     m = _budget_rows(n, n_classes, rho)
     if not math.isfinite(m):
         return 100
-    return int(np.clip(m / 20.0, 20, 100))
+    return int(np.clip(round(m / 200.0), 5, 100))
+
+
+def default_learning_rate(n_trees):
+    """Public rule: ``clip(5 / T, 0.1, 0.5)`` for ``T`` rounds (user guide)."""
+    return float(np.clip(5.0 / n_trees, 0.1, 0.5))
 
 
 def leaf_noise_scales(rho_tree, grad_norm, hess_norm, n_outputs, hessian_share=_HESSIAN_SHARE):
@@ -182,8 +184,9 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     """
 
     def __init__(self, epsilon=1.0, delta=None, *, bounds=None, classes=None,
-                 n_estimators="auto", max_depth="auto", learning_rate=0.5, n_bins=32,
-                 max_gradient_norm=None, random_state=None, accountant=None):
+                 n_estimators="auto", max_depth="auto", learning_rate="auto", n_bins=256,
+                 max_features="sqrt", split_share=0.3, max_gradient_norm=None,
+                 random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -192,20 +195,26 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         self.max_depth = max_depth
         self.learning_rate = learning_rate
         self.n_bins = n_bins
+        self.max_features = max_features
+        self.split_share = split_share
         self.max_gradient_norm = max_gradient_norm
         self.random_state = random_state
         self.accountant = accountant
 
     def _noise_scales(self, rho, n_classes, n_trees, grad_norm):
-        """``(sigma_prior, sigma_g, sigma_h)`` for the budget (a method so tests can under-noise)."""
+        """``(sigma_prior, sigma_g, sigma_h, eps0)`` for the budget (tests under-noise a copy)."""
         k_out = 1 if n_classes == 2 else n_classes
         # Hessian rows: p (1 - p) <= 1/4 (binary); sum_k p_k^2 (1 - p_k)^2 <= 1/4 (softmax).
         hess_norm = 0.25 if k_out == 1 else 0.5
         # Class counts: replace-one changes two counts by 1, Delta_2 = sqrt(2); rho = 1 / sigma^2.
         sigma_prior = math.sqrt(1.0 / (_PRIOR_SHARE * rho))
-        sigma_g, sigma_h = leaf_noise_scales((1.0 - _PRIOR_SHARE) * rho / n_trees, grad_norm,
-                                             hess_norm, k_out)
-        return sigma_prior, sigma_g, sigma_h
+        rho_tree = (1.0 - _PRIOR_SHARE) * rho / n_trees
+        share = self.split_share_
+        sigma_g, sigma_h = leaf_noise_scales((1.0 - share) * rho_tree, grad_norm, hess_norm,
+                                             k_out)
+        # Splits: each of the depth levels costs eps0^2 / 8 (split_level_rho).
+        eps0 = exp_mech_eps0(share * rho_tree / self.max_depth_) if share > 0 else 0.0
+        return sigma_prior, sigma_g, sigma_h, eps0
 
     def _add_leaf_noise(self, G, H, sigma_g, sigma_h, rng):
         """The Gaussian release of one tree's leaf sums (a method so tests can observe it)."""
@@ -230,8 +239,13 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         n, d = X.shape
         n_trees = check_auto_int(self.n_estimators, "n_estimators", high=100_000)
         depth = check_auto_int(self.max_depth, "max_depth", high=16)
-        learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
-                                   low_inclusive=False)
+        learning_rate = None
+        if not (isinstance(self.learning_rate, str) and self.learning_rate == "auto"):
+            learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
+                                       low_inclusive=False)
+        max_features = check_max_features(self.max_features, d)
+        share = check_real(self.split_share, "split_share", low=0.0, high=1.0,
+                           high_inclusive=False)
         n_classes = classes.size
         # A gradient row p - e_y has L2 norm <= 1 (one logit) or sqrt(2) (softmax).
         natural = 1.0 if n_classes == 2 else math.sqrt(2.0)
@@ -248,7 +262,13 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         rho = zcdp_for_dp(planned.epsilon, planned.delta)
         n_trees = default_n_estimators(n, n_classes, rho) if n_trees is None else n_trees
         depth = default_depth(n, n_classes, rho) if depth is None else depth
-        sigma_prior, sigma_g, sigma_h = self._noise_scales(rho, n_classes, n_trees, grad_norm)
+        if learning_rate is None:
+            learning_rate = default_learning_rate(n_trees)
+        self.split_share_, self.max_depth_ = share, depth
+        sigma_prior, sigma_g, sigma_h, eps0 = self._noise_scales(rho, n_classes, n_trees,
+                                                                 grad_norm)
+        # Exponential mechanism exp(eps0 u / (2 Delta)) on the gain (gradient_sensitivity).
+        scale = eps0 / (2.0 * gradient_sensitivity(grad_norm))
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
 
@@ -265,14 +285,14 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         shrink = _SHRINK * sigma_h + 1.0  # + 1: XGBoost's default L2 penalty, for the no-noise limit
         trees, values = [], []
         for _ in range(n_trees):
-            tree = grow_random_tree(rng, d, n_bins, depth)
-            leaf = tree.apply(B)
             prob = expit(raw) if k_out == 1 else softmax(raw, axis=1)
             grad = prob - target
             hess = prob * (1.0 - prob)
             if grad_norm < natural:
                 norms = np.linalg.norm(grad, axis=1, keepdims=True)
                 grad *= np.minimum(1.0, grad_norm / np.maximum(norms, 1e-300))
+            tree, leaf = grow_private_tree(B, grad, depth, n_bins, max_features, scale, rng,
+                                           score="gain", lam=1.0)
             size = tree.n_leaves * k_out
             index = (leaf[:, None] * k_out + np.arange(k_out)).ravel()
             G = np.bincount(index, grad.ravel(), minlength=size).reshape(-1, k_out)
@@ -287,10 +307,12 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
 
         self.classes_ = classes
         self.lower_, self.upper_, self.n_bins_ = lower, upper, n_bins
-        self.n_estimators_, self.max_depth_ = n_trees, depth
+        self.n_estimators_, self.max_features_ = n_trees, max_features
+        self.learning_rate_ = learning_rate
         self.init_score_ = init
         self.trees_, self.leaf_values_ = trees, values
         self.noise_scales_ = (sigma_prior, sigma_g, sigma_h)
+        self.split_epsilon_ = eps0
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
         return self

@@ -230,8 +230,11 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
             # Gaussian noise on every (leaf, class) count (Bun and Steinke 2016, Prop. 1.6).
             return tree, counts + sigma * tree_rng.standard_normal(counts.shape)
 
-        grown = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(grow)(seed) for seed in seeds)
+        if self.n_jobs in (None, 1):
+            grown = [grow(seed) for seed in seeds]
+        else:
+            grown = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(grow)(seed) for seed in seeds)
 
         self.classes_ = classes
         self.lower_, self.upper_, self.n_bins_ = lower, upper, n_bins
