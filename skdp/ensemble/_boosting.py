@@ -1,4 +1,4 @@
-"""Differentially private gradient-boosted random trees on public histogram bins."""
+"""Differentially private gradient-boosted trees with private splits on public histogram bins."""
 
 import math
 
@@ -37,11 +37,11 @@ def default_depth(n, n_classes, rho):
 
 
 def default_n_estimators(n, n_classes, rho):
-    """Public rule: ``clip(round(m / 200), 5, 100)``, ``m`` the budget rows (user guide)."""
+    """Public rule: ``clip(round(m / 200), 10, 100)``, ``m`` the budget rows (user guide)."""
     m = _budget_rows(n, n_classes, rho)
     if not math.isfinite(m):
         return 100
-    return int(np.clip(round(m / 200.0), 5, 100))
+    return int(np.clip(round(m / 200.0), 10, 100))
 
 
 def default_learning_rate(n_trees):
@@ -76,20 +76,20 @@ def leaf_noise_scales(rho_tree, grad_norm, hess_norm, n_outputs, hessian_share=_
 
 
 class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
-    """Differentially private gradient boosting of random trees on public histogram bins.
+    """Differentially private gradient boosting of greedy trees on public histogram bins.
 
-    Each boosting round draws a tree whose splits (features and thresholds on
-    ``n_bins`` equal-width bins of the public ``bounds``) are random and
-    independent of the data, then releases the per-leaf sums of the clipped
-    gradients and hessians of the logistic (binary) or softmax (multi-class)
-    loss with Gaussian noise, and takes a damped Newton step in each leaf.
-    This is the DP-TR Newton design of Maddock et al. (2022), "Federated
-    boosted decision trees with differential privacy", Sec. 4 (totally
-    random splits, gradient clipping, Gaussian noise on leaf gradient and
-    hessian sums, zCDP accounting). A multi-class round grows one tree
-    structure and releases the ``K`` per-class leaf values of all classes
-    jointly, which costs as much as one binary tree up to a factor 2 (see
-    Privacy).
+    Each boosting round computes the clipped gradients and hessians of the
+    logistic (binary) or softmax (multi-class) loss and grows one tree of
+    depth ``max_depth`` level by level: each node draws ``max_features``
+    candidate features at random, every edge of the ``n_bins`` equal-width
+    bins of the public ``bounds`` inside the node's range is a candidate
+    threshold, and the exponential mechanism picks a (feature, threshold) pair
+    by the gradient gain ``sum_children ||G_c||^2 / (n_c + 1)`` (Li et al.
+    2020, "Privacy-preserving gradient boosting decision trees", Sec. 4 and
+    Thm. 2). The leaves then release their gradient and hessian sums with
+    Gaussian noise and take a damped Newton step (the leaf release of
+    Maddock et al. 2022, Sec. 4, zCDP accounting). A multi-class round grows
+    one tree structure and releases the ``K`` per-class leaf values jointly.
 
     Parameters
     ----------
@@ -108,17 +108,25 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         :class:`~skdp.PrivacyLeakWarning`.
     n_estimators : int or "auto", default="auto"
         Boosting rounds (trees, or groups of ``K`` per-class trees sharing
-        one structure). ``"auto"``: ``clip(m / 20, 20, 100)`` with ``m = n
+        one structure). ``"auto"``: ``clip(round(m / 200), 10, 100)`` with ``m = n
         sqrt(rho) / sqrt(K')`` (``rho`` the zCDP budget of ``(epsilon,
         delta)``, ``K'`` = 1 for binary problems, else the number of
         classes); see the user guide.
     max_depth : int or "auto", default="auto"
         Depth of every tree (``2**max_depth`` leaves), 1 to 16. ``"auto"``:
         ``clip(floor(log2(m / 100)), 3, 6)``.
-    learning_rate : float, default=0.5
-        Shrinkage of every Newton step.
-    n_bins : int, default=32
-        Number of equal-width bins per feature (2 to 65536).
+    learning_rate : float or "auto", default="auto"
+        Shrinkage of every Newton step. ``"auto"``: ``clip(5 / T, 0.1, 0.5)``
+        for ``T`` rounds.
+    n_bins : int, default=256
+        Number of equal-width bins per feature (2 to 65536): the candidate
+        thresholds.
+    max_features : "sqrt", int or None, default="sqrt"
+        Candidate features per node (``"sqrt"``: ``floor(sqrt(d))``, ``None``:
+        all), drawn at random without looking at the data.
+    split_share : float, default=0.3
+        Share of every round's budget spent on choosing the splits (the rest
+        goes to the leaf sums), in ``[0, 1)``. ``0`` gives random splits.
     max_gradient_norm : float or None, default=None
         L2 clipping norm of each row's gradient vector. ``None``: the
         loss's own bound (1 for binary problems, ``sqrt(2)`` for softmax),
@@ -133,17 +141,21 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     trees_ : list of RandomTree
-        The released random structures.
+        The released tree structures.
     leaf_values_ : list of ndarray of shape (2**max_depth, K')
         Released leaf values (already multiplied by the learning rate).
     init_score_ : ndarray of shape (K',)
         Initial raw score, from noisy class counts.
     lower_, upper_ : ndarray of shape (n_features,)
         The public bounds.
-    n_bins_, n_estimators_, max_depth_ : int
+    n_bins_, n_estimators_, max_depth_, max_features_ : int
+        The values used.
+    learning_rate_, split_share_ : float
         The values used.
     noise_scales_ : tuple of float
         ``(sigma_prior, sigma_gradient, sigma_hessian)`` of the Gaussian noise.
+    split_epsilon_ : float
+        ``eps0`` of the exponential mechanism at every node.
     privacy_spent_ : PrivacyBudget
     delta_ : float
 
@@ -151,12 +163,17 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     -------
     ``(epsilon, delta)``-differential privacy for replace-one neighbouring
     data sets (same public ``n``; one row, features and label, replaced).
-    The tree structures are drawn from the public bounds only; the released
-    statistics are noisy class counts (L2 sensitivity ``sqrt(2)``) and, per
-    tree, the Gaussian-noised leaf sums of clipped gradients and hessians,
-    each ``rho``-zCDP with ``rho = Delta^2 / (2 sigma^2)`` (Bun and Steinke
-    2016, Prop. 1.6). Adaptive rounds compose by adding their ``rho``
-    (Bun and Steinke 2016, Lemma 2.3), and the total, ``zcdp_for_dp(epsilon,
+    The released statistics are noisy class counts (L2 sensitivity
+    ``sqrt(2)``) and, per round, the splits and the Gaussian-noised leaf sums
+    of clipped gradients and hessians, each ``rho``-zCDP with ``rho =
+    Delta^2 / (2 sigma^2)`` (Bun and Steinke 2016, Prop. 1.6). The nodes of
+    one level hold disjoint rows and each runs the exponential mechanism
+    ``exp(eps0 u / (2 Delta))`` with ``Delta = 4 c^2`` for gradient rows of
+    norm at most ``c`` (a replaced row moves the gain by at most twice the
+    ``3 c^2`` of Li et al. 2020, Thm. 2), so a level is ``eps0^2 / 8``-zCDP
+    (Durfee and Rogers 2019, Sec. 4; Cesar and Rogers 2021, Lemma 3.2).
+    Adaptive rounds compose by adding their ``rho`` (Bun and Steinke 2016,
+    Lemma 2.3), and the total, ``zcdp_for_dp(epsilon,
     delta)``, converts to ``(epsilon, delta)``-DP (Canonne, Kamath and
     Steinke 2020, Cor. 13). The public bounds and ``classes`` must not be
     read from the private data.
@@ -167,7 +184,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
 
     See Also
     --------
-    DPRandomForestClassifier : Averaged noisy class counts of random trees.
+    DPRandomForestClassifier : Averaged noisy class counts of private trees.
     sklearn.ensemble.HistGradientBoostingClassifier : The non-private model.
 
     Examples
