@@ -19,9 +19,9 @@ def _budget_rows(n, rho):
 
 
 def default_forest_trees(n, rho):
-    """Public rule: ``clip(round(n sqrt(rho) / 100), 3, 25)`` trees (user guide)."""
+    """Public rule: ``clip(round(n sqrt(rho) / 100), 5, 25)`` trees (user guide)."""
     m = _budget_rows(n, rho)
-    return 25 if not math.isfinite(m) else int(np.clip(round(m / 100.0), 3, 25))
+    return 25 if not math.isfinite(m) else int(np.clip(round(m / 100.0), 5, 25))
 
 
 def default_forest_depth(n, rho):
@@ -70,7 +70,7 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
         The public label set. ``None`` reads it from ``y`` with a
         :class:`~skdp.PrivacyLeakWarning`.
     n_estimators : int or "auto", default="auto"
-        Number of trees. ``"auto"``: ``clip(round(m / 100), 3, 25)`` with
+        Number of trees. ``"auto"``: ``clip(round(m / 100), 5, 25)`` with
         ``m = n sqrt(rho)`` (``rho`` the zCDP budget of ``(epsilon, delta)``);
         see the user guide.
     max_depth : int or "auto", default="auto"
