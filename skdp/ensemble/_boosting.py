@@ -124,9 +124,11 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     max_features : "sqrt", int or None, default="sqrt"
         Candidate features per node (``"sqrt"``: ``floor(sqrt(d))``, ``None``:
         all), drawn at random without looking at the data.
-    split_share : float, default=0.3
+    split_share : float or "auto", default="auto"
         Share of every round's budget spent on choosing the splits (the rest
         goes to the leaf sums), in ``[0, 1)``. ``0`` gives random splits.
+        ``"auto"``: 0.3 for binary problems, 0.1 for multi-class ones (whose
+        leaves release ``K`` values each).
     max_gradient_norm : float or None, default=None
         L2 clipping norm of each row's gradient vector. ``None``: the
         loss's own bound (1 for binary problems, ``sqrt(2)`` for softmax),
@@ -202,7 +204,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
 
     def __init__(self, epsilon=1.0, delta=None, *, bounds=None, classes=None,
                  n_estimators="auto", max_depth="auto", learning_rate="auto", n_bins=256,
-                 max_features="sqrt", split_share=0.3, max_gradient_norm=None,
+                 max_features="sqrt", split_share="auto", max_gradient_norm=None,
                  random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -261,9 +263,12 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
             learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
                                        low_inclusive=False)
         max_features = check_max_features(self.max_features, d)
-        share = check_real(self.split_share, "split_share", low=0.0, high=1.0,
-                           high_inclusive=False)
         n_classes = classes.size
+        if isinstance(self.split_share, str) and self.split_share == "auto":
+            share = 0.3 if n_classes == 2 else 0.1
+        else:
+            share = check_real(self.split_share, "split_share", low=0.0, high=1.0,
+                               high_inclusive=False)
         # A gradient row p - e_y has L2 norm <= 1 (one logit) or sqrt(2) (softmax).
         natural = 1.0 if n_classes == 2 else math.sqrt(2.0)
         grad_norm = natural
