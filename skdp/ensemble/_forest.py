@@ -27,7 +27,9 @@ def default_forest_trees(n, rho):
 def default_forest_depth(n, rho):
     """Public rule: ``clip(floor(log2(n sqrt(rho) / 8)), 3, 12)`` (user guide)."""
     m = _budget_rows(n, rho)
-    return 12 if not math.isfinite(m) else int(np.clip(math.floor(math.log2(max(m / 8.0, 1.0))), 3, 12))
+    if not math.isfinite(m):
+        return 12
+    return int(np.clip(math.floor(math.log2(max(m / 8.0, 1.0))), 3, 12))
 
 
 def check_max_features(value, n_features):
@@ -168,7 +170,7 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
         self.accountant = accountant
 
     def _noise_scale(self, rho, n_trees):
-        """``(eps0, sigma)``: split mechanism parameter and leaf noise (tests under-noise a copy)."""
+        """``(eps0, sigma)``: split mechanism and leaf noise (tests under-noise a copy)."""
         share = self.split_share_
         rho_tree = rho / n_trees
         # Leaves: replace-one moves one row out of a (leaf, class) cell and one into another,
