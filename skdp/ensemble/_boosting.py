@@ -1,4 +1,4 @@
-"""Differentially private gradient-boosted random trees on public histogram bins."""
+"""Differentially private gradient-boosted trees with private splits on public histogram bins."""
 
 import math
 
@@ -6,12 +6,9 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from skdp.accounting import zcdp_for_dp
-from skdp.ensemble._random_trees import (
-    RandomTreeClassifierBase,
-    bin_data,
-    check_auto_int,
-    grow_random_tree,
-)
+from skdp.ensemble._forest import check_max_features
+from skdp.ensemble._private_trees import exp_mech_eps0, gradient_sensitivity, grow_private_tree
+from skdp.ensemble._random_trees import RandomTreeClassifierBase, bin_data, check_auto_int
 from skdp.utils._validation import check_real
 
 __all__ = ["DPHistGradientBoostingClassifier"]
@@ -40,11 +37,16 @@ def default_depth(n, n_classes, rho):
 
 
 def default_n_estimators(n, n_classes, rho):
-    """Public rule: ``clip(m / 20, 20, 100)``, ``m`` the budget rows (user guide)."""
+    """Public rule: ``clip(round(m / 200), 10, 100)``, ``m`` the budget rows (user guide)."""
     m = _budget_rows(n, n_classes, rho)
     if not math.isfinite(m):
         return 100
-    return int(np.clip(m / 20.0, 20, 100))
+    return int(np.clip(round(m / 200.0), 10, 100))
+
+
+def default_learning_rate(n_trees):
+    """Public rule: ``clip(5 / T, 0.1, 0.5)`` for ``T`` rounds (user guide)."""
+    return float(np.clip(5.0 / n_trees, 0.1, 0.5))
 
 
 def leaf_noise_scales(rho_tree, grad_norm, hess_norm, n_outputs, hessian_share=_HESSIAN_SHARE):
@@ -74,20 +76,20 @@ def leaf_noise_scales(rho_tree, grad_norm, hess_norm, n_outputs, hessian_share=_
 
 
 class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
-    """Differentially private gradient boosting of random trees on public histogram bins.
+    """Differentially private gradient boosting of greedy trees on public histogram bins.
 
-    Each boosting round draws a tree whose splits (features and thresholds on
-    ``n_bins`` equal-width bins of the public ``bounds``) are random and
-    independent of the data, then releases the per-leaf sums of the clipped
-    gradients and hessians of the logistic (binary) or softmax (multi-class)
-    loss with Gaussian noise, and takes a damped Newton step in each leaf.
-    This is the DP-TR Newton design of Maddock et al. (2022), "Federated
-    boosted decision trees with differential privacy", Sec. 4 (totally
-    random splits, gradient clipping, Gaussian noise on leaf gradient and
-    hessian sums, zCDP accounting). A multi-class round grows one tree
-    structure and releases the ``K`` per-class leaf values of all classes
-    jointly, which costs as much as one binary tree up to a factor 2 (see
-    Privacy).
+    Each boosting round computes the clipped gradients and hessians of the
+    logistic (binary) or softmax (multi-class) loss and grows one tree of
+    depth ``max_depth`` level by level: each node draws ``max_features``
+    candidate features at random, every edge of the ``n_bins`` equal-width
+    bins of the public ``bounds`` inside the node's range is a candidate
+    threshold, and the exponential mechanism picks a (feature, threshold) pair
+    by the gradient gain ``sum_children ||G_c||^2 / (n_c + 1)`` (Li et al.
+    2020, "Privacy-preserving gradient boosting decision trees", Sec. 4 and
+    Thm. 2). The leaves then release their gradient and hessian sums with
+    Gaussian noise and take a damped Newton step (the leaf release of
+    Maddock et al. 2022, Sec. 4, zCDP accounting). A multi-class round grows
+    one tree structure and releases the ``K`` per-class leaf values jointly.
 
     Parameters
     ----------
@@ -106,17 +108,27 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         :class:`~skdp.PrivacyLeakWarning`.
     n_estimators : int or "auto", default="auto"
         Boosting rounds (trees, or groups of ``K`` per-class trees sharing
-        one structure). ``"auto"``: ``clip(m / 20, 20, 100)`` with ``m = n
+        one structure). ``"auto"``: ``clip(round(m / 200), 10, 100)`` with ``m = n
         sqrt(rho) / sqrt(K')`` (``rho`` the zCDP budget of ``(epsilon,
         delta)``, ``K'`` = 1 for binary problems, else the number of
         classes); see the user guide.
     max_depth : int or "auto", default="auto"
         Depth of every tree (``2**max_depth`` leaves), 1 to 16. ``"auto"``:
         ``clip(floor(log2(m / 100)), 3, 6)``.
-    learning_rate : float, default=0.5
-        Shrinkage of every Newton step.
-    n_bins : int, default=32
-        Number of equal-width bins per feature (2 to 65536).
+    learning_rate : float or "auto", default="auto"
+        Shrinkage of every Newton step. ``"auto"``: ``clip(5 / T, 0.1, 0.5)``
+        for ``T`` rounds.
+    n_bins : int, default=256
+        Number of equal-width bins per feature (2 to 65536): the candidate
+        thresholds.
+    max_features : "sqrt", int or None, default="sqrt"
+        Candidate features per node (``"sqrt"``: ``floor(sqrt(d))``, ``None``:
+        all), drawn at random without looking at the data.
+    split_share : float or "auto", default="auto"
+        Share of every round's budget spent on choosing the splits (the rest
+        goes to the leaf sums), in ``[0, 1)``. ``0`` gives random splits.
+        ``"auto"``: 0.3 for binary problems, 0.1 for multi-class ones (whose
+        leaves release ``K`` values each).
     max_gradient_norm : float or None, default=None
         L2 clipping norm of each row's gradient vector. ``None``: the
         loss's own bound (1 for binary problems, ``sqrt(2)`` for softmax),
@@ -131,17 +143,21 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     trees_ : list of RandomTree
-        The released random structures.
+        The released tree structures.
     leaf_values_ : list of ndarray of shape (2**max_depth, K')
         Released leaf values (already multiplied by the learning rate).
     init_score_ : ndarray of shape (K',)
         Initial raw score, from noisy class counts.
     lower_, upper_ : ndarray of shape (n_features,)
         The public bounds.
-    n_bins_, n_estimators_, max_depth_ : int
+    n_bins_, n_estimators_, max_depth_, max_features_ : int
+        The values used.
+    learning_rate_, split_share_ : float
         The values used.
     noise_scales_ : tuple of float
         ``(sigma_prior, sigma_gradient, sigma_hessian)`` of the Gaussian noise.
+    split_epsilon_ : float
+        ``eps0`` of the exponential mechanism at every node.
     privacy_spent_ : PrivacyBudget
     delta_ : float
 
@@ -149,12 +165,17 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     -------
     ``(epsilon, delta)``-differential privacy for replace-one neighbouring
     data sets (same public ``n``; one row, features and label, replaced).
-    The tree structures are drawn from the public bounds only; the released
-    statistics are noisy class counts (L2 sensitivity ``sqrt(2)``) and, per
-    tree, the Gaussian-noised leaf sums of clipped gradients and hessians,
-    each ``rho``-zCDP with ``rho = Delta^2 / (2 sigma^2)`` (Bun and Steinke
-    2016, Prop. 1.6). Adaptive rounds compose by adding their ``rho``
-    (Bun and Steinke 2016, Lemma 2.3), and the total, ``zcdp_for_dp(epsilon,
+    The released statistics are noisy class counts (L2 sensitivity
+    ``sqrt(2)``) and, per round, the splits and the Gaussian-noised leaf sums
+    of clipped gradients and hessians, each ``rho``-zCDP with ``rho =
+    Delta^2 / (2 sigma^2)`` (Bun and Steinke 2016, Prop. 1.6). The nodes of
+    one level hold disjoint rows and each runs the exponential mechanism
+    ``exp(eps0 u / (2 Delta))`` with ``Delta = 4 c^2`` for gradient rows of
+    norm at most ``c`` (a replaced row moves the gain by at most twice the
+    ``3 c^2`` of Li et al. 2020, Thm. 2), so a level is ``eps0^2 / 8``-zCDP
+    (Durfee and Rogers 2019, Sec. 4; Cesar and Rogers 2021, Lemma 3.2).
+    Adaptive rounds compose by adding their ``rho`` (Bun and Steinke 2016,
+    Lemma 2.3), and the total, ``zcdp_for_dp(epsilon,
     delta)``, converts to ``(epsilon, delta)``-DP (Canonne, Kamath and
     Steinke 2020, Cor. 13). The public bounds and ``classes`` must not be
     read from the private data.
@@ -165,7 +186,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
 
     See Also
     --------
-    DPRandomForestClassifier : Averaged noisy class counts of random trees.
+    DPRandomForestClassifier : Averaged noisy class counts of private trees.
     sklearn.ensemble.HistGradientBoostingClassifier : The non-private model.
 
     Examples
@@ -182,8 +203,9 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     """
 
     def __init__(self, epsilon=1.0, delta=None, *, bounds=None, classes=None,
-                 n_estimators="auto", max_depth="auto", learning_rate=0.5, n_bins=32,
-                 max_gradient_norm=None, random_state=None, accountant=None):
+                 n_estimators="auto", max_depth="auto", learning_rate="auto", n_bins=256,
+                 max_features="sqrt", split_share="auto", max_gradient_norm=None,
+                 random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -192,20 +214,26 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         self.max_depth = max_depth
         self.learning_rate = learning_rate
         self.n_bins = n_bins
+        self.max_features = max_features
+        self.split_share = split_share
         self.max_gradient_norm = max_gradient_norm
         self.random_state = random_state
         self.accountant = accountant
 
     def _noise_scales(self, rho, n_classes, n_trees, grad_norm):
-        """``(sigma_prior, sigma_g, sigma_h)`` for the budget (a method so tests can under-noise)."""
+        """``(sigma_prior, sigma_g, sigma_h, eps0)`` for the budget (tests under-noise a copy)."""
         k_out = 1 if n_classes == 2 else n_classes
         # Hessian rows: p (1 - p) <= 1/4 (binary); sum_k p_k^2 (1 - p_k)^2 <= 1/4 (softmax).
         hess_norm = 0.25 if k_out == 1 else 0.5
         # Class counts: replace-one changes two counts by 1, Delta_2 = sqrt(2); rho = 1 / sigma^2.
         sigma_prior = math.sqrt(1.0 / (_PRIOR_SHARE * rho))
-        sigma_g, sigma_h = leaf_noise_scales((1.0 - _PRIOR_SHARE) * rho / n_trees, grad_norm,
-                                             hess_norm, k_out)
-        return sigma_prior, sigma_g, sigma_h
+        rho_tree = (1.0 - _PRIOR_SHARE) * rho / n_trees
+        share = self.split_share_
+        sigma_g, sigma_h = leaf_noise_scales((1.0 - share) * rho_tree, grad_norm, hess_norm,
+                                             k_out)
+        # Splits: each of the depth levels costs eps0^2 / 8 (split_level_rho).
+        eps0 = exp_mech_eps0(share * rho_tree / self.max_depth_) if share > 0 else 0.0
+        return sigma_prior, sigma_g, sigma_h, eps0
 
     def _add_leaf_noise(self, G, H, sigma_g, sigma_h, rng):
         """The Gaussian release of one tree's leaf sums (a method so tests can observe it)."""
@@ -230,9 +258,17 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         n, d = X.shape
         n_trees = check_auto_int(self.n_estimators, "n_estimators", high=100_000)
         depth = check_auto_int(self.max_depth, "max_depth", high=16)
-        learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
-                                   low_inclusive=False)
+        learning_rate = None
+        if not (isinstance(self.learning_rate, str) and self.learning_rate == "auto"):
+            learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
+                                       low_inclusive=False)
+        max_features = check_max_features(self.max_features, d)
         n_classes = classes.size
+        if isinstance(self.split_share, str) and self.split_share == "auto":
+            share = 0.3 if n_classes == 2 else 0.1
+        else:
+            share = check_real(self.split_share, "split_share", low=0.0, high=1.0,
+                               high_inclusive=False)
         # A gradient row p - e_y has L2 norm <= 1 (one logit) or sqrt(2) (softmax).
         natural = 1.0 if n_classes == 2 else math.sqrt(2.0)
         grad_norm = natural
@@ -248,7 +284,13 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         rho = zcdp_for_dp(planned.epsilon, planned.delta)
         n_trees = default_n_estimators(n, n_classes, rho) if n_trees is None else n_trees
         depth = default_depth(n, n_classes, rho) if depth is None else depth
-        sigma_prior, sigma_g, sigma_h = self._noise_scales(rho, n_classes, n_trees, grad_norm)
+        if learning_rate is None:
+            learning_rate = default_learning_rate(n_trees)
+        self.split_share_, self.max_depth_ = share, depth
+        sigma_prior, sigma_g, sigma_h, eps0 = self._noise_scales(rho, n_classes, n_trees,
+                                                                 grad_norm)
+        # Exponential mechanism exp(eps0 u / (2 Delta)) on the gain (gradient_sensitivity).
+        scale = eps0 / (2.0 * gradient_sensitivity(grad_norm))
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
 
@@ -265,14 +307,14 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         shrink = _SHRINK * sigma_h + 1.0  # + 1: XGBoost's default L2 penalty, for the no-noise limit
         trees, values = [], []
         for _ in range(n_trees):
-            tree = grow_random_tree(rng, d, n_bins, depth)
-            leaf = tree.apply(B)
             prob = expit(raw) if k_out == 1 else softmax(raw, axis=1)
             grad = prob - target
             hess = prob * (1.0 - prob)
             if grad_norm < natural:
                 norms = np.linalg.norm(grad, axis=1, keepdims=True)
                 grad *= np.minimum(1.0, grad_norm / np.maximum(norms, 1e-300))
+            tree, leaf = grow_private_tree(B, grad, depth, n_bins, max_features, scale, rng,
+                                           score="gain", lam=1.0)
             size = tree.n_leaves * k_out
             index = (leaf[:, None] * k_out + np.arange(k_out)).ravel()
             G = np.bincount(index, grad.ravel(), minlength=size).reshape(-1, k_out)
@@ -287,10 +329,12 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
 
         self.classes_ = classes
         self.lower_, self.upper_, self.n_bins_ = lower, upper, n_bins
-        self.n_estimators_, self.max_depth_ = n_trees, depth
+        self.n_estimators_, self.max_features_ = n_trees, max_features
+        self.learning_rate_ = learning_rate
         self.init_score_ = init
         self.trees_, self.leaf_values_ = trees, values
         self.noise_scales_ = (sigma_prior, sigma_g, sigma_h)
+        self.split_epsilon_ = eps0
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
         return self

@@ -1,4 +1,4 @@
-"""Differentially private random forest of random trees on public bins."""
+"""Differentially private random forest of greedy trees with private splits on public bins."""
 
 import math
 
@@ -6,42 +6,56 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from skdp.accounting import zcdp_for_dp
-from skdp.ensemble._random_trees import (
-    RandomTreeClassifierBase,
-    bin_data,
-    check_auto_int,
-    grow_random_tree,
-)
-from skdp.utils._validation import check_positive_int
+from skdp.ensemble._private_trees import GINI_SENSITIVITY, exp_mech_eps0, grow_private_tree
+from skdp.ensemble._random_trees import RandomTreeClassifierBase, bin_data, check_auto_int
+from skdp.utils._validation import check_positive_int, check_real
 
 __all__ = ["DPRandomForestClassifier"]
 
 
-def default_forest_depth(n, n_features, n_trees, rho):
-    """Public rule: ``clip(min(d, floor(log2(n sqrt(rho / T))) + 3), 3, 10)`` (user guide)."""
-    if not math.isfinite(rho):
-        return int(np.clip(n_features, 3, 10))
-    budget_rows = max(n * math.sqrt(rho / n_trees), 1.0)
-    return int(np.clip(min(n_features, math.floor(math.log2(budget_rows)) + 3), 3, 10))
+def _budget_rows(n, rho):
+    """``n sqrt(rho)``: rows per unit of noise, the scale the defaults are set on."""
+    return n * math.sqrt(rho) if math.isfinite(rho) else math.inf
 
 
-def _leaf_counts(tree, B, y_index, n_classes):
-    leaf = tree.apply(B)
-    return np.bincount(leaf * n_classes + y_index,
-                       minlength=tree.n_leaves * n_classes).reshape(-1, n_classes).astype(float)
+def default_forest_trees(n, rho):
+    """Public rule: ``clip(round(n sqrt(rho) / 100), 5, 25)`` trees (user guide)."""
+    m = _budget_rows(n, rho)
+    return 25 if not math.isfinite(m) else int(np.clip(round(m / 100.0), 5, 25))
+
+
+def default_forest_depth(n, rho):
+    """Public rule: ``clip(floor(log2(n sqrt(rho) / 8)), 3, 12)`` (user guide)."""
+    m = _budget_rows(n, rho)
+    if not math.isfinite(m):
+        return 12
+    return int(np.clip(math.floor(math.log2(max(m / 8.0, 1.0))), 3, 12))
+
+
+def check_max_features(value, n_features):
+    """``"sqrt"``, ``None`` (all) or an int in ``[1, n_features]``."""
+    if value is None:
+        return n_features
+    if isinstance(value, str):
+        if value == "sqrt":
+            return max(1, int(math.sqrt(n_features)))
+        raise ValueError(f"max_features must be 'sqrt', None or an int, got {value!r}.")
+    return min(check_positive_int(value, "max_features"), n_features)
 
 
 class DPRandomForestClassifier(RandomTreeClassifierBase):
-    """Differentially private random forest of random trees with noisy leaf class counts.
+    """Differentially private random forest with private splits and noisy leaf class counts.
 
-    Every tree splits on random features at random thresholds among ``n_bins``
-    equal-width bins of the public ``bounds``, independently of the data
-    (Fletcher and Islam 2017, Sec. 4; Geurts et al. 2006's totally random
-    trees); the only release is the class count of every leaf, with
-    Gaussian noise. Every tree sees all rows and the trees' budgets compose
-    in zero-concentrated DP. A sample is classified by the sum over trees of
-    the log of the smoothed leaf class frequencies, ``log((c + 1) / (sum(c)
-    + K))`` with negative noisy counts floored at 0.
+    Every tree is grown greedily on all rows, level by level, to depth
+    ``max_depth``: each node draws ``max_features`` candidate features at
+    random, every edge of the ``n_bins`` equal-width bins of the public
+    ``bounds`` inside the node's range is a candidate threshold, and the
+    (feature, threshold) pair is chosen by the exponential mechanism on the
+    Gini score ``sum_children sum_k n_ck^2 / n_c`` (Friedman and Schuster
+    2010, Sec. 4.1; the impurity decrease of scikit-learn's trees). The
+    leaves release their class counts with Gaussian noise. A sample is
+    classified by the mean over trees of the log of the smoothed leaf class
+    frequencies, ``log((c + 1) / (sum(c) + K))``, negative counts floored at 0.
 
     Parameters
     ----------
@@ -57,20 +71,26 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         :class:`~skdp.PrivacyLeakWarning`.
-    n_estimators : int, default=50
-        Number of trees.
+    n_estimators : int or "auto", default="auto"
+        Number of trees. ``"auto"``: ``clip(round(m / 100), 5, 25)`` with
+        ``m = n sqrt(rho)`` (``rho`` the zCDP budget of ``(epsilon, delta)``);
+        see the user guide.
     max_depth : int or "auto", default="auto"
-        Depth of every tree, 1 to 16. ``"auto"``: ``clip(min(d, floor(log2(n
-        sqrt(rho / T))) + 3), 3, 10)``, ``d`` the number of features, ``T``
-        the number of trees and ``rho`` the zCDP budget of ``(epsilon,
-        delta)``: deep enough to use the features, shallow enough that the
-        leaves hold more rows than noise (user guide).
-    n_bins : int, default=32
-        Number of equal-width bins per feature (2 to 65536).
+        Depth of every tree, 1 to 16. ``"auto"``: ``clip(floor(log2(m / 8)),
+        3, 12)``.
+    max_features : "sqrt", int or None, default="sqrt"
+        Candidate features per node (``"sqrt"``: ``floor(sqrt(d))``, ``None``:
+        all), drawn at random without looking at the data.
+    n_bins : int, default=256
+        Number of equal-width bins per feature (2 to 65536): the candidate
+        thresholds.
+    split_share : float, default=0.5
+        Share of every tree's budget spent on choosing the splits (the rest
+        goes to the leaf counts), in ``[0, 1)``.
     n_jobs : int or None, default=None
-        joblib workers (threads) counting the leaves of the trees.
+        joblib workers (threads) growing the trees.
     random_state : int, numpy.random.Generator or None, default=None
-        Source of the random splits and the noise. ``None`` for releases.
+        Source of the candidate features and the noise. ``None`` for releases.
     accountant : BudgetAccountant or None, default=None
         Charged ``(epsilon, delta)`` once the input is validated.
 
@@ -79,13 +99,16 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     trees_ : list of RandomTree
-        The released random structures.
+        The released tree structures.
     leaf_counts_ : list of ndarray of shape (2**max_depth, n_classes)
         The released noisy class counts of every leaf.
     lower_, upper_ : ndarray of shape (n_features,)
         The public bounds.
-    n_bins_, n_estimators_, max_depth_ : int
+    n_bins_, n_estimators_, max_depth_, max_features_ : int
         The values used.
+    split_share_ : float
+    split_epsilon_ : float
+        ``eps0`` of the exponential mechanism at every node.
     noise_scale_ : float
         Standard deviation of the Gaussian noise on every count.
     privacy_spent_ : PrivacyBudget
@@ -95,16 +118,18 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     -------
     ``(epsilon, delta)``-differential privacy for replace-one neighbouring
     data sets (same public ``n``; one row, features and label, replaced).
-    The tree structures depend on the public bounds only. In each tree the
-    replaced row leaves one (leaf, class) cell and enters one, so the count
-    table has L2 sensitivity ``sqrt(2)``, and its Gaussian release with
-    ``sigma = sqrt(T / rho)`` is ``rho / T``-zCDP (Bun and Steinke 2016,
-    Prop. 1.6). The ``T`` trees compose to ``rho`` (Lemma 2.3), which
-    ``zcdp_for_dp(epsilon, delta)`` converts to ``(epsilon, delta)``
-    (Canonne, Kamath and Steinke 2020, Cor. 13). With the Gaussian
-    mechanism this beats disjoint subsamples per tree (parallel composition)
-    by a factor ``sqrt(T)`` in noise relative to the counts. The bounds and
-    ``classes`` must not be read from the private data.
+    Each tree gets ``rho / T`` of the zCDP budget ``rho`` of ``(epsilon,
+    delta)``. Of it, ``split_share`` pays for the splits: the nodes of one
+    level hold disjoint rows, and each runs the exponential mechanism
+    ``exp(eps0 u / 4)`` (the Gini score ``u`` moves by less than 2 when a row
+    is replaced), so a level is ``eps0^2 / 8``-zCDP (Durfee and Rogers 2019,
+    Sec. 4; Cesar and Rogers 2021, Lemma 3.2). The rest pays for the leaf
+    counts, a table of L2 sensitivity ``sqrt(2)`` released with Gaussian
+    noise (Bun and Steinke 2016, Prop. 1.6). Everything composes by adding
+    ``rho`` (Lemma 2.3), and ``rho`` converts to ``(epsilon, delta)``
+    (Canonne, Kamath and Steinke 2020, Cor. 13). Candidate features and
+    bins depend on public quantities only. The bounds and ``classes`` must
+    not be read from the private data.
 
     The guarantee is proved for exact real-valued noise; the floating-point
     noise drawn here can leak through its least significant bits (Mironov
@@ -112,7 +137,7 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
 
     See Also
     --------
-    DPHistGradientBoostingClassifier : Boosted random trees; more accurate.
+    DPHistGradientBoostingClassifier : Boosted private trees.
     sklearn.ensemble.RandomForestClassifier : The non-private model.
 
     Examples
@@ -128,27 +153,36 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=None, *, bounds=None, classes=None, n_estimators=50,
-                 max_depth="auto", n_bins=32, n_jobs=None, random_state=None, accountant=None):
+    def __init__(self, epsilon=1.0, delta=None, *, bounds=None, classes=None,
+                 n_estimators="auto", max_depth="auto", max_features="sqrt", n_bins=256,
+                 split_share=0.5, n_jobs=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.classes = classes
         self.n_estimators = n_estimators
         self.max_depth = max_depth
+        self.max_features = max_features
         self.n_bins = n_bins
+        self.split_share = split_share
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.accountant = accountant
 
     def _noise_scale(self, rho, n_trees):
-        """Gaussian noise on every count (a method so tests can under-noise a copy)."""
-        # Delta_2 = sqrt(2) per tree; rho / T = Delta^2 / (2 sigma^2) (Bun and Steinke 2016,
-        # Prop. 1.6), so sigma = sqrt(T / rho).
-        return math.sqrt(n_trees / rho)
+        """``(eps0, sigma)``: split mechanism and leaf noise (tests under-noise a copy)."""
+        share = self.split_share_
+        rho_tree = rho / n_trees
+        # Leaves: replace-one moves one row out of a (leaf, class) cell and one into another,
+        # Delta_2 = sqrt(2); (1 - share) rho_tree = Delta^2 / (2 sigma^2) (Bun and Steinke
+        # 2016, Prop. 1.6).
+        sigma = math.sqrt(1.0 / ((1.0 - share) * rho_tree)) if share < 1 else math.inf
+        # Splits: each of the depth levels costs eps0^2 / 8 (split_level_rho).
+        eps0 = exp_mech_eps0(share * rho_tree / self.max_depth_) if share > 0 else 0.0
+        return eps0, sigma
 
     def fit(self, X, y):
-        """Spend the budget on the noisy leaf counts of random trees.
+        """Spend the budget on the private splits and noisy leaf counts of the trees.
 
         Parameters
         ----------
@@ -163,8 +197,11 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
         """
         X, y_index, classes, lower, upper, n_bins = self._validate_common(X, y)
         n, d = X.shape
-        n_trees = check_positive_int(self.n_estimators, "n_estimators", high=100_000)
+        n_trees = check_auto_int(self.n_estimators, "n_estimators", high=100_000)
         depth = check_auto_int(self.max_depth, "max_depth", high=16)
+        max_features = check_max_features(self.max_features, d)
+        share = check_real(self.split_share, "split_share", low=0.0, high=1.0,
+                           high_inclusive=False)
 
         def default_delta(m):
             return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
@@ -172,23 +209,42 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
         planned = self._resolve_budget(n, default_delta, allow_zero_delta=False)
         # Never zero noise: a huge epsilon gives a tiny sigma, not an unprotected release.
         rho = zcdp_for_dp(planned.epsilon, planned.delta)
-        depth = default_forest_depth(n, d, n_trees, rho) if depth is None else depth
-        sigma = self._noise_scale(rho, n_trees)
+        n_classes = classes.size
+        n_trees = default_forest_trees(n, rho) if n_trees is None else n_trees
+        depth = default_forest_depth(n, rho) if depth is None else depth
+        self.split_share_, self.max_depth_ = share, depth
+        eps0, sigma = self._noise_scale(rho, n_trees)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
-        n_classes = classes.size
         B = bin_data(X, lower, upper, n_bins)
-        trees = [grow_random_tree(rng, d, n_bins, depth) for _ in range(n_trees)]
-        counts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_leaf_counts)(tree, B, y_index, n_classes) for tree in trees)
-        # Gaussian noise, drawn here in a fixed order (reproducible whatever n_jobs).
-        counts = [c + sigma * rng.standard_normal(c.shape) for c in counts]
+        onehot = np.eye(n_classes)[y_index]
+        # Exponential mechanism exp(eps0 u / (2 Delta)), Delta = GINI_SENSITIVITY.
+        scale = eps0 / (2.0 * GINI_SENSITIVITY)
+        seeds = rng.integers(2**63, size=n_trees)  # one stream per tree: same for any n_jobs
+
+        def grow(seed):
+            tree_rng = np.random.default_rng(seed)
+            tree, leaf = grow_private_tree(B, onehot, depth, n_bins, max_features, scale,
+                                           tree_rng, score="gini")
+            counts = np.bincount(leaf * n_classes + y_index,
+                                 minlength=tree.n_leaves * n_classes)
+            counts = counts.reshape(-1, n_classes).astype(float)
+            # Gaussian noise on every (leaf, class) count (Bun and Steinke 2016, Prop. 1.6).
+            return tree, counts + sigma * tree_rng.standard_normal(counts.shape)
+
+        if self.n_jobs in (None, 1):
+            grown = [grow(seed) for seed in seeds]
+        else:
+            grown = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(grow)(seed) for seed in seeds)
 
         self.classes_ = classes
         self.lower_, self.upper_, self.n_bins_ = lower, upper, n_bins
-        self.n_estimators_, self.max_depth_ = n_trees, depth
-        self.trees_, self.leaf_counts_ = trees, counts
+        self.n_estimators_, self.max_features_ = n_trees, max_features
+        self.trees_ = [t for t, _ in grown]
+        self.leaf_counts_ = [c for _, c in grown]
         self.noise_scale_ = sigma
+        self.split_epsilon_ = eps0
         self.delta_ = budget.delta
         self.privacy_spent_ = budget
         return self

@@ -1,8 +1,8 @@
-"""Data-independent random trees on public bin edges, shared by the private forest and boosting.
+"""Trees on public bin edges: the structure, binning and shared classifier code of the ensembles.
 
-A tree's structure (split features and thresholds) is drawn from the random
-generator and the public bounds only, never from the rows: it is released for
-free, and only the statistics stored in its leaves spend privacy. This is the
+The private ensembles grow their trees with :mod:`skdp.ensemble._private_trees`
+(exponential-mechanism splits). :func:`grow_random_tree` draws a structure from
+the random generator and the public bounds only, never from the rows: the
 "totally random" tree of Geurts et al. (2006) as used privately by Fletcher and
 Islam (2017, Sec. 4) and Maddock et al. (2022, Sec. 4.1).
 """

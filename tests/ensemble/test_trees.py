@@ -4,10 +4,18 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
 
 from skdp.accounting import BudgetAccountant, zcdp_for_dp
 from skdp.ensemble import DPHistGradientBoostingClassifier, DPRandomForestClassifier
-from skdp.ensemble._boosting import default_depth, default_n_estimators, leaf_noise_scales
+from skdp.ensemble._boosting import (
+    default_depth,
+    default_learning_rate,
+    default_n_estimators,
+    leaf_noise_scales,
+)
+from skdp.ensemble._forest import default_forest_depth, default_forest_trees
+from skdp.ensemble._private_trees import GINI_SENSITIVITY, grow_private_tree, split_level_rho
 from skdp.ensemble._random_trees import bin_data, grow_random_tree
 from skdp.testing import audit_epsilon
 
@@ -17,18 +25,23 @@ MODELS = [DPHistGradientBoostingClassifier, DPRandomForestClassifier]
 def _xor_data(n, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(0, 1, size=(n, 4))
-    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.5)).astype(int)
+    y = ((X[:, 0] > 0.3) ^ (X[:, 1] > 0.6)).astype(int)
     return X, y
 
 
 # -- calibration ---------------------------------------------------------------------------
 
-def test_forest_noise_is_sqrt_trees_over_rho():
+def test_forest_splits_and_leaves_share_each_tree_budget():
     X, y = _xor_data(500)
     clf = DPRandomForestClassifier(epsilon=1.0, delta=1e-6, bounds=(0, 1), classes=[0, 1],
-                                   n_estimators=7, random_state=0).fit(X, y)
-    # Delta_2 = sqrt(2) per tree, rho / 7 = 2 / (2 sigma^2).
-    assert clf.noise_scale_ == pytest.approx(math.sqrt(7 / zcdp_for_dp(1.0, 1e-6)), rel=1e-12)
+                                   n_estimators=7, max_depth=5, split_share=0.3,
+                                   random_state=0).fit(X, y)
+    rho = zcdp_for_dp(1.0, 1e-6)
+    # Leaves: Delta_2 = sqrt(2), 0.7 rho / 7 = 2 / (2 sigma^2); splits: 5 levels of eps0^2 / 8.
+    assert clf.noise_scale_ == pytest.approx(math.sqrt(7 / (0.7 * rho)), rel=1e-12)
+    assert clf.split_epsilon_ == pytest.approx(math.sqrt(8 * 0.3 * rho / 7 / 5), rel=1e-12)
+    tree_rho = 1 / clf.noise_scale_**2 + 5 * split_level_rho(clf.split_epsilon_)
+    assert 7 * tree_rho == pytest.approx(rho, rel=1e-12)
 
 
 def test_boosting_leaf_noise_spends_exactly_the_tree_budget():
@@ -48,6 +61,7 @@ def test_boosting_scales_compose_to_the_budget():
     rho = zcdp_for_dp(2.0, 1e-6)
     s_prior, s_g, s_h = clf.noise_scales_
     tree_rho = max(4 / s_g**2 + 0.0625 / s_h**2, 2 / s_g**2 + 0.125 / s_h**2) / 2
+    tree_rho += clf.max_depth_ * clf.split_epsilon_**2 / 8
     assert 1 / s_prior**2 + 10 * tree_rho == pytest.approx(rho, rel=1e-12)
 
 
@@ -65,15 +79,56 @@ def test_default_rules_are_public_formulas():
     rho = zcdp_for_dp(1.0, 1e-8)
     m = 10_000 * math.sqrt(rho)
     assert default_depth(10_000, 2, rho) == int(np.clip(math.floor(math.log2(m / 100)), 3, 6))
-    assert default_n_estimators(10_000, 2, rho) == int(np.clip(m / 20, 20, 100))
+    assert default_n_estimators(10_000, 2, rho) == int(np.clip(round(m / 200), 10, 100))
+    assert default_learning_rate(5) == 0.5 and default_learning_rate(100) == 0.1
     assert default_depth(10, 2, math.inf) == 6 and default_n_estimators(10, 2, math.inf) == 100
+    assert default_forest_trees(10_000, rho) == int(np.clip(round(m / 100), 5, 25))
+    assert default_forest_depth(10_000, rho) == int(np.clip(math.floor(math.log2(m / 8)), 3, 12))
+    assert default_forest_trees(10, math.inf) == 25 and default_forest_depth(10, math.inf) == 12
+
+
+def _gini_scores(bins, y, n_thresholds):
+    """Hand computation of sum_children sum_k n_ck^2 / n_c for every threshold."""
+    scores = []
+    for t in range(n_thresholds):
+        total = 0.0
+        for side in (bins <= t, bins > t):
+            c = np.bincount(y[side], minlength=2)
+            total += (c @ c) / c.sum() if c.sum() else 0.0
+        scores.append(total)
+    return np.array(scores)
+
+
+def test_split_is_drawn_by_the_exponential_mechanism_on_the_gini_score():
+    # One feature, 4 bins: 3 candidate thresholds, P(t) proportional to exp(scale u(t)).
+    bins = np.array([0, 1, 1, 3, 2, 2])
+    y = np.array([0, 1, 1, 0, 1, 0])
+    scale = 0.8
+    expected = np.exp(scale * _gini_scores(bins, y, 3))
+    expected /= expected.sum()
+    rng = np.random.default_rng(0)
+    draws = [grow_private_tree(bins[:, None].astype(np.uint8), np.eye(2)[y], 1, 4, 1, scale,
+                               rng)[0].threshold[0] for _ in range(6000)]
+    freq = np.bincount(draws, minlength=3) / 6000
+    np.testing.assert_allclose(freq, expected, atol=0.02)
+
+
+def test_gini_score_moves_by_less_than_its_sensitivity():
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        bins, y = rng.integers(0, 4, 6), rng.integers(0, 2, 6)
+        bins2, y2 = bins.copy(), y.copy()
+        bins2[0], y2[0] = rng.integers(0, 4), rng.integers(0, 2)
+        change = _gini_scores(bins, y, 3) - _gini_scores(bins2, y2, 3)
+        assert np.abs(change).max() < GINI_SENSITIVITY
 
 
 # -- audit ---------------------------------------------------------------------------------
 
 class _QuarterNoiseForest(DPRandomForestClassifier):
     def _noise_scale(self, rho, n_trees):
-        return super()._noise_scale(rho, n_trees) / 4
+        eps0, sigma = super()._noise_scale(rho, n_trees)
+        return 4 * eps0, sigma / 4   # 16 times the zCDP of both releases
 
 
 class _ObservedBoosting(DPHistGradientBoostingClassifier):
@@ -86,7 +141,8 @@ class _ObservedBoosting(DPHistGradientBoostingClassifier):
 
 class _QuarterNoiseBoosting(_ObservedBoosting):
     def _noise_scales(self, *args):
-        return tuple(s / 4 for s in super()._noise_scales(*args))
+        *sigmas, eps0 = super()._noise_scales(*args)
+        return (*(s / 4 for s in sigmas), 4 * eps0)
 
 
 # One feature, two bins: the only split separates x = 0.25 from x = 0.75. One row, moved
@@ -101,7 +157,8 @@ _TINY = dict(epsilon=1.0, bounds=(0, 1), classes=[0, 1], n_estimators=1, max_dep
 def test_forest_audit_passes_and_catches_a_quarter_of_the_noise():
     def audit(cls):
         def mechanism(data, rng):
-            clf = cls(delta=1e-5, random_state=rng, **_TINY).fit(*data)
+            # One candidate split: the whole budget on the leaf counts.
+            clf = cls(delta=1e-5, random_state=rng, split_share=0.0, **_TINY).fit(*data)
             return clf.leaf_counts_[0][1, 1] - clf.leaf_counts_[0][0, 0]
 
         return audit_epsilon(mechanism, _D0, _D1, n_runs=1000, delta=1e-5,
@@ -109,6 +166,44 @@ def test_forest_audit_passes_and_catches_a_quarter_of_the_noise():
 
     assert audit(DPRandomForestClassifier) <= 1.0
     assert audit(_QuarterNoiseForest) > 1.0
+
+
+# Four rows, four bins: replacing the first row (bin 0 -> bin 3) moves the best threshold
+# from 0 to 2, the pair found by enumerating all 4-row data sets for the largest gap.
+_S0 = ((np.array([0, 1, 1, 1])[:, None] + 0.5) / 4, np.array([0, 1, 1, 1]))
+_S1 = ((np.array([3, 1, 1, 1])[:, None] + 0.5) / 4, np.array([0, 1, 1, 1]))
+
+
+def test_forest_split_audit_passes_and_catches_a_quarter_of_the_noise():
+    # The split alone (split_share 0.9): the audit draws the threshold with the estimator's
+    # own eps0 (grow_private_tree is what fit calls, checked above).
+    def audit(cls):
+        clf = cls(epsilon=1.0, delta=1e-2, bounds=(0, 1), classes=[0, 1], n_estimators=1,
+                  max_depth=1, n_bins=4, split_share=0.9, random_state=0).fit(*_S0)
+        scale = clf.split_epsilon_ / (2 * GINI_SENSITIVITY)
+
+        def mechanism(data, rng):
+            B = bin_data(data[0], np.zeros(1), np.ones(1), 4)
+            return grow_private_tree(B, np.eye(2)[data[1]], 1, 4, 1, scale,
+                                     rng)[0].threshold[:1]
+
+        return audit_epsilon(mechanism, _S0, _S1, n_runs=3000, delta=1e-2,
+                             random_state=0).epsilon_lower_bound
+
+    assert audit(DPRandomForestClassifier) <= 1.0
+    assert audit(_QuarterNoiseForest) > 1.0
+
+
+def test_forest_fit_draws_its_split_with_the_reported_epsilon():
+    # What the split audit relies on: fit's threshold frequencies are the mechanism's.
+    kw = dict(epsilon=1.0, delta=1e-2, bounds=(0, 1), classes=[0, 1], n_estimators=1,
+              max_depth=1, n_bins=4, split_share=0.9)
+    fits = [DPRandomForestClassifier(random_state=s, **kw).fit(*_S0) for s in range(400)]
+    scale = fits[0].split_epsilon_ / (2 * GINI_SENSITIVITY)
+    expected = np.exp(scale * _gini_scores(np.array([0, 1, 1, 1]), _S0[1], 3))
+    expected /= expected.sum()
+    freq = np.bincount([f.trees_[0].threshold[0] for f in fits], minlength=3) / 400
+    np.testing.assert_allclose(freq, expected, atol=0.07)
 
 
 def test_boosting_releases_the_exact_sums_plus_the_calibrated_noise():
@@ -212,9 +307,10 @@ def test_spends_the_budget_once_and_reports_it(cls):
 
 @pytest.mark.parametrize("cls", MODELS)
 def test_learns_an_interaction_a_linear_model_cannot(cls):
-    # XOR of two features: a linear model scores about 1/2, trees far more.
-    X, y = _xor_data(6000)
+    # XOR of two features (off-centre, so that greedy splits see a marginal gain).
+    X, y = _xor_data(20000)
     X_test, y_test = _xor_data(2000, seed=1)
+    assert LogisticRegression().fit(X, y).score(X_test, y_test) < 0.7
     clf = cls(epsilon=1.0, bounds=(0, 1), classes=[0, 1], random_state=0).fit(X, y)
     assert clf.score(X_test, y_test) > 0.85
 
