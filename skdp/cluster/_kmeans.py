@@ -257,7 +257,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
 
     Notes
     -----
-    References: Su, Cao, Li, Bertino and Jha (2016), "Differentially private
+    References: Su et al. (2016), "Differentially private
     k-means clustering" (DPLloyd and EUGkM); Bun and Steinke (2016),
     "Concentrated differential privacy". The user guide (Naive Bayes and
     k-means) has the derivation of the defaults and measurements.

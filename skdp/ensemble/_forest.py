@@ -123,7 +123,7 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     level hold disjoint rows, and each runs the exponential mechanism
     ``exp(eps0 u / 4)`` (the Gini score ``u`` moves by less than 2 when a row
     is replaced), so a level is ``eps0^2 / 8``-zCDP (Durfee and Rogers 2019,
-    Sec. 4; Cesar and Rogers 2021, Lemma 3.2). The rest pays for the leaf
+    Sec. 4; Cesar and Rogers 2021). The rest pays for the leaf
     counts, a table of L2 sensitivity ``sqrt(2)`` released with Gaussian
     noise (Bun and Steinke 2016, Prop. 1.6). Everything composes by adding
     ``rho`` (Lemma 2.3), and ``rho`` converts to ``(epsilon, delta)``

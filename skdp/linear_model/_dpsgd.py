@@ -220,7 +220,7 @@ def dpsgd_noise_multiplier(epsilon, delta, sample_rate, steps):
     amplification by subsampling: each step, the differing row sampled or
     not, is at most a Gaussian mechanism of sensitivity ``2 C`` (replace-one)
     and noise ``z C``, i.e. ``(2 / z)``-Gaussian DP; ``T`` adaptive steps are
-    ``(2 sqrt(T) / z)``-GDP (Dong, Roth and Su 2019, Cor. 3.3), which is
+    ``(2 sqrt(T) / z)``-GDP (Dong, Roth and Su 2022, Cor. 3.3), which is
     ``(epsilon, delta)``-DP exactly when the Gaussian mechanism of
     sensitivity ``2 sqrt(T)`` and deviation ``z`` is (Balle and Wang 2018,
     Thm. 8). That ``z`` (about ``2 sqrt(T / (2 epsilon))``) is larger than the
@@ -233,7 +233,7 @@ def dpsgd_noise_multiplier(epsilon, delta, sample_rate, steps):
     noise_multiplier : float
     """
     if epsilon > ACCOUNTANT_MAX_EPSILON:
-        # Dong, Roth and Su (2019), Cor. 3.3 (composition of T (2/z)-GDP steps) and
+        # Dong, Roth and Su (2022), Cor. 3.3 (composition of T (2/z)-GDP steps) and
         # Balle and Wang (2018), Thm. 8 (the exact (epsilon, delta) of mu-GDP): z is
         # the analytic Gaussian deviation for sensitivity 2 sqrt(T), noise unit C.
         return gaussian_sigma_analytic(2.0 * math.sqrt(steps), epsilon, delta)
