@@ -111,7 +111,7 @@ class BudgetAccountant:
         events) add basically on top. ``"pld"``: privacy loss distributions
         through dp-accounting (Doroshenko et al. 2022), which also cover
         Poisson-sampled Gaussians (DP-SGD) and compose plain ``(epsilon,
-        delta)`` events optimally (Kairouz, Oh and Viswanath 2017); slower (a
+        delta)`` events optimally (Kairouz, Oh and Viswanath 2015); slower (a
         fraction of a second per spend). Under both tight options, a spend is
         accepted when the composed total of all spends, measured at the
         accountant's ``delta``, stays within its ``epsilon`` (or when the basic

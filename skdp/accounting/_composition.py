@@ -162,7 +162,7 @@ def advanced_composition(budgets, delta_prime):
     """Advanced (heterogeneous) composition bound.
 
     Thakkar (2019), Lemma 2.1.6 (Dwork, Rothblum and Vadhan 2010; Kairouz, Oh and
-    Viswanath 2017). For mechanisms ``(eps_i, delta_i)`` and any
+    Viswanath 2015). For mechanisms ``(eps_i, delta_i)`` and any
     ``delta' > 0`` the composition is ``(eps', 1 - (1 - delta') prod(1 - delta_i))``-DP with
 
     ``eps' = min(sum eps_i, sum eps_i (e^eps_i - 1)/(e^eps_i + 1)

@@ -54,7 +54,7 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
     description. dp-accounting's own accountants do not compose it;
     :class:`~skdp.BudgetAccountant` does (optimal composition of the privacy
     profile through privacy-loss distributions with ``composition="pld"``,
-    Kairouz, Oh and Viswanath (2017); by Renyi DP when ``delta = 0``,
+    Kairouz, Oh and Viswanath (2015); by Renyi DP when ``delta = 0``,
     Bun and Steinke (2016), Prop. 1.4; else by basic composition).
 
     Parameters
@@ -338,7 +338,7 @@ def _event_pld(event):
             neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     if isinstance(event, EpsilonDeltaDpEvent):
         # The worst pair of distributions of an (eps, delta)-DP mechanism (Kairouz, Oh and
-        # Viswanath 2017): composing these gives the optimal composition bound.
+        # Viswanath 2015): composing these gives the optimal composition bound.
         return _pld.from_privacy_parameters(
             _pld_common.DifferentialPrivacyParameters(float(event.epsilon), float(event.delta)),
             value_discretization_interval=interval)
