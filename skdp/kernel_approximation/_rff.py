@@ -1,4 +1,4 @@
-"""Random Fourier features (Rahimi and Recht 2008) as used by Rubinstein et al. (2012), Sec. 4."""
+"""Random Fourier features (Rahimi and Recht 2007) as used by Rubinstein et al. (2012), Sec. 4."""
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -158,7 +158,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     References
     ----------
     A. Rahimi and B. Recht, "Random features for large-scale kernel machines",
-    NIPS 2008. B. Rubinstein, P. Bartlett, L. Huang and N. Taft, "Learning in a
+    NIPS 2007. B. Rubinstein, P. Bartlett, L. Huang and N. Taft, "Learning in a
     large function space: privacy-preserving mechanisms for SVM learning",
     J. Privacy and Confidentiality, 2012.
 
