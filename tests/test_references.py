@@ -8,10 +8,13 @@ it is matched by its first author's surname and its year.
 """
 
 import ast
+import inspect
 import collections
 import pathlib
 import re
 import unicodedata
+
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 REFERENCES = ROOT / "docs" / "references.rst"
@@ -175,3 +178,30 @@ def test_the_pattern_reads_the_citation_forms():
         assert not list(_citations(text)), text
     assert list(_citations("(Balle and Wang 2018; Mironov 2012)"))[1] == ("Mironov", "2012")
     assert _fold("Hintermüller") == _fold("Hintermueller")
+
+
+def _public_estimators_and_mechanisms():
+    import importlib
+    import inspect
+    import pkgutil
+
+    import skdp
+    found = {}
+    for info in pkgutil.iter_modules(skdp.__path__):
+        if info.name.startswith("_") or info.name in ("benchmarks", "testing", "datasets", "utils"):
+            continue
+        module = importlib.import_module(f"skdp.{info.name}")
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and (hasattr(obj, "fit") or name.endswith("Mechanism")
+                                         or name == "BudgetAccountant"):
+                found[name] = obj
+    return sorted(found.items())
+
+
+@pytest.mark.parametrize("name,cls", _public_estimators_and_mechanisms(),
+                         ids=[n for n, _ in _public_estimators_and_mechanisms()])
+def test_every_estimator_and_mechanism_has_a_references_section(name, cls):
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    assert "\nReferences\n----------\n" in doc, (
+        f"{name}: add a numpydoc References section with the papers it implements")

@@ -137,6 +137,17 @@ class BudgetAccountant:
     save the accountant, load it and call :meth:`resume` on the loaded copy,
     once the original is gone.
 
+    References
+    ----------
+    P. Kairouz, S. Oh and P. Viswanath, "The composition theorem for
+    differential privacy", ICML 2015.
+
+    I. Mironov, "Renyi differential privacy", arXiv:1702.07476, 2017.
+
+    V. Doroshenko, B. Ghazi, P. Kamath, R. Kumar and P. Manurangsi, "Connect the
+    dots: tighter discrete approximations of privacy loss distributions",
+    PETS 2022.
+
     Examples
     --------
     >>> from skdp import BudgetAccountant, PrivacyBudget

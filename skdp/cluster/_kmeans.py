@@ -257,10 +257,16 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin,
 
     Notes
     -----
-    References: Su et al. (2016), "Differentially private
-    k-means clustering" (DPLloyd and EUGkM); Bun and Steinke (2016),
-    "Concentrated differential privacy". The user guide (Naive Bayes and
-    k-means) has the derivation of the defaults and measurements.
+    The user guide (Naive Bayes and k-means) has the derivation of the
+    defaults and measurements.
+
+    References
+    ----------
+    D. Su, J. Cao, N. Li, E. Bertino and H. Jin, "Differentially private k-means
+    clustering", ACM CODASPY 2016.
+
+    M. Bun and T. Steinke, "Concentrated differential privacy: simplifications,
+    extensions, and lower bounds", TCC 2016.
 
     Examples
     --------

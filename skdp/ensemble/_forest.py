@@ -140,6 +140,23 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
     DPHistGradientBoostingClassifier : Boosted private trees.
     sklearn.ensemble.RandomForestClassifier : The non-private model.
 
+    References
+    ----------
+    A. Friedman and A. Schuster, "Data mining with differential privacy",
+    ACM SIGKDD 2010.
+
+    S. Fletcher and M. Z. Islam, "Differentially private random decision
+    forests using smooth sensitivity", Expert Systems with Applications 78, 2017.
+
+    D. Durfee and R. Rogers, "Practical differentially private top-k selection
+    with pay-what-you-get composition", NeurIPS 2019.
+
+    M. Cesar and R. Rogers, "Bounding, concentrating, and truncating: unifying
+    privacy loss composition for data analytics", ALT 2021.
+
+    M. Bun and T. Steinke, "Concentrated differential privacy: simplifications,
+    extensions, and lower bounds", TCC 2016.
+
     Examples
     --------
     >>> import numpy as np

@@ -517,6 +517,12 @@ class PrivateHistogram(_DensityMixin, DPEstimatorMixin, BaseEstimator):
     PrivateKernelDensity : The smooth counterpart.
     numpy.histogramdd : The non-private histogram.
 
+    References
+    ----------
+    A. Dandekar, D. Basu and S. Bressan, "Evaluation of differentially private
+    non-parametric machine learning as a service", technical report, National
+    University of Singapore, 2019.
+
     Examples
     --------
     >>> import numpy as np

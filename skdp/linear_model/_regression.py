@@ -537,6 +537,17 @@ class DPHuberRegressor(DPEstimatorMixin, _PrivateLinearRegressorMixin, BaseEstim
     --------
     DPLinearRegression : Private least squares (more accurate on clean labels).
 
+    References
+    ----------
+    M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar and
+    L. Zhang, "Deep learning with differential privacy", ACM CCS 2016.
+
+    B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential
+    privacy: analytical calibration and optimal denoising", ICML 2018.
+
+    J. Dong, A. Roth and W. J. Su, "Gaussian differential privacy", Journal of
+    the Royal Statistical Society, Series B 84(1), 2022.
+
     Examples
     --------
     >>> import numpy as np

@@ -320,6 +320,14 @@ class GaussianMechanism(_AdditiveNoiseMechanism):
     **Privacy.** ``(epsilon, delta)``-DP for any neighbouring relation under
     which the query's L2 sensitivity is at most ``sensitivity``.
 
+    References
+    ----------
+    B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential
+    privacy: analytical calibration and optimal denoising", ICML 2018.
+
+    O. Thakkar, "Advances in Privacy-Preserving Machine Learning", PhD thesis,
+    Boston University, 2019.
+
     Examples
     --------
     >>> from skdp.mechanisms import GaussianMechanism

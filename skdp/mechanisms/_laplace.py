@@ -57,6 +57,14 @@ class LaplaceMechanism(_AdditiveNoiseMechanism):
     **Privacy.** ``epsilon``-DP for any neighbouring relation under which the
     query's L1 sensitivity is at most ``sensitivity`` (Thakkar (2019), Lemma 2.1.8).
 
+    References
+    ----------
+    C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to
+    sensitivity in private data analysis", TCC 2006.
+
+    O. Thakkar, "Advances in Privacy-Preserving Machine Learning", PhD thesis,
+    Boston University, 2019.
+
     Examples
     --------
     >>> from skdp.mechanisms import LaplaceMechanism

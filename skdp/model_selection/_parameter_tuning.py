@@ -420,6 +420,14 @@ class PrivateParameterSelector(DPEstimatorMixin, MetaEstimatorMixin, ClassifierM
     triggers (for instance a :class:`~skdp.exceptions.CertificationError`)
     propagates from ``fit`` after the charge, with nothing released.
 
+    References
+    ----------
+    K. Chaudhuri, C. Monteleoni and A. D. Sarwate, "Differentially private
+    empirical risk minimization", JMLR 12, 2011.
+
+    O. Thakkar, "Advances in Privacy-Preserving Machine Learning", PhD thesis,
+    Boston University, 2019.
+
     Examples
     --------
     Four candidates (two budgets, two losses) on disjoint fifths of the data;

@@ -245,6 +245,14 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     The derivation, and measurements on real tables, are in the user guide
     (Naive Bayes and k-means).
 
+    References
+    ----------
+    C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to
+    sensitivity in private data analysis", TCC 2006.
+
+    B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential
+    privacy: analytical calibration and optimal denoising", ICML 2018.
+
     Examples
     --------
     >>> import numpy as np
