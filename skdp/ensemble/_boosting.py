@@ -37,11 +37,14 @@ def default_depth(n, n_classes, rho):
 
 
 def default_n_estimators(n, n_classes, rho):
-    """Public rule: ``clip(round(m / 200), 10, 100)``, ``m`` the budget rows (user guide)."""
+    """Public rule: ``clip(round(m / 200), T0, 100)``, ``m`` the budget rows (user guide).
+
+    ``T0`` is 10 on binary problems and 20 on multi-class ones.
+    """
     m = _budget_rows(n, n_classes, rho)
     if not math.isfinite(m):
         return 100
-    return int(np.clip(round(m / 200.0), 10, 100))
+    return int(np.clip(round(m / 200.0), 10 if n_classes == 2 else 20, 100))
 
 
 def default_learning_rate(n_trees):
@@ -108,10 +111,11 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         :class:`~skdp.PrivacyLeakWarning`.
     n_estimators : int or "auto", default="auto"
         Boosting rounds (trees, or groups of ``K`` per-class trees sharing
-        one structure). ``"auto"``: ``clip(round(m / 200), 10, 100)`` with ``m = n
+        one structure). ``"auto"``: ``clip(round(m / 200), T0, 100)`` with ``m = n
         sqrt(rho) / sqrt(K')`` (``rho`` the zCDP budget of ``(epsilon,
         delta)``, ``K'`` = 1 for binary problems, else the number of
-        classes); see the user guide.
+        classes) and ``T0`` = 10 (binary) or 20 (multi-class); see the
+        user guide.
     max_depth : int or "auto", default="auto"
         Depth of every tree (``2**max_depth`` leaves), 1 to 16. ``"auto"``:
         ``clip(floor(log2(m / 100)), 3, 6)``.

@@ -81,6 +81,8 @@ def test_default_rules_are_public_formulas():
     assert default_depth(10_000, 2, rho) == int(np.clip(math.floor(math.log2(m / 100)), 3, 6))
     assert default_n_estimators(10_000, 2, rho) == int(np.clip(round(m / 200), 10, 100))
     assert default_learning_rate(5) == 0.5 and default_learning_rate(100) == 0.1
+    # Multi-class problems boost at least 20 rounds (binary: 10).
+    assert default_n_estimators(100, 2, rho) == 10 and default_n_estimators(100, 5, rho) == 20
     assert default_depth(10, 2, math.inf) == 6 and default_n_estimators(10, 2, math.inf) == 100
     assert default_forest_trees(10_000, rho) == int(np.clip(round(m / 100), 5, 25))
     assert default_forest_depth(10_000, rho) == int(np.clip(math.floor(math.log2(m / 8)), 3, 12))
