@@ -7,7 +7,12 @@ from scipy.special import expit, softmax
 
 from skdp.accounting import zcdp_for_dp
 from skdp.ensemble._forest import check_max_features
-from skdp.ensemble._private_trees import exp_mech_eps0, gradient_sensitivity, grow_private_tree
+from skdp.ensemble._private_trees import (
+    exp_mech_eps0,
+    gradient_sensitivity,
+    grow_private_tree,
+    norm_sensitivity,
+)
 from skdp.ensemble._random_trees import RandomTreeClassifierBase, bin_data, check_auto_int
 from skdp.utils._validation import check_real
 
@@ -37,11 +42,14 @@ def default_depth(n, n_classes, rho):
 
 
 def default_n_estimators(n, n_classes, rho):
-    """Public rule: ``clip(round(m / 200), 10, 100)``, ``m`` the budget rows (user guide)."""
+    """Public rule: ``clip(round(m / 200), T0, 100)``, ``m`` the budget rows (user guide).
+
+    ``T0`` is 10 on binary problems and 20 on multi-class ones.
+    """
     m = _budget_rows(n, n_classes, rho)
     if not math.isfinite(m):
         return 100
-    return int(np.clip(round(m / 200.0), 10, 100))
+    return int(np.clip(round(m / 200.0), 10 if n_classes == 2 else 20, 100))
 
 
 def default_learning_rate(n_trees):
@@ -84,9 +92,11 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     candidate features at random, every edge of the ``n_bins`` equal-width
     bins of the public ``bounds`` inside the node's range is a candidate
     threshold, and the exponential mechanism picks a (feature, threshold) pair
-    by the gradient gain ``sum_children ||G_c||^2 / (n_c + 1)`` (Li et al.
-    2020, "Privacy-preserving gradient boosting decision trees", Sec. 4 and
-    Thm. 2). The leaves then release their gradient and hessian sums with
+    by the norm score ``sum_children ||G_c||`` of the children's gradient sums
+    (sensitivity ``2 c``; ``split_criterion="gain"``: the gradient gain
+    ``sum_children ||G_c||^2 / (n_c + 1)`` of Li et al. 2020,
+    "Privacy-preserving gradient boosting decision trees", Sec. 4 and Thm. 2,
+    sensitivity ``4 c^2``). The leaves then release their gradient and hessian sums with
     Gaussian noise and take a damped Newton step (the leaf release of
     Maddock et al. 2022, Sec. 4, zCDP accounting). A multi-class round grows
     one tree structure and releases the ``K`` per-class leaf values jointly.
@@ -108,10 +118,11 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         :class:`~skdp.PrivacyLeakWarning`.
     n_estimators : int or "auto", default="auto"
         Boosting rounds (trees, or groups of ``K`` per-class trees sharing
-        one structure). ``"auto"``: ``clip(round(m / 200), 10, 100)`` with ``m = n
+        one structure). ``"auto"``: ``clip(round(m / 200), T0, 100)`` with ``m = n
         sqrt(rho) / sqrt(K')`` (``rho`` the zCDP budget of ``(epsilon,
         delta)``, ``K'`` = 1 for binary problems, else the number of
-        classes); see the user guide.
+        classes) and ``T0`` = 10 (binary) or 20 (multi-class); see the
+        user guide.
     max_depth : int or "auto", default="auto"
         Depth of every tree (``2**max_depth`` leaves), 1 to 16. ``"auto"``:
         ``clip(floor(log2(m / 100)), 3, 6)``.
@@ -129,6 +140,12 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         goes to the leaf sums), in ``[0, 1)``. ``0`` gives random splits.
         ``"auto"``: 0.3 for binary problems, 0.1 for multi-class ones (whose
         leaves release ``K`` values each).
+    split_criterion : {"norm", "gain"}, default="norm"
+        Split score of the exponential mechanism: ``"norm"``, the sum over
+        the two children of the L2 norm of their gradient sums (sensitivity
+        ``2 c``, better at small budgets); ``"gain"``, the Newton gain
+        ``sum_children ||G_c||^2 / (n_c + 1)`` (sensitivity ``4 c^2``; Li et
+        al. 2020, Thm. 2).
     max_gradient_norm : float or None, default=None
         L2 clipping norm of each row's gradient vector. ``None``: the
         loss's own bound (1 for binary problems, ``sqrt(2)`` for softmax),
@@ -170,9 +187,11 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     of clipped gradients and hessians, each ``rho``-zCDP with ``rho =
     Delta^2 / (2 sigma^2)`` (Bun and Steinke 2016, Prop. 1.6). The nodes of
     one level hold disjoint rows and each runs the exponential mechanism
-    ``exp(eps0 u / (2 Delta))`` with ``Delta = 4 c^2`` for gradient rows of
-    norm at most ``c`` (a replaced row moves the gain by at most twice the
-    ``3 c^2`` of Li et al. 2020, Thm. 2), so a level is ``eps0^2 / 8``-zCDP
+    ``exp(eps0 u / (2 Delta))`` with, for gradient rows of norm at most
+    ``c``, ``Delta = 2 c`` for the norm score (a replaced row moves each
+    child's gradient-sum norm by at most ``c``, triangle inequality) or
+    ``Delta = 4 c^2`` for the gain (twice the ``3 c^2`` of Li et al. 2020,
+    Thm. 2), so a level is ``eps0^2 / 8``-zCDP
     (Durfee and Rogers 2019, Sec. 4; Cesar and Rogers 2021, Lemma 3.2).
     Adaptive rounds compose by adding their ``rho`` (Bun and Steinke 2016,
     Lemma 2.3), and the total, ``zcdp_for_dp(epsilon,
@@ -204,8 +223,8 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
 
     def __init__(self, epsilon=1.0, delta=None, *, bounds=None, classes=None,
                  n_estimators="auto", max_depth="auto", learning_rate="auto", n_bins=256,
-                 max_features="sqrt", split_share="auto", max_gradient_norm=None,
-                 random_state=None, accountant=None):
+                 max_features="sqrt", split_share="auto", split_criterion="norm",
+                 max_gradient_norm=None, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -216,6 +235,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         self.n_bins = n_bins
         self.max_features = max_features
         self.split_share = split_share
+        self.split_criterion = split_criterion
         self.max_gradient_norm = max_gradient_norm
         self.random_state = random_state
         self.accountant = accountant
@@ -269,6 +289,9 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         else:
             share = check_real(self.split_share, "split_share", low=0.0, high=1.0,
                                high_inclusive=False)
+        if self.split_criterion not in ("norm", "gain"):
+            raise ValueError("split_criterion must be 'norm' or 'gain', got "
+                             f"{self.split_criterion!r}.")
         # A gradient row p - e_y has L2 norm <= 1 (one logit) or sqrt(2) (softmax).
         natural = 1.0 if n_classes == 2 else math.sqrt(2.0)
         grad_norm = natural
@@ -289,8 +312,13 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         self.split_share_, self.max_depth_ = share, depth
         sigma_prior, sigma_g, sigma_h, eps0 = self._noise_scales(rho, n_classes, n_trees,
                                                                  grad_norm)
-        # Exponential mechanism exp(eps0 u / (2 Delta)) on the gain (gradient_sensitivity).
-        scale = eps0 / (2.0 * gradient_sensitivity(grad_norm))
+        # Exponential mechanism exp(eps0 u / (2 Delta)) with the score's replace-one
+        # sensitivity: 2 c for the norm score (norm_sensitivity), 4 c^2 for the gain
+        # (gradient_sensitivity; Li et al. 2020, Thm. 2).
+        criterion = self.split_criterion
+        sensitivity = (norm_sensitivity(grad_norm) if criterion == "norm"
+                       else gradient_sensitivity(grad_norm))
+        scale = eps0 / (2.0 * sensitivity)
         budget, rng = self._start_private_fit(n, default_delta=default_delta,
                                               allow_zero_delta=False)
 
@@ -314,7 +342,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
                 norms = np.linalg.norm(grad, axis=1, keepdims=True)
                 grad *= np.minimum(1.0, grad_norm / np.maximum(norms, 1e-300))
             tree, leaf = grow_private_tree(B, grad, depth, n_bins, max_features, scale, rng,
-                                           score="gain", lam=1.0)
+                                           score=criterion, lam=1.0)
             size = tree.n_leaves * k_out
             index = (leaf[:, None] * k_out + np.arange(k_out)).ravel()
             G = np.bincount(index, grad.ravel(), minlength=size).reshape(-1, k_out)

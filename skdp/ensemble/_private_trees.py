@@ -5,8 +5,9 @@ randomness), every threshold on the public bin edges inside the node's path
 range is a candidate, and one (feature, threshold) pair is chosen by the
 exponential mechanism (McSherry and Talwar 2007) on a split score of bounded
 sensitivity: the Gini score of Friedman and Schuster (2010, Sec. 4.1) for
-classification forests, the gradient gain of Li et al. (2020, Thm. 2) for
-boosting. All nodes of one depth level hold disjoint rows, so a level costs as
+classification forests; for boosting the norm score ``sum_children ||G_c||``
+(sensitivity ``2 c``, :func:`norm_sensitivity`) or the gradient gain of Li et
+al. (2020, Thm. 2). All nodes of one depth level hold disjoint rows, so a level costs as
 much as one node (parallel composition, see :func:`split_level_rho`).
 
 The mechanism is sampled exactly with the Gumbel-max trick (Durfee and Rogers
@@ -21,7 +22,8 @@ import numpy as np
 
 from skdp.ensemble._random_trees import RandomTree
 
-__all__ = ["GINI_SENSITIVITY", "gradient_sensitivity", "grow_private_tree", "split_level_rho"]
+__all__ = ["GINI_SENSITIVITY", "gradient_sensitivity", "grow_private_tree", "norm_sensitivity",
+           "split_level_rho"]
 
 # Replace-one sensitivity of the Gini score sum_c sum_k n_ck^2 / n_c: adding a row to a
 # child moves its term by (n (2 n_k + 1) - S) / (n (n + 1)) in (-1, 1] (S = sum_k n_k^2 <= n^2;
@@ -42,6 +44,21 @@ def gradient_sensitivity(grad_norm):
     one by ``[-g*^2, 3 g*^2]``; a replacement by at most ``4 g*^2``.
     """
     return 4.0 * grad_norm**2
+
+
+def norm_sensitivity(grad_norm):
+    """Replace-one sensitivity of the norm score ``sum_c ||G_c||`` (gradient rows ``||g|| <= g*``).
+
+    Adding or removing a row moves the norm of its child's gradient sum by a
+    value in ``[-g*, g*]`` (triangle inequality), the other child's not at
+    all; a replacement moves the score by at most ``2 g*``. The score is the
+    gradient analogue of the "max" score of Friedman and Schuster (2010,
+    Sec. 4.1; sensitivity 1, against 2 for their Gini score): it grows
+    linearly, not quadratically, with the gradient sums, so gradients well
+    below their bound ``g*`` are not drowned by a sensitivity set for the
+    largest ones.
+    """
+    return 2.0 * grad_norm
 
 
 def split_level_rho(eps0):
@@ -66,6 +83,10 @@ def _gini(S, C):
     return np.where(C > 0, v, 0.0)
 
 
+def _norm(S, C):
+    return np.sqrt(np.einsum("ij,ij->i", S, S))
+
+
 def _gain(S, C, lam):
     return np.einsum("ij,ij->i", S, S) / (C + lam)
 
@@ -80,7 +101,8 @@ def grow_private_tree(B, stats, depth, n_bins, max_features, scale, rng, score="
         Binned data (bin indices in ``0 .. n_bins - 1``).
     stats : ndarray of shape (n, k)
         Per-row statistics: one-hot labels (``score="gini"``) or gradient rows
-        (``score="gain"``).
+        (``score="gain"``, ``sum_c ||G_c||^2 / (n_c + lam)``, or ``score="norm"``,
+        ``sum_c ||G_c||``).
     scale : float
         The mechanism's coefficient ``eps0 / (2 Delta)``: a candidate of score
         ``u`` is drawn with probability proportional to ``exp(scale * u)``.
@@ -101,7 +123,13 @@ def grow_private_tree(B, stats, depth, n_bins, max_features, scale, rng, score="
     hi = np.full((1, d), n_bins - 1, dtype=np.intp)
     k = min(max_features, d)
     rows = np.arange(n)
-    score_fn = _gini if score == "gini" else (lambda S, C: _gain(S, C, lam))
+    if score == "gini":
+        score_fn = _gini
+    elif score == "norm":
+        score_fn = _norm
+    else:
+        def score_fn(S, C):
+            return _gain(S, C, lam)
     for level in range(depth):
         m = 1 << level
         # Public: k distinct candidate features per node among those still open.

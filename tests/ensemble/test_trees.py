@@ -15,7 +15,12 @@ from skdp.ensemble._boosting import (
     leaf_noise_scales,
 )
 from skdp.ensemble._forest import default_forest_depth, default_forest_trees
-from skdp.ensemble._private_trees import GINI_SENSITIVITY, grow_private_tree, split_level_rho
+from skdp.ensemble._private_trees import (
+    GINI_SENSITIVITY,
+    grow_private_tree,
+    norm_sensitivity,
+    split_level_rho,
+)
 from skdp.ensemble._random_trees import bin_data, grow_random_tree
 from skdp.testing import audit_epsilon
 
@@ -81,6 +86,8 @@ def test_default_rules_are_public_formulas():
     assert default_depth(10_000, 2, rho) == int(np.clip(math.floor(math.log2(m / 100)), 3, 6))
     assert default_n_estimators(10_000, 2, rho) == int(np.clip(round(m / 200), 10, 100))
     assert default_learning_rate(5) == 0.5 and default_learning_rate(100) == 0.1
+    # Multi-class problems boost at least 20 rounds (binary: 10).
+    assert default_n_estimators(100, 2, rho) == 10 and default_n_estimators(100, 5, rho) == 20
     assert default_depth(10, 2, math.inf) == 6 and default_n_estimators(10, 2, math.inf) == 100
     assert default_forest_trees(10_000, rho) == int(np.clip(round(m / 100), 5, 25))
     assert default_forest_depth(10_000, rho) == int(np.clip(math.floor(math.log2(m / 8)), 3, 12))
@@ -121,6 +128,46 @@ def test_gini_score_moves_by_less_than_its_sensitivity():
         bins2[0], y2[0] = rng.integers(0, 4), rng.integers(0, 2)
         change = _gini_scores(bins, y, 3) - _gini_scores(bins2, y2, 3)
         assert np.abs(change).max() < GINI_SENSITIVITY
+
+
+def _norm_scores(bins, g, n_thresholds):
+    """sum_children ||G_c|| for every threshold t (rows with bin <= t go left), by hand."""
+    g = np.asarray(g, float).reshape(len(bins), -1)
+    return np.array([np.linalg.norm(g[bins <= t].sum(0)) + np.linalg.norm(g[bins > t].sum(0))
+                     for t in range(n_thresholds)])
+
+
+def test_norm_score_moves_by_at_most_its_sensitivity():
+    # Softmax-like gradient rows of norm <= c = sqrt(2): an added row moves every
+    # candidate's score by a value in [-c, c]; a replaced row by at most 2 c.
+    rng = np.random.default_rng(2)
+    c = math.sqrt(2.0)
+    worst_add = worst_replace = 0.0
+    for _ in range(300):
+        bins = rng.integers(0, 4, 7)
+        g = rng.normal(size=(7, 3))
+        g *= c * rng.uniform(0.5, 1.0, (7, 1)) / np.linalg.norm(g, axis=1, keepdims=True)
+        added = _norm_scores(bins, g, 3) - _norm_scores(bins[1:], g[1:], 3)
+        bins2, g2 = bins.copy(), g.copy()
+        bins2[0], g2[0] = rng.integers(0, 4), -g[0]
+        replaced = _norm_scores(bins, g, 3) - _norm_scores(bins2, g2, 3)
+        worst_add = max(worst_add, np.abs(added).max())
+        worst_replace = max(worst_replace, np.abs(replaced).max())
+    assert worst_add <= c + 1e-12 and worst_replace <= norm_sensitivity(c) + 1e-12
+    assert worst_replace > 0.5 * norm_sensitivity(c)  # the bound is not loose by much
+    assert norm_sensitivity(c) == 2 * c
+
+
+def test_split_is_drawn_by_the_exponential_mechanism_on_the_norm_score():
+    bins = np.array([0, 1, 1, 3, 2, 2])
+    g = np.array([[0.5, -0.5], [-1.0, 1.0], [0.2, -0.2], [0.9, -0.9], [-0.3, 0.3], [0.6, -0.6]])
+    scale = 0.8
+    expected = np.exp(scale * _norm_scores(bins, g, 3))
+    expected /= expected.sum()
+    rng = np.random.default_rng(0)
+    draws = [grow_private_tree(bins[:, None].astype(np.uint8), g, 1, 4, 1, scale, rng,
+                               score="norm")[0].threshold[0] for _ in range(6000)]
+    np.testing.assert_allclose(np.bincount(draws, minlength=3) / 6000, expected, atol=0.02)
 
 
 # -- audit ---------------------------------------------------------------------------------
@@ -202,6 +249,50 @@ def test_forest_fit_draws_its_split_with_the_reported_epsilon():
     scale = fits[0].split_epsilon_ / (2 * GINI_SENSITIVITY)
     expected = np.exp(scale * _gini_scores(np.array([0, 1, 1, 1]), _S0[1], 3))
     expected /= expected.sum()
+    freq = np.bincount([f.trees_[0].threshold[0] for f in fits], minlength=3) / 400
+    np.testing.assert_allclose(freq, expected, atol=0.07)
+
+
+# Four rows, four bins, gradients +-1 (binary, c = 1): flipping the first row's gradient
+# (its label) moves the norm scores of the three thresholds from (4, 4, 0) to (2, 2, 2),
+# the pair of largest privacy loss found by enumerating all 4-row data sets with gradients
+# in {-1, 1}.
+_N0 = (np.array([0, 0, 2, 2]), np.array([-1.0, -1.0, 1.0, 1.0]))
+_N1 = (np.array([0, 0, 2, 2]), np.array([1.0, -1.0, 1.0, 1.0]))
+_SPLIT_ONLY = dict(epsilon=1.0, delta=1e-2, bounds=(0, 1), classes=[0, 1], n_estimators=1,
+                   max_depth=1, n_bins=4, split_share=0.9)
+
+
+def test_boosting_split_audit_passes_and_catches_a_quarter_of_the_noise():
+    # The norm-score split alone, drawn with the estimator's own eps0 and sensitivity
+    # (what fit draws, checked below).
+    def audit(cls):
+        clf = cls(random_state=0, **_SPLIT_ONLY).fit(*_S0)
+        scale = clf.split_epsilon_ / (2 * norm_sensitivity(1.0))
+
+        def mechanism(data, rng):
+            return grow_private_tree(data[0][:, None].astype(np.uint8), data[1][:, None], 1, 4,
+                                     1, scale, rng, score="norm")[0].threshold[:1]
+
+        return audit_epsilon(mechanism, _N0, _N1, n_runs=3000, delta=1e-2,
+                             random_state=0).epsilon_lower_bound
+
+    assert audit(DPHistGradientBoostingClassifier) <= 1.0
+    assert audit(_QuarterNoiseBoosting) > 1.0
+
+
+def test_boosting_fit_draws_its_split_with_the_reported_epsilon():
+    # First round: gradients p - y at the noisy prior p, thresholds drawn by the exponential
+    # mechanism on their norm score with coefficient split_epsilon_ / (2 * 2 c), c = 1.
+    fits = [DPHistGradientBoostingClassifier(random_state=s, **_SPLIT_ONLY).fit(*_S0)
+            for s in range(400)]
+    bins = np.array([0, 1, 1, 1])
+    expected = np.zeros(3)
+    for f in fits:
+        p = 1 / (1 + np.exp(-f.init_score_[0]))
+        w = np.exp(f.split_epsilon_ / (2 * norm_sensitivity(1.0))
+                   * _norm_scores(bins, p - _S0[1], 3))
+        expected += w / w.sum() / len(fits)
     freq = np.bincount([f.trees_[0].threshold[0] for f in fits], minlength=3) / 400
     np.testing.assert_allclose(freq, expected, atol=0.07)
 
