@@ -192,7 +192,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     child's gradient-sum norm by at most ``c``, triangle inequality) or
     ``Delta = 4 c^2`` for the gain (twice the ``3 c^2`` of Li et al. 2020,
     Thm. 2), so a level is ``eps0^2 / 8``-zCDP
-    (Durfee and Rogers 2019, Sec. 4; Cesar and Rogers 2021, Lemma 3.2).
+    (Durfee and Rogers 2019, Sec. 4; Cesar and Rogers 2021).
     Adaptive rounds compose by adding their ``rho`` (Bun and Steinke 2016,
     Lemma 2.3), and the total, ``zcdp_for_dp(epsilon,
     delta)``, converts to ``(epsilon, delta)``-DP (Canonne, Kamath and
@@ -207,6 +207,20 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
     --------
     DPRandomForestClassifier : Averaged noisy class counts of private trees.
     sklearn.ensemble.HistGradientBoostingClassifier : The non-private model.
+
+    References
+    ----------
+    S. Maddock, G. Cormode, T. Wang, C. Maple and S. Jha, "Federated boosted
+    decision trees with differential privacy", ACM CCS 2022.
+
+    Q. Li, Z. Wu, Z. Wen and B. He, "Privacy-preserving gradient boosting
+    decision trees", AAAI 2020.
+
+    A. Friedman and A. Schuster, "Data mining with differential privacy",
+    ACM SIGKDD 2010.
+
+    D. Durfee and R. Rogers, "Practical differentially private top-k selection
+    with pay-what-you-get composition", NeurIPS 2019.
 
     Examples
     --------

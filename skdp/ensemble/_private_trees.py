@@ -71,7 +71,7 @@ def split_level_rho(eps0):
     if they sit in two nodes, each sees one addition or removal, whose score
     changes span at most ``Delta`` (the bounds above), so each is
     ``eps0 / 2``-bounded-range. An ``eps``-bounded-range mechanism is
-    ``eps^2 / 8``-zCDP (Cesar and Rogers 2021, Lemma 3.2), so the level is
+    ``eps^2 / 8``-zCDP (Cesar and Rogers 2021), so the level is
     ``max(eps0^2 / 8, 2 (eps0 / 2)^2 / 8) = eps0^2 / 8``-zCDP.
     """
     return eps0**2 / 8.0
