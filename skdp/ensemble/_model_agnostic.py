@@ -143,8 +143,13 @@ def _label_vote_counts(y, assignment, n_teachers, classes):
     return np.bincount(votes, minlength=len(classes)).reshape(1, -1).astype(np.int64)
 
 
+# Answered public points per class below which no student is trained: the constant
+# model of the released labels is kept instead (post-processing, no privacy cost).
+_MIN_ANSWERED_PER_CLASS = 10
+
+
 def _fit_fallback(X_released, labels_released, fallback_label, classes, n_features):
-    """Constant classifier when fewer than two classes were released, from public inputs only.
+    """Constant classifier when too few labels were released, from public inputs only.
 
     Returns ``(strategy, model)``: ``"most_frequent"`` predicts the one class
     among the released labels (post-processing of the answerer's output);
@@ -257,8 +262,9 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         A :class:`~sklearn.dummy.DummyClassifier` when ``fallback_`` is set.
     fallback_ : {None, "most_frequent", "constant", "uniform"}
         ``None`` when ``student_`` was trained on the answered points.
-        Otherwise fewer than two classes were released (or the student's
-        ``fit`` raised on the answered points), and ``student_`` is a
+        Otherwise fewer than two classes or fewer than 10 points per class
+        were released (or the student's ``fit`` raised on the answered
+        points), and ``student_`` is a
         constant model (a :class:`~skdp.exceptions.FallbackModelWarning` is
         emitted): ``"most_frequent"`` predicts the most frequent released
         class; with no label of a public point released, ``"constant"``
@@ -481,7 +487,8 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
         # Everything below is post-processing of the released labels and the public points.
         X_released, labels_released = X_public[answered], labels[answered]
         fallback, reason = None, None
-        if np.unique(labels_released).size >= 2:
+        min_answered = _MIN_ANSWERED_PER_CLASS * len(classes)
+        if np.unique(labels_released).size >= 2 and answered.sum() >= min_answered:
             student = clone(student)
             seed = draw_seeds(student, 1, rng)
             if seed is not None:
@@ -492,8 +499,12 @@ class ModelAgnosticPrivateClassifier(DPEstimatorMixin, ClassifierMixin, BaseEsti
                 # Post-processing, so raising would leak nothing, but the budget is spent:
                 # keep a usable constant model rather than nothing.
                 reason = f"the student's fit raised {type(exc).__name__}: {exc}"
-        else:
+        elif np.unique(labels_released).size < 2:
             reason = "fewer than two classes among them: no student can be trained"
+        else:
+            # A student fitted on a handful of points is worse than their majority
+            # (flights, 5 points answered: 0.617 against 0.761).
+            reason = f"fewer than {min_answered} ({_MIN_ANSWERED_PER_CLASS} per class)"
         if reason is not None:
             # "vote": the released answer of the label vote (post-processing), if any.
             fallback_label = voted_label if label_vote else self.fallback_label

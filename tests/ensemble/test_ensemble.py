@@ -422,7 +422,10 @@ def test_declared_label_without_rows_is_counted_but_never_released():
     assert ans.classes_.tolist() == [0, 1, 2]
     assert answered[:2].all() and labels[:2].tolist() == [0, 1]
     assert 2 not in labels[answered]  # no teacher learned label 2
-    clf.fit(X, y, X_public=np.array(queries[:2]) + 0.3 * rng.normal(size=(2, 2)))
+    # 15 public points near each of the two answered queries: enough for a student
+    # (10 per declared class).
+    public = np.repeat(np.array(queries[:2]), 15, axis=0) + 0.3 * rng.normal(size=(30, 2))
+    clf.fit(X, y, X_public=public)
     # classes_ is the declared label set; the student knows the released labels only.
     assert clf.classes_.tolist() == [0, 1, 2] and clf.student_.classes_.tolist() == [0, 1]
     proba = clf.predict_proba(X[:5])
@@ -592,3 +595,20 @@ def test_pipeline_and_clone_keep_working():
     assert pipe.score(X, y) > 0.95
     assert clone(pipe).get_params()["modelagnosticprivateclassifier__n_teachers"] == 60
     assert math.isfinite(pipe[-1].threshold_)
+
+
+def test_too_few_answered_points_keep_their_majority_instead_of_a_student():
+    # Post-processing of the released labels: a student fitted on a handful of points
+    # predicts worse than their majority, so under 10 answered points per class the
+    # constant model of the released labels is kept.
+    rng = np.random.default_rng(16)
+    X, y = _blobs(3000, rng)
+    queries = np.array([[4.0, 0.0]] * 3 + [[-4.0, 0.0]] * 2)
+    _, clf = _ensembles(classes=[0, 1])
+    with pytest.warns(FallbackModelWarning, match="fewer than 20"):
+        clf.fit(X, y, X_public=queries + 0.1 * rng.normal(size=queries.shape))
+    assert clf.n_answered_ == 5 and clf.fallback_ == "most_frequent"
+    assert clf.predict(X[:50]).tolist() == [0] * 50  # the released majority, 3 of 5
+    many = np.repeat(np.array([[4.0, 0.0], [-4.0, 0.0]]), 12, axis=0)
+    clf.fit(X, y, X_public=many + 0.1 * rng.normal(size=many.shape))
+    assert clf.n_answered_ == 24 and clf.fallback_ is None
