@@ -4,8 +4,8 @@
 vote of teachers trained on disjoint parts of the private data when the vote is
 stable (Thakkar 2019, Alg. 10); :class:`ModelAgnosticPrivateClassifier` trains a
 releasable student on the answers (Alg. 11). :class:`DPRandomForestClassifier`
-(Fletcher and Islam 2017) and :class:`DPHistGradientBoostingClassifier`
-(Maddock et al. 2022) are private ensembles of random trees on public bins.
+and :class:`DPHistGradientBoostingClassifier` (Maddock et al. 2022) grow trees
+whose splits on public bins are chosen by the exponential mechanism.
 """
 
 from skdp.ensemble._answerer import PrivateQueryAnswerer

@@ -151,7 +151,8 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         loss's own bound (1 for binary problems, ``sqrt(2)`` for softmax),
         so nothing is clipped.
     random_state : int, numpy.random.Generator or None, default=None
-        Source of the random splits and the noise. ``None`` for releases.
+        Source of the feature draws, the split choices and the noise. ``None``
+        for releases.
     accountant : BudgetAccountant or None, default=None
         Charged ``(epsilon, delta)`` once the input is validated.
 
@@ -275,7 +276,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
                 H + sigma_h * rng.standard_normal(H.shape))
 
     def fit(self, X, y):
-        """Spend the budget on a boosted ensemble of random trees.
+        """Spend the budget on a boosted ensemble of private trees.
 
         Parameters
         ----------
