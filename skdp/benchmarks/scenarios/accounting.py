@@ -79,7 +79,7 @@ def _repeated_fits(quick, random_state):
             total = compose_events(records, _TOTAL_DELTA, composition)
             rows.append(make_row(_NAME, dataset, f"plain (1, 1e-7) events, {composition}", 1.0,
                                  f"total eps at delta={_TOTAL_DELTA:g}", [total],
-                                 note="KOV 2017" if composition == "pld" else ""))
+                                 note="Kairouz et al. (2015)" if composition == "pld" else ""))
     return rows
 
 
