@@ -38,7 +38,7 @@ default="laplace"
         solution is within ``tol`` times half the exact minimizer's
         sensitivity of that minimizer; the noise is calibrated to ``(1 +
         tol)`` times that sensitivity. Data-independent.
-    max_iter : int, default=200
+    max_iter : int, default=1000
         Newton steps allowed to reach the certificate (the hinge loss' Huber
         fallback gets up to five times as many); if it is not reached,
         :class:`~skdp.exceptions.CertificationError` is raised after the charge
@@ -208,7 +208,7 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     def __init__(self, epsilon=1.0, delta=0.0, *, kernel="rbf", gamma="norm", data_norm=1.0,
                  n_components=100, C="auto", loss="hinge", huber_h=0.1, mechanism="laplace",
-                 tol=0.01, max_iter=200, classes=None, class_weight=None, n_jobs=None,
+                 tol=0.01, max_iter=1000, classes=None, class_weight=None, n_jobs=None,
                  random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
@@ -369,7 +369,7 @@ class PrivateLinearSVM(BasePrivateSVM):
     """
 
     def __init__(self, epsilon=1.0, delta=0.0, *, data_norm=1.0, fit_intercept=True, C="auto",
-                 loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=200,
+                 loss="hinge", huber_h=0.1, mechanism="laplace", tol=0.01, max_iter=1000,
                  classes=None, class_weight=None, n_jobs=None, random_state=None,
                  accountant=None, verbose=0):
         self.epsilon = epsilon

@@ -539,7 +539,7 @@ def _polish(Z, U, m, width):
     return a
 
 
-def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=200,
+def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=1000,
                         sample_weight=None, norm_bound=None):
     """Minimize ``1/2 ||w||^2 + (C/n) sum_i s_i loss(y_i <w, x_i>)`` with a certified distance.
 
@@ -558,7 +558,7 @@ def solve_svm_certified(X, y, C, *, loss="hinge", huber_h=0.1, radius, max_iter=
         Half-width of the Huber loss's quadratic zone.
     radius : float
         Required certified bound on ``||w - w*||``; data-independent.
-    max_iter : int, default=200
+    max_iter : int, default=1000
         Total Newton steps allowed.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Row weights ``s_i`` in ``[0, 1]`` (already validated and clipped);
