@@ -5,15 +5,13 @@ import math
 import numpy as np
 from scipy.special import expit, softmax
 
-from skdp.accounting import zcdp_for_dp
-from skdp.ensemble._forest import check_max_features
 from skdp.ensemble._private_trees import (
     exp_mech_eps0,
     gradient_sensitivity,
     grow_private_tree,
     norm_sensitivity,
 )
-from skdp.ensemble._random_trees import RandomTreeClassifierBase, bin_data, check_auto_int
+from skdp.ensemble._random_trees import RandomTreeClassifierBase, bin_data, tree_default_delta
 from skdp.utils._validation import check_real
 
 __all__ = ["DPHistGradientBoostingClassifier"]
@@ -289,15 +287,13 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         -------
         self : DPHistGradientBoostingClassifier
         """
-        X, y_index, classes, lower, upper, n_bins = self._validate_common(X, y)
-        n, d = X.shape
-        n_trees = check_auto_int(self.n_estimators, "n_estimators", high=100_000)
-        depth = check_auto_int(self.max_depth, "max_depth", high=16)
+        (X, y_index, classes, lower, upper, n_bins, n_trees, depth,
+         max_features) = self._validate_common(X, y)
+        n = X.shape[0]
         learning_rate = None
         if not (isinstance(self.learning_rate, str) and self.learning_rate == "auto"):
             learning_rate = check_real(self.learning_rate, "learning_rate", low=0.0,
                                        low_inclusive=False)
-        max_features = check_max_features(self.max_features, d)
         n_classes = classes.size
         if isinstance(self.split_share, str) and self.split_share == "auto":
             share = 0.3 if n_classes == 2 else 0.1
@@ -314,12 +310,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
             grad_norm = min(natural, check_real(self.max_gradient_norm, "max_gradient_norm",
                                                 low=0.0, low_inclusive=False))
 
-        def default_delta(m):
-            return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
-
-        planned = self._resolve_budget(n, default_delta, allow_zero_delta=False)
-        # Never zero noise: a huge epsilon gives a tiny sigma, not an unprotected release.
-        rho = zcdp_for_dp(planned.epsilon, planned.delta)
+        rho = self._planned_rho(n)
         n_trees = default_n_estimators(n, n_classes, rho) if n_trees is None else n_trees
         depth = default_depth(n, n_classes, rho) if depth is None else depth
         if learning_rate is None:
@@ -334,7 +325,7 @@ class DPHistGradientBoostingClassifier(RandomTreeClassifierBase):
         sensitivity = (norm_sensitivity(grad_norm) if criterion == "norm"
                        else gradient_sensitivity(grad_norm))
         scale = eps0 / (2.0 * sensitivity)
-        budget, rng = self._start_private_fit(n, default_delta=default_delta,
+        budget, rng = self._start_private_fit(n, default_delta=tree_default_delta,
                                               allow_zero_delta=False)
 
         k_out = 1 if n_classes == 2 else n_classes

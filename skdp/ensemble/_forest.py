@@ -5,10 +5,9 @@ import math
 import numpy as np
 from joblib import Parallel, delayed
 
-from skdp.accounting import zcdp_for_dp
 from skdp.ensemble._private_trees import GINI_SENSITIVITY, exp_mech_eps0, grow_private_tree
-from skdp.ensemble._random_trees import RandomTreeClassifierBase, bin_data, check_auto_int
-from skdp.utils._validation import check_positive_int, check_real
+from skdp.ensemble._random_trees import RandomTreeClassifierBase, bin_data, tree_default_delta
+from skdp.utils._validation import check_real
 
 __all__ = ["DPRandomForestClassifier"]
 
@@ -30,17 +29,6 @@ def default_forest_depth(n, rho):
     if not math.isfinite(m):
         return 12
     return int(np.clip(math.floor(math.log2(max(m / 8.0, 1.0))), 3, 12))
-
-
-def check_max_features(value, n_features):
-    """``"sqrt"``, ``None`` (all) or an int in ``[1, n_features]``."""
-    if value is None:
-        return n_features
-    if isinstance(value, str):
-        if value == "sqrt":
-            return max(1, int(math.sqrt(n_features)))
-        raise ValueError(f"max_features must be 'sqrt', None or an int, got {value!r}.")
-    return min(check_positive_int(value, "max_features"), n_features)
 
 
 class DPRandomForestClassifier(RandomTreeClassifierBase):
@@ -212,26 +200,18 @@ class DPRandomForestClassifier(RandomTreeClassifierBase):
         -------
         self : DPRandomForestClassifier
         """
-        X, y_index, classes, lower, upper, n_bins = self._validate_common(X, y)
-        n, d = X.shape
-        n_trees = check_auto_int(self.n_estimators, "n_estimators", high=100_000)
-        depth = check_auto_int(self.max_depth, "max_depth", high=16)
-        max_features = check_max_features(self.max_features, d)
+        (X, y_index, classes, lower, upper, n_bins, n_trees, depth,
+         max_features) = self._validate_common(X, y)
+        n = X.shape[0]
         share = check_real(self.split_share, "split_share", low=0.0, high=1.0,
                            high_inclusive=False)
-
-        def default_delta(m):
-            return 1.0 / m**2  # skdp's default, as DPLogisticRegressionAMP's
-
-        planned = self._resolve_budget(n, default_delta, allow_zero_delta=False)
-        # Never zero noise: a huge epsilon gives a tiny sigma, not an unprotected release.
-        rho = zcdp_for_dp(planned.epsilon, planned.delta)
+        rho = self._planned_rho(n)
         n_classes = classes.size
         n_trees = default_forest_trees(n, rho) if n_trees is None else n_trees
         depth = default_forest_depth(n, rho) if depth is None else depth
         self.split_share_, self.max_depth_ = share, depth
         eps0, sigma = self._noise_scale(rho, n_trees)
-        budget, rng = self._start_private_fit(n, default_delta=default_delta,
+        budget, rng = self._start_private_fit(n, default_delta=tree_default_delta,
                                               allow_zero_delta=False)
         B = bin_data(X, lower, upper, n_bins)
         onehot = np.eye(n_classes)[y_index]

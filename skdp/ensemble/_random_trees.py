@@ -7,15 +7,19 @@ the random generator and the public bounds only, never from the rows: the
 Islam (2017, Sec. 4) and Maddock et al. (2022, Sec. 4.1).
 """
 
+import math
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from skdp.accounting._composition import zcdp_for_dp
 from skdp.base import DPEstimatorMixin
 from skdp.utils._multiclass import resolve_classes
 from skdp.utils._validation import check_feature_bounds, check_positive_int
 
-__all__ = ["RandomTree", "RandomTreeClassifierBase", "bin_data", "grow_random_tree"]
+__all__ = ["RandomTree", "RandomTreeClassifierBase", "bin_data", "check_auto_int", "check_max_features",
+           "grow_random_tree", "tree_default_delta"]
 
 
 def bin_data(X, lower, upper, n_bins):
@@ -84,16 +88,36 @@ def grow_random_tree(rng, n_features, n_bins, depth):
     return RandomTree(feature, threshold, depth)
 
 
+def tree_default_delta(n_samples):
+    """``delta=None``: ``1 / n^2``, skdp's default (as :class:`DPLogisticRegressionAMP`'s)."""
+    return 1.0 / n_samples**2
+
+
 class RandomTreeClassifierBase(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """Shared validation and prediction of the private random-tree classifiers."""
+    """Shared validation, budget planning and prediction of the private tree classifiers."""
 
     def _validate_common(self, X, y):
-        """Validate data, bounds, classes and ``n_bins`` (before any budget is spent)."""
+        """Validate data, bounds, classes and the shared tree parameters (before any charge).
+
+        Returns ``(X, y_index, classes, lower, upper, n_bins, n_trees, depth,
+        max_features)``; ``n_trees`` and ``depth`` are None for ``"auto"``.
+        """
         X, y = validate_data(self, X, y, dtype=np.float64)
         n_bins = check_positive_int(self.n_bins, "n_bins", low=2, high=65536)
         lower, upper = check_feature_bounds(self.bounds, X.shape[1], type(self).__name__)
         classes, y_index = resolve_classes(self.classes, y, type(self).__name__)
-        return X, y_index, classes, lower, upper, n_bins
+        n_trees = check_auto_int(self.n_estimators, "n_estimators", high=100_000)
+        depth = check_auto_int(self.max_depth, "max_depth", high=16)
+        max_features = check_max_features(self.max_features, X.shape[1])
+        return X, y_index, classes, lower, upper, n_bins, n_trees, depth, max_features
+
+    def _planned_rho(self, n_samples):
+        """zCDP ``rho`` of the budget this fit will spend (validated, nothing charged).
+
+        Never zero noise: a huge epsilon gives a tiny sigma, not an unprotected release.
+        """
+        planned = self._resolve_budget(n_samples, tree_default_delta, allow_zero_delta=False)
+        return zcdp_for_dp(planned.epsilon, planned.delta)
 
     def _binned(self, X):
         check_is_fitted(self, "trees_")
@@ -129,6 +153,17 @@ class RandomTreeClassifierBase(DPEstimatorMixin, ClassifierMixin, BaseEstimator)
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+
+def check_max_features(value, n_features):
+    """``"sqrt"``, ``None`` (all) or an int in ``[1, n_features]``."""
+    if value is None:
+        return n_features
+    if isinstance(value, str):
+        if value == "sqrt":
+            return max(1, int(math.sqrt(n_features)))
+        raise ValueError(f"max_features must be 'sqrt', None or an int, got {value!r}.")
+    return min(check_positive_int(value, "max_features"), n_features)
 
 
 def check_auto_int(value, name, low=1, high=None):
