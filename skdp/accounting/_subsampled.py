@@ -78,7 +78,7 @@ def _epsilon(noise_multiplier, sample_rate, steps, delta, accountant, neighbours
              interval=_PLD_COARSE):
     acc = _make_accountant(accountant, neighbours, interval)
     with _quiet_rdp():
-        acc.compose(_event(noise_multiplier, sample_rate, steps))
+        acc.compose(subsampled_gaussian_event(noise_multiplier, sample_rate, steps))
         return float(acc.get_epsilon(delta))
 
 
@@ -86,7 +86,9 @@ def _pld_epsilon(sigma, sample_rate, steps, delta, neighbours, interval):
     return _epsilon(sigma, sample_rate, steps, delta, "pld", neighbours, interval)
 
 
-def _event(noise_multiplier, sample_rate, steps):
+def subsampled_gaussian_event(noise_multiplier, sample_rate, steps):
+    """The event :func:`calibrate_subsampled_gaussian` accounts: ``steps`` Poisson-sampled
+    Gaussian steps of multiplier ``noise_multiplier`` (no sampling at rate 1)."""
     gaussian = dp_accounting.GaussianDpEvent(noise_multiplier)
     if sample_rate < 1.0:
         gaussian = dp_accounting.PoissonSampledDpEvent(sample_rate, gaussian)
@@ -141,7 +143,7 @@ def _calibrate_rdp(epsilon, delta, sample_rate, steps, tol=None):
     with _quiet_rdp():
         return dp_accounting.calibrate_dp_mechanism(
             lambda: _make_accountant("rdp"),
-            lambda s: _event(s, sample_rate, steps),
+            lambda s: subsampled_gaussian_event(s, sample_rate, steps),
             epsilon,
             delta,
             bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0),
@@ -215,7 +217,7 @@ def _refine_pld(sigma, coarse, epsilon, delta, sample_rate, steps, neighbours):
         return high
     refined = dp_accounting.calibrate_dp_mechanism(
         lambda: _make_accountant("pld", neighbours, _PLD_FINE),
-        lambda s: _event(s, sample_rate, steps),
+        lambda s: subsampled_gaussian_event(s, sample_rate, steps),
         epsilon,
         delta,
         bracket_interval=dp_accounting.ExplicitBracketInterval(low, high),
@@ -277,7 +279,7 @@ def calibrate_subsampled_gaussian(epsilon, delta, sample_rate, steps, *, account
         low, high = _pld_bracket(upper, epsilon, delta, sample_rate, steps, neighbours)
         sigma = dp_accounting.calibrate_dp_mechanism(
             lambda: _make_accountant("pld", neighbours),
-            lambda s: _event(s, sample_rate, steps),
+            lambda s: subsampled_gaussian_event(s, sample_rate, steps),
             epsilon,
             delta,
             bracket_interval=dp_accounting.ExplicitBracketInterval(low, high),

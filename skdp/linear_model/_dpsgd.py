@@ -8,6 +8,7 @@ import dp_accounting
 import numpy as np
 
 from skdp.accounting import calibrate_subsampled_gaussian
+from skdp.accounting._subsampled import subsampled_gaussian_event
 from skdp.linear_model._losses import get_loss
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
@@ -540,11 +541,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
         z = settings["noise_multiplier"]
         if budget.composed_steps(settings["steps"])[0] > ACCOUNTANT_MAX_EPSILON:
             # Not amplified: each step is a Gaussian of sensitivity 2 C, noise z C.
-            step = dp_accounting.GaussianDpEvent(z / 2.0)
-        else:
-            step = dp_accounting.PoissonSampledDpEvent(
-                settings["sample_rate"], dp_accounting.GaussianDpEvent(z))
-        return dp_accounting.SelfComposedDpEvent(step, steps)
+            return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z / 2.0), steps)
+        return subsampled_gaussian_event(z, settings["sample_rate"], steps)
 
     def _prepare(self, settings, budget):
         if settings["default_batch"]:

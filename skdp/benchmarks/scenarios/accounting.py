@@ -4,7 +4,6 @@ by releasing the K one-vs-rest models of a multi-class problem jointly."""
 import math
 import warnings
 
-import dp_accounting
 import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, cross_val_score
@@ -16,6 +15,7 @@ from skdp.accounting import (
     compose_events,
     zcdp_for_dp,
 )
+from skdp.accounting._subsampled import subsampled_gaussian_event
 from skdp.benchmarks._harness import make_row
 from skdp.benchmarks._registry import register_scenario
 from skdp.linear_model._dpsgd import (
@@ -38,8 +38,7 @@ def _repeated_fits(quick, random_state):
     X = np.clip(X, -4.0, 4.0)
     rows = []
     q, steps = dpsgd_schedule(10_000, dpsgd_default_batch_size(10_000, 20), 20)
-    dpsgd = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
-        q, dp_accounting.GaussianDpEvent(dpsgd_noise_multiplier(1.0, 1e-8, q, steps))), steps)
+    dpsgd = subsampled_gaussian_event(dpsgd_noise_multiplier(1.0, 1e-8, q, steps), q, steps)
 
     def estimator(acc):
         return DPGaussianNB(epsilon=1.0, bounds=[(-4.0, 4.0)] * 8, classes=[0, 1],
