@@ -24,6 +24,7 @@ __all__ = [
     "permutation_sgd_default_epochs",
     "permutation_sgd_default_step",
     "permutation_sgd_noise_step",
+    "permutation_sgd_noise_target",
     "permutation_sgd_sensitivity",
     "permutation_sgd_sigma",
     "permutation_sgd_weight_bound",
@@ -39,6 +40,10 @@ DEFAULT_STEP_RADIUS = 1.0
 # 1 / data_norm; default batch size, and the most minibatch updates a default run
 # takes (chosen on the derive tables of the real-data collection, docs/guide/sgd.rst).
 DEFAULT_NOISE_NORM = 4.0
+# With K > 2 classes: the deviation of one class score's noise, x . noise for a row of
+# norm R, targeted by the default step (chosen on generated K-class data, K = 3 to 10,
+# and digits; docs/guide/sgd.rst).
+DEFAULT_SCORE_NOISE = 0.3
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_UPDATES = 20_000
 
@@ -53,6 +58,38 @@ def permutation_sgd_default_epochs(n_samples, batch_size):
     """
     n_batches, _ = permutation_sgd_batches(n_samples, batch_size)
     return int(min(50, max(5, math.ceil(DEFAULT_MAX_UPDATES / n_batches))))
+
+
+def permutation_sgd_noise_target(n_classes, n_coef):
+    """Output-noise norm targeted by the default step, in units of ``1 / data_norm``.
+
+    - Two classes: ``4`` (``DEFAULT_NOISE_NORM``). The noise shifts the one
+      decision score, i.e. the threshold.
+    - ``K > 2`` classes: ``min(4, 0.3 sqrt(d))`` for ``d`` coefficients per
+      class (the intercept's included). The prediction is the argmax of ``K``
+      noisy scores: a row ``x`` of norm ``R`` gets the noise ``x . b_k``
+      in class ``k``'s score, of deviation ``||b_k|| R / sqrt(d)``; the
+      target holds it at ``0.3`` (``DEFAULT_SCORE_NOISE``), below the gaps
+      between the classes' log-odds that decide the argmax, and never above the
+      binary target.
+
+    Both depend only on public quantities (the number of classes and of
+    features). The derivation is in the user guide, :doc:`/guide/sgd`.
+
+    Parameters
+    ----------
+    n_classes : int
+        ``K`` (2 for a binary problem).
+    n_coef : int
+        ``d``.
+
+    Returns
+    -------
+    noise_norm : float
+    """
+    if n_classes <= 2:
+        return DEFAULT_NOISE_NORM
+    return min(DEFAULT_NOISE_NORM, DEFAULT_SCORE_NOISE * math.sqrt(n_coef))
 
 
 def permutation_sgd_noise_step(n_samples, batch_size, epochs, data_norm, n_coef,
@@ -304,10 +341,13 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         logistic, ``data_norm^2 / (2 h) + alpha`` for Huber); a larger step
         breaks the sensitivity bound and is refused. ``None`` uses the
         largest step whose output noise has expected norm about
-        ``4 / data_norm`` (:func:`permutation_sgd_noise_step`; see Notes), at
-        most ``1 / beta`` (reached at a very large ``epsilon``): it depends
-        on the budget, the number of coefficients, ``batch_size`` and
-        ``epochs``, and is stored in ``learning_rate_``. Ignored when
+        ``4 / data_norm`` for two classes and ``min(4, 0.3 sqrt(d)) /
+        data_norm`` for more (``d`` coefficients per class; a class score's
+        noise then has deviation 0.3) (:func:`permutation_sgd_noise_step`,
+        :func:`permutation_sgd_noise_target`; see Notes), at most ``1 /
+        beta`` (reached at a very large ``epsilon``): it depends on the
+        budget, the number of classes and of coefficients, ``batch_size``
+        and ``epochs``, and is stored in ``learning_rate_``. Ignored when
         ``strongly_convex``.
     batch_size : int, default=64
         Minibatch size ``b``.
@@ -390,10 +430,14 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     -----
     *Default step (convex case).* The output noise grows with the step
     (:func:`permutation_sgd_noise_step`): the default sets its expected norm
-    to ``4 / R``, at most the step ``1 / beta`` reached at a very large
-    ``epsilon``; the constant and the update count were chosen on the derive
-    tables (user guide, :doc:`/guide/sgd`). The earlier excess-risk step
-    remains available as :func:`permutation_sgd_default_step`.
+    to ``4 / R`` for two classes, at most the step ``1 / beta`` reached at a
+    very large ``epsilon``. With ``K > 2`` classes the prediction is the
+    argmax of ``K`` noisy scores and the default holds each score's noise
+    deviation at 0.3 instead, a norm of ``min(4, 0.3 sqrt(d)) / R``
+    (:func:`permutation_sgd_noise_target`). The constants and the update
+    count were chosen on the derive tables and on generated data (user guide,
+    :doc:`/guide/sgd`). The earlier excess-risk step remains available as
+    :func:`permutation_sgd_default_step`.
 
     References
     ----------
@@ -539,10 +583,13 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
             lambda: permutation_sgd_sigma(factor, epsilon, delta, settings["calibration"]),
             "The output noise (for the default learning_rate)", budget,
             {"data_norm": settings["data_norm"]})
+        n_coef = self.n_features_in_ + int(self.fit_intercept)
+        # budget.n_problems: 1 for two classes, K otherwise (public: ``classes``).
+        n_classes = 2 if budget.n_problems == 1 else budget.n_problems
         return permutation_sgd_noise_step(
             settings["n_samples"], settings["batch_size"], settings["epochs"],
-            settings["data_norm"], self.n_features_in_ + int(self.fit_intercept), c,
-            1.0 / settings["beta"])
+            settings["data_norm"], n_coef, c, 1.0 / settings["beta"],
+            noise_norm=permutation_sgd_noise_target(n_classes, n_coef))
 
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm)

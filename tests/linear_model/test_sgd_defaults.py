@@ -179,8 +179,10 @@ def test_permutation_sgd_default_step_joint_release_applied_once(k):
     p = 1 if k == 2 else k
     # The P vectors are one Gaussian release of sensitivity sqrt(P) Delta.
     c = permutation_sgd_sigma(math.sqrt(p), 1.0, 1e-5, "analytic")
-    # Default batch 64 (N = 3 minibatches of at least 66) and 50 passes.
-    eta = permutation_sgd_noise_step(n, 64, 50, 1.0, d + 1, c, 1.0 / 0.25)
+    # Default batch 64 (N = 3 minibatches of at least 66) and 50 passes; the noise target
+    # is 4 for two classes, min(4, 0.3 sqrt(d + 1)) = 0.6 otherwise.
+    target = 4.0 if k == 2 else 0.3 * math.sqrt(d + 1)
+    eta = permutation_sgd_noise_step(n, 64, 50, 1.0, d + 1, c, 1.0 / 0.25, noise_norm=target)
     # Wu et al. Thm. 3 (seed 004 Alg. 2): Delta = 2 k eta R / b with b = n // (n // 64).
     sensitivity = permutation_sgd_sensitivity(n, 64, 50, 1.0, learning_rate=eta)
     assert sensitivity == pytest.approx(2 * 50 * eta / 66, rel=1e-15)
