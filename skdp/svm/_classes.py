@@ -390,6 +390,7 @@ class PrivateLinearSVM(BasePrivateSVM):
         self.verbose = verbose
 
     _C_FLOOR = 0.25
+    _C_MULTICLASS_MULTIPLIER = 16.0
 
     def _check_feature_params(self):
         check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
