@@ -376,21 +376,31 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
         check_mechanism_delta(self.mechanism, self.delta, PURE_DP_MECHANISMS)
         return C, huber_h, tol, max_iter
 
-    # C="auto" (_default_C): n / (C kappa^2) = max(_C_FLOOR, _C_MULTIPLIER * noise_ratio),
-    # derived on the real-data derive tables (user guide, SVMs and perturbation methods).
+    # C="auto" (_default_C): n / (C kappa^2) = max(_C_FLOOR, m_K * noise_ratio) with
+    # m_K = _C_MULTIPLIER for binary problems (derived on the real-data derive tables) and
+    # _C_MULTICLASS_MULTIPLIER * K^2 for K > 2 classes (generated K-class data and digits);
+    # user guide, SVMs and perturbation methods.
     _C_MULTIPLIER = 4.0
+    _C_MULTICLASS_MULTIPLIER = 4.0
     _C_FLOOR = 1.0
 
-    def _default_C(self, n_samples, n_coef, kappa, part):
+    def _C_multiplier(self, n_classes):
+        """``m_K`` of ``C="auto"``: ``4`` for two classes, ``c K^2`` for ``K > 2`` (public ``K``)."""
+        if n_classes <= 2:
+            return self._C_MULTIPLIER
+        return self._C_MULTICLASS_MULTIPLIER * n_classes * n_classes
+
+    def _default_C(self, n_samples, n_coef, kappa, part, n_classes=2):
         """``C="auto"``: ``1 / default_regularization(...)``, from public quantities only.
 
-        ``n``, the coefficient count, the feature-norm bound ``kappa`` and one
-        class problem's budget ``part``: the value is fixed before the charge
-        and enters the sensitivity ``2 C kappa / n`` exactly as a given ``C``.
+        ``n``, the coefficient count, the feature-norm bound ``kappa``, one
+        class problem's budget ``part`` and the number of classes ``K``: the
+        value is fixed before the charge and enters the sensitivity
+        ``2 C kappa / n`` exactly as a given ``C``.
         """
         ratio = class_noise_ratio(self.mechanism, n_coef, part)
-        return 1.0 / default_regularization(n_samples, kappa, ratio, self._C_MULTIPLIER,
-                                            self._C_FLOOR)
+        return 1.0 / default_regularization(n_samples, kappa, ratio,
+                                            self._C_multiplier(n_classes), self._C_FLOOR)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the SVM and release its noisy weights.
@@ -449,7 +459,7 @@ class BasePrivateSVM(DPEstimatorMixin, PrivateLinearClassifierMixin, ClassifierM
                                   else (1.0, part.epsilon, part.delta))
         n_coef, kappa = self._public_shape(X, part)
         if C is None:
-            C = self._default_C(n_samples, n_coef, kappa, part)
+            C = self._default_C(n_samples, n_coef, kappa, part, n_classes)
 
         # Weights in [0, 1] keep this bound: the replaced row's weighted loss is still
         # L kappa-Lipschitz in w and the regularizer's strong convexity does not depend on

@@ -16,10 +16,11 @@ _SHARED_PARAMS = """\
 C : "auto" or float, default="auto"
         Regularization: the objective is ``||w||^2 / 2 + (C/n) sum_i s_i loss_i``
         (``LinearSVC(C=c)`` is ``C = c n`` here); the noise grows linearly
-        with ``C``. ``"auto"``: ``n / (kappa^2 max(f, 4 r))`` from public
+        with ``C``. ``"auto"``: ``n / (kappa^2 max(f, m r))`` from public
         quantities only (stored in ``C_``), ``r`` the noise per unit
         sensitivity of one class problem, ``f`` the non-private limit (see
-        ``C_`` and :doc:`/guide/svm_and_perturbation`).
+        ``C_``), ``m = 4`` for two classes and a multiple of ``K^2`` for
+        ``K > 2`` classes (see ``C_``; :doc:`/guide/svm_and_perturbation`).
     loss : {"hinge", "huber"}, default="hinge"
         Hinge loss, or the Huber (smoothed hinge) loss of half-width
         ``huber_h``; both are 1-Lipschitz.
@@ -167,7 +168,8 @@ class PrivateSVMRFF(BasePrivateSVM):
 
     With ``C="auto"`` the non-private limit is ``f = 1``, i.e. ``C = n``:
     scikit-learn's ``SVC()`` (``C=1``, hinge loss) on the norm-1 random
-    features, which have no intercept column.
+    features, which have no intercept column; with ``K > 2`` classes
+    ``m = 4 K^2``.
 
     Privacy
     -------
@@ -332,7 +334,8 @@ class PrivateLinearSVM(BasePrivateSVM):
     data_norm^2``: scikit-learn's ``LinearSVC()`` (``C=1``, squared hinge) on
     rows of norm ``data_norm``, where the intercept column inside the norm
     halves the squared feature norm (a factor 2) and the hinge loss needs
-    about twice the squared hinge's ``C`` (measured).
+    about twice the squared hinge's ``C`` (measured). With ``K > 2`` classes
+    ``m = 16 K^2``.
 
     Privacy
     -------
@@ -390,6 +393,7 @@ class PrivateLinearSVM(BasePrivateSVM):
         self.verbose = verbose
 
     _C_FLOOR = 0.25
+    _C_MULTICLASS_MULTIPLIER = 16.0
 
     def _check_feature_params(self):
         check_real(self.data_norm, "data_norm", low=0.0, low_inclusive=False)
