@@ -116,8 +116,10 @@ def dpsgd_default_learning_rate(smoothness, noise_multiplier, batch_size, steps,
     ``eta s^2 / 4`` above its minimum (Mandt, Hoffman and Blei 2017); the
     cap holds that at ``L = DEFAULT_NOISE_LOSS = 0.375``, about half the
     loss ``ln 2`` of the zero model. It binds only when the noise is large
-    (``epsilon`` 0.1 and below on tables of a few thousand rows), where the
-    model then falls back towards the majority class instead of below it.
+    (below the second term when ``b sqrt(3 T) / (2 z sqrt(d)) < 30``, e.g.
+    ``epsilon`` 0.1 and below on binary tables of a few thousand rows),
+    where the model then falls back towards the majority class instead of
+    below it.
     ``z`` is the calibrated noise multiplier, ``b`` the expected batch
     size, ``d`` the number of coefficients: all public. The step is a
     post-processing choice: the privacy does not depend on it.
