@@ -87,11 +87,18 @@ def dpsgd_default_batch_size(n_samples, epochs, epsilon=math.inf, n_coef=1):
 
 # Noise-norm target of the default step, in units of 1 / data_norm (docs/guide/sgd.rst).
 DEFAULT_NOISE_NORM = 30.0
+# Bound L on the excess loss that the noise alone keeps a run at, eta_0 s^2 / 4 with
+# s^2 = z^2 C^2 d / b^2 the expected squared norm of the noise on one step's mean
+# gradient (the stationary excess loss of SGD with gradient-noise covariance of trace
+# s^2, Mandt, Hoffman and Blei 2017): the default step is at most 4 L b^2 / (z^2 C^2 d).
+# L = 0.375, about half the loss ln 2 of the zero model, chosen on the derive tables
+# among 0.125, 0.375, 1 and no bound (docs/guide/sgd.rst).
+DEFAULT_NOISE_LOSS = 0.375
 
 
 def dpsgd_default_learning_rate(smoothness, noise_multiplier, batch_size, steps, n_coef,
                                 data_norm, noise_norm=None):
-    """Default step ``eta_0 = min(2 / beta, nu b / (z C^2 sqrt(d T / 3)))``.
+    """Default step ``eta_0 = min(2 / beta, nu b / (z C^2 sqrt(d T / 3)), 4 L b^2 / (z^2 C^2 d))``.
 
     ``2 / beta``, with ``beta`` the smoothness of the loss for rows of norm
     ``C = data_norm`` (``C^2 / 4`` for logistic, ``C^2 / (2 huber_h)`` for
@@ -102,19 +109,31 @@ def dpsgd_default_learning_rate(smoothness, noise_multiplier, batch_size, steps,
     ``T`` steps, to a vector of expected norm about
     ``eta_0 z C sqrt(d T / 3) / b`` (before the loss' curvature damps it),
     which the cap holds at ``nu / C`` (``nu = DEFAULT_NOISE_NORM = 30``,
-    chosen on real tables; see the user guide). ``z`` is the calibrated
-    noise multiplier, ``b`` the expected batch size, ``d`` the number of
-    coefficients: all public. The step is a post-processing choice: the
-    privacy does not depend on it.
+    chosen on real tables; see the user guide). The third term bounds the
+    excess loss at which the noise alone holds the run: a step ``eta`` with
+    gradient noise of expected squared norm ``s^2 = z^2 C^2 d / b^2`` (the
+    noise on one step's mean clipped gradient) keeps the loss about
+    ``eta s^2 / 4`` above its minimum (Mandt, Hoffman and Blei 2017); the
+    cap holds that at ``L = DEFAULT_NOISE_LOSS = 0.375``, about half the
+    loss ``ln 2`` of the zero model. It binds only when the noise is large
+    (below the second term when ``b sqrt(3 T) / (2 z sqrt(d)) < 30``, e.g.
+    ``epsilon`` 0.1 and below on binary tables of a few thousand rows),
+    where the model then falls back towards the majority class instead of
+    below it.
+    ``z`` is the calibrated noise multiplier, ``b`` the expected batch
+    size, ``d`` the number of coefficients: all public. The step is a
+    post-processing choice: the privacy does not depend on it.
     """
     nu = DEFAULT_NOISE_NORM if noise_norm is None else noise_norm
     with np.errstate(over="ignore", divide="ignore"):
-        # (A tiny data_norm makes both terms overflow: the step is then capped at
+        # (A tiny data_norm makes the terms overflow: the step is then capped at
         # 1e300, whose image on the weights, 1e300 data_norm, is finite.)
         step = np.float64(2.0) / np.float64(smoothness)
         cap = np.float64(nu * batch_size) / (np.float64(noise_multiplier) * data_norm * data_norm
                                             * math.sqrt(n_coef * steps / 3.0))
-    return float(min(step, cap, 1e300))
+        ratio = np.float64(batch_size) / (np.float64(noise_multiplier) * data_norm)
+        loss_cap = np.float64(4.0 * DEFAULT_NOISE_LOSS) * ratio * ratio / n_coef
+    return float(min(step, cap, loss_cap, 1e300))
 
 
 def dpsgd_schedule(n_samples, batch_size, epochs):
@@ -335,8 +354,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
         smoothness of the loss for rows of norm ``data_norm``
         (``8 / data_norm^2`` for the logistic loss, ``4 huber_h /
         data_norm^2`` for Huber), lowered at small ``epsilon`` so that the
-        summed noise of the steps stays bounded
-        (:func:`dpsgd_default_learning_rate`); stored in ``learning_rate_``.
+        summed noise of the steps, and the excess loss the noise holds the
+        run at, stay bounded (:func:`dpsgd_default_learning_rate`); stored
+        in ``learning_rate_``.
     learning_rate_schedule : {"linear", "constant", "sqrt"}, default="linear"
         ``eta_t = eta_0 (T - t + 1) / T`` (decreasing to ``eta_0 / T`` at the
         last step ``T``), ``eta_0`` or ``eta_0 / sqrt(t)``. The defaults of

@@ -80,16 +80,17 @@ def test_dpsgd_default_batch_size_rule():
 
 @pytest.mark.parametrize("epsilon, batch", [(0.05, 120), (1e6, 64)])
 def test_dpsgd_default_step_by_hand(unit_rows, epsilon, batch):
-    # eta_0 = min(2 / beta, 30 b / (z C^2 sqrt(d T / 3))); logistic, C = 2: beta = 1,
-    # 2 / beta = 2; d = 5 + 1; T = ceil(20 / q) steps; at epsilon = 0.05 the batch is
-    # min(121 * 20 * 6 / (0.05^2 * 1200 * 4) = 1210, 1200 / 10 = 120).
+    # eta_0 = min(2 / beta, 30 b / (z C^2 sqrt(d T / 3)), 1.5 b^2 / (z^2 C^2 d)); logistic,
+    # C = 2: beta = 1, 2 / beta = 2; d = 5 + 1; T = ceil(20 / q) steps; at epsilon = 0.05
+    # the batch is min(121 * 20 * 6 / (0.05^2 * 1200 * 4) = 1210, 1200 / 10 = 120).
     X, y = unit_rows
     clf = DPSGDClassifier(epsilon=epsilon, data_norm=2.0, classes=[0, 1],
                           random_state=0).fit(2 * X, y)
     assert clf.batch_size_ == batch and clf.sample_rate_ == batch / 1200
     assert clf.n_iter_ == math.ceil(20 / (batch / 1200) - 1e-9)
     cap = 30 * batch / (clf.noise_multiplier_ * 4.0 * math.sqrt(6 * clf.n_iter_ / 3))
-    assert clf.learning_rate_ == pytest.approx(min(2.0, cap), rel=1e-12)
+    loss_cap = 1.5 * (batch / (clf.noise_multiplier_ * 2.0)) ** 2 / 6
+    assert clf.learning_rate_ == pytest.approx(min(2.0, cap, loss_cap), rel=1e-12)
     assert (clf.learning_rate_ < 2.0) == (epsilon < 1.0)
 
 
