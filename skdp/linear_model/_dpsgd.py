@@ -6,10 +6,12 @@ from functools import lru_cache
 
 import dp_accounting
 import numpy as np
+from scipy.special import softmax
 
 from skdp.accounting import calibrate_subsampled_gaussian
 from skdp.accounting._subsampled import subsampled_gaussian_event
 from skdp.linear_model._losses import get_loss
+from skdp.linear_model._multinomial import MultinomialLoss
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
     calibrate_before_charge,
@@ -24,6 +26,7 @@ __all__ = ["DPSGDClassifier", "dpsgd_default_batch_size", "dpsgd_default_learnin
            "dpsgd_noise_multiplier", "dpsgd_schedule", "dpsgd_weight_growth"]
 
 CLIPPINGS = ("gradient", "data")
+MULTI_CLASS = ("auto", "ovr", "multinomial")
 SCHEDULES = ("constant", "sqrt", "linear")
 # Largest factor by which the schedule's weight decay may expand the weights before
 # its steps contract them (see dpsgd_weight_growth): beyond it they could overflow.
@@ -288,15 +291,42 @@ def _clipped_gradient_sum(X_batch, y_batch, norms, w, loss, clip_norm, clip_grad
     return np.asarray(X_batch.T @ coef).ravel()
 
 
-def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
-    """Noisy minibatch gradient descent from 0 (Thakkar (2019), Alg. 4, lines 2-7, Poisson batches)."""
+def _clipped_softmax_gradient_sum(X_batch, onehot_batch, norms, W, clip_norm, sample_weight=None):
+    """Sum over the batch of the softmax per-example gradients, each clipped to norm clip_norm.
+
+    A row's gradient of the softmax loss in ``W`` (shape ``(K, d)``) is the
+    outer product ``(p - e_y) x^T``, of Frobenius norm ``||p - e_y|| ||x||``;
+    it is scaled to norm at most ``clip_norm``, then multiplied by the row's
+    weight in ``[0, 1]``. Returns the ``(K, d)`` sum.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        residual = softmax(np.asarray(X_batch @ W.T), axis=1) - onehot_batch
+        grad_norms = np.linalg.norm(residual, axis=1) * norms
+        residual *= np.minimum(1.0, clip_norm / np.maximum(grad_norms, 1e-300))[:, None]
+        # As in the binary case: a non-finite contribution is dropped (zero is in the ball).
+        residual[~np.isfinite(residual).all(axis=1)] = 0.0
+    if sample_weight is not None:
+        residual *= sample_weight[:, None]
+    return np.asarray(X_batch.T @ residual).T
+
+
+def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None, n_classes=None):
+    """Noisy minibatch gradient descent from 0 (Thakkar (2019), Alg. 4, lines 2-7, Poisson batches).
+
+    ``n_classes=None``: one margin-loss problem on labels ``y`` in {-1, +1}.
+    Otherwise one softmax problem on the class indices ``y``, whose weights
+    are a ``(n_classes, d)`` matrix with noise on every entry.
+    """
     n, d = X.shape
     q, steps = settings["sample_rate"], settings["steps"]
     clip_gradients = settings["clipping"] == "gradient"
     norms = row_norms_l2(X) if clip_gradients else None
     expected_batch = settings["expected_batch"]  # public divisor (never the realized batch size)
     factor = _schedule_factor(settings["schedule"], steps)
-    w = np.zeros(d)
+    if n_classes is None:
+        w = np.zeros(d)
+    else:  # the softmax gradient is clipped per example: clipping == "gradient"
+        w, y = np.zeros((n_classes, d)), np.eye(n_classes)[y]
     for t in range(1, steps + 1):
         if q < 1.0:
             # Poisson sampling (each row independently with probability q): a
@@ -304,10 +334,14 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None):
             batch = np.sort(rng.choice(n, size=rng.binomial(n, q), replace=False))
         else:
             batch = slice(None)
-        g = _clipped_gradient_sum(X[batch], y[batch], None if norms is None else norms[batch], w,
-                                  loss, settings["data_norm"], clip_gradients,
-                                  None if sample_weight is None else sample_weight[batch])
-        g += rng.normal(0.0, noise_std, size=d)
+        weights = None if sample_weight is None else sample_weight[batch]
+        if n_classes is None:
+            g = _clipped_gradient_sum(X[batch], y[batch], None if norms is None else norms[batch],
+                                      w, loss, settings["data_norm"], clip_gradients, weights)
+        else:
+            g = _clipped_softmax_gradient_sum(X[batch], y[batch], norms[batch], w,
+                                              settings["data_norm"], weights)
+        g += rng.normal(0.0, noise_std, size=w.shape)
         eta = settings["learning_rate"] * factor(t)
         w -= eta * (g / expected_batch + settings["alpha"] * w)
     return w
@@ -378,6 +412,14 @@ class DPSGDClassifier(PrivateGLMClassifier):
     fit_intercept : bool, default=True
         Append a constant feature 1 whose weight is the intercept (it counts
         in the clipped norm).
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        With more than two classes: ``"multinomial"`` fits one softmax model
+        (one run on all ``K`` weight vectors; per-example gradients
+        ``(p - e_y) x^T`` clipped to norm ``data_norm``), ``"ovr"`` fits ``K``
+        one-vs-rest runs whose steps share the budget. ``"auto"``:
+        ``"multinomial"`` for ``loss="logistic"`` with ``clipping="gradient"``,
+        else ``"ovr"``. The softmax fit needs about ``sqrt(K)`` times less
+        noise (see the user guide, "Multi-class DP-SGD").
     %(classes)s
     %(class_weight)s
     %(n_jobs)s
@@ -397,10 +439,13 @@ class DPSGDClassifier(PrivateGLMClassifier):
     sample_rate_ : float
         Poisson sampling probability ``q``.
     n_iter_ : int
-        Number of noisy steps.
+        Number of noisy steps (of each run).
+    multi_class_ : {"binary", "multinomial", "ovr"}
+        The fit made.
     privacy_event_ : dp_accounting.DpEvent
-        What was released: the ``K T`` Poisson-sampled Gaussian steps, for a
-        tight :class:`~skdp.BudgetAccountant` (``composition="pld"``).
+        What was released: the ``T`` Poisson-sampled Gaussian steps (``K T``
+        for ``K`` one-vs-rest runs), for a tight
+        :class:`~skdp.BudgetAccountant` (``composition="pld"``).
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
     delta_ : float
@@ -418,10 +463,10 @@ class DPSGDClassifier(PrivateGLMClassifier):
     for with privacy loss distributions (dp-accounting's ``PLDAccountant``,
     ``REPLACE_ONE``; Doroshenko et al. 2022) instead of the closed form of
     Thakkar (2019), Alg. 4, whose sampling with replacement is replaced by
-    the Poisson sampling the accountant analyses. With ``K > 2`` classes the
-    ``K n_iter_`` steps of the one-vs-rest runs compose under that one
-    account at the whole ``(epsilon, delta)``, about ``sqrt(K)`` times less
-    noise than an even split. *Correction:* earlier versions calibrated
+    the Poisson sampling the accountant analyses. A softmax fit is one run
+    (its per-example gradients on the ``K`` weight vectors have norm at most
+    ``data_norm`` together); the ``K n_iter_`` steps of one-vs-rest runs
+    compose under one account at the whole ``(epsilon, delta)``. *Correction:* earlier versions calibrated
     for add/remove neighbours (worth about ``1.8 epsilon`` for replace-one).
     Details: :doc:`/guide/sgd`.
     %(label_set_privacy)s
@@ -457,8 +502,9 @@ class DPSGDClassifier(PrivateGLMClassifier):
 
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  clipping="gradient", batch_size=None, epochs=20, learning_rate=None,
-                 learning_rate_schedule="linear", alpha=0.0, fit_intercept=True, classes=None,
-                 class_weight=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
+                 learning_rate_schedule="linear", alpha=0.0, fit_intercept=True,
+                 multi_class="auto", classes=None, class_weight=None, n_jobs=None,
+                 random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -471,6 +517,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
         self.learning_rate_schedule = learning_rate_schedule
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.multi_class = multi_class
         self.classes = classes
         self.class_weight = class_weight
         self.n_jobs = n_jobs
@@ -499,6 +546,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
             "expected_batch": sample_rate * n_samples,  # public divisor q n
             "data_norm": data_norm,
             "default_step": self.learning_rate is None,
+            "multi_class": check_option(self.multi_class, "multi_class", MULTI_CLASS),
+            "n_classes": None,  # set by _fits_multinomial for a softmax fit
         }
         if self.learning_rate is None:
             try:
@@ -542,6 +591,26 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 f"data_norm={data_norm:g}): the gradient steps would be infinite. Use a "
                 "smaller learning_rate or rescale the features. Nothing was spent.")
 
+    def _fits_multinomial(self, n_classes, settings):
+        softmax_ok = self.loss == "logistic" and settings["clipping"] == "gradient"
+        if settings["multi_class"] == "multinomial" and not softmax_ok:
+            # The softmax gradient (p - e_y) x^T has norm up to sqrt(2) ||x||: it is
+            # clipped per example, and it is the logistic loss's.
+            raise ValueError(
+                "multi_class='multinomial' needs loss='logistic' and clipping='gradient' (the "
+                "softmax loss, with its per-example gradients clipped); use "
+                "multi_class='ovr' otherwise. Nothing was spent.")
+        if settings["multi_class"] == "ovr" or not softmax_ok:
+            return False
+        settings["n_classes"] = n_classes
+        if settings["default_step"]:
+            settings["beta"] = MultinomialLoss(n_classes).smoothness(settings["data_norm"])
+        return True
+
+    def _n_coef(self, settings):
+        """Noisy coefficients of one run: ``d`` (with the intercept), ``K d`` for a softmax fit."""
+        return (self.n_features_in_ + int(self.fit_intercept)) * (settings["n_classes"] or 1)
+
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm) if self.clipping == "data" else X
 
@@ -571,8 +640,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
             epsilon, _, k = budget.accounted()
             n = settings["n_samples"]
             batch_size = dpsgd_default_batch_size(
-                n, settings["epochs"], epsilon / math.sqrt(k),
-                self.n_features_in_ + int(self.fit_intercept))
+                n, settings["epochs"], epsilon / math.sqrt(k), self._n_coef(settings))
             q, steps = dpsgd_schedule(n, batch_size, settings["epochs"])
             settings.update(batch_size=batch_size, sample_rate=q, steps=steps,
                             expected_batch=q * n)
@@ -588,8 +656,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
             if settings["default_step"]:
                 settings["learning_rate"] = dpsgd_default_learning_rate(
                     settings["beta"], settings["noise_multiplier"], settings["expected_batch"],
-                    settings["steps"], self.n_features_in_ + int(self.fit_intercept),
-                    settings["data_norm"])
+                    settings["steps"], self._n_coef(settings), settings["data_norm"])
             return (settings["noise_multiplier"] * settings["data_norm"]
                     * max(1.0, settings["learning_rate"] / settings["expected_batch"]))
 
@@ -607,9 +674,20 @@ class DPSGDClassifier(PrivateGLMClassifier):
         w = _dpsgd_path(X, y, loss, settings, z * settings["data_norm"], rng, sample_weight)
         return w, {"noise_multiplier": z}
 
+    def _fit_multinomial(self, X, y_index, n_classes, rng, *, budget, settings, sample_weight):
+        z = settings["noise_multiplier"]
+        # One run on the K d coefficients: each example's softmax gradient is clipped to
+        # Frobenius norm C and weighted, so the steps are the same subsampled Gaussian
+        # mechanism (noise z C on every coefficient), accounted for once.
+        W = _dpsgd_path(X, y_index, None, settings, z * settings["data_norm"], rng,
+                        sample_weight, n_classes=n_classes)
+        return W, {"noise_multiplier": z}
+
     def _record(self, infos, settings):
         self.batch_size_ = settings["batch_size"]
         self.learning_rate_ = settings["learning_rate"]
         self.noise_multiplier_ = infos[0]["noise_multiplier"]
         self.sample_rate_ = settings["sample_rate"]
         self.n_iter_ = settings["steps"]
+        self.multi_class_ = ("binary" if len(self.classes_) == 2 else
+                             "multinomial" if settings["n_classes"] else "ovr")

@@ -255,6 +255,19 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         raise NotImplementedError
 
+    def _fits_multinomial(self, n_classes, settings):
+        """Whether ``n_classes > 2`` classes are fitted as one softmax problem (hook).
+
+        ``False`` (the default): ``K`` one-vs-rest problems. A subclass that
+        returns ``True`` defines ``_fit_multinomial`` and is budgeted as one
+        problem. Called before the charge; it may refuse parameters.
+        """
+        return False
+
+    def _fit_multinomial(self, X, y_index, n_classes, rng, *, budget, settings, sample_weight):
+        """``(W, info)`` with ``W`` of shape ``(n_classes, n_features)`` (hook)."""
+        raise NotImplementedError
+
     def _release_event(self, settings, budget):
         """The privacy event of the whole fit (all class problems), before the charge.
 
@@ -325,8 +338,10 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         verbose = check_positive_int(self.verbose, "verbose", low=0)
         # One-vs-rest: K problems on the same data. Pure-DP noise splits (epsilon, delta)
         # evenly (basic composition, Thakkar (2019), Lemma 2.1.5); Gaussian-type noise is
-        # calibrated to the K vectors as one release (OneVsRestBudget).
-        n_problems = 1 if n_classes == 2 else n_classes
+        # calibrated to the K vectors as one release (OneVsRestBudget). A softmax fit
+        # (_fits_multinomial) is one problem on all K classes.
+        multinomial = n_classes > 2 and self._fits_multinomial(n_classes, settings)
+        n_problems = 1 if n_classes == 2 or multinomial else n_classes
         joint = self._multiclass_accounting == "joint"
         self._prepare(settings, OneVsRestBudget(self._resolve_budget(
             n_samples, self._default_delta, self._allow_zero_delta), n_problems, joint))
@@ -343,9 +358,14 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         part = OneVsRestBudget(budget, n_problems, joint)
         if verbose:
             print(f"[{type(self).__name__}] {part} on {n_samples} rows")
-        fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings,
-                             sample_weight=sample_weight)
-        results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng, n_jobs=self.n_jobs)
+        if multinomial:
+            results = [self._fit_multinomial(X_aug, y_index, n_classes, rng, budget=part,
+                                             settings=settings, sample_weight=sample_weight)]
+        else:
+            fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings,
+                                 sample_weight=sample_weight)
+            results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng,
+                                      n_jobs=self.n_jobs)
 
         W = np.vstack([w for w, _ in results])
         self.classes_ = classes
