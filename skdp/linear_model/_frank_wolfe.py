@@ -31,10 +31,10 @@ ACCOUNTINGS = ("thesis", "advanced", "zcdp")
 # Default rules (derivation: docs/guide/frank_wolfe_and_amp.rst). max_iter=None takes the
 # largest T <= _MAX_STEPS whose selection noise, in units of the score range C R, times
 # ln(2 p) (the typical largest of 2 p Gumbel draws) stays within _NOISE_TARGET; at least
-# _MIN_STEPS. l1_radius=None takes min(max(_RADIUS_PER_ROOT_STEP sqrt(T), 2 T / K), _MAX_RADIUS) / R
-# with K the number of classes (2 for a binary problem): 4.5 sqrt(T) up to T = 20, then T
-# for binary problems (the larger tables need larger weights); with K > 2 classes the
-# linear branch is scaled by 2 / K (each class score's noise moves the argmax).
+# _MIN_STEPS. l1_radius=None takes min(max(_RADIUS_PER_ROOT_STEP sqrt(T), 2 T / K),
+# _MAX_RADIUS) / R with K the number of classes (2 for a binary problem): for binary
+# problems 4.5 sqrt(T) up to T = 20, then T (the larger tables need larger weights); with
+# K > 2 classes the linear branch is 2 T / K (each class score's noisy steps move the argmax).
 # Chosen on the derive tables (wa_churn, credit_data, flights, digits) and generated data,
 # checked on the others.
 _NOISE_TARGET = 0.04
@@ -338,10 +338,11 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     rows' entries, not with the number of features: it is the method of
     choice for high-dimensional data with a sparse good model. Sparse (CSR)
     input is used as is and never densified. With the defaults, ``max_iter``
-    and ``l1_radius`` follow rules of ``n``, the number of features,
-    ``data_norm``, ``epsilon`` and ``delta`` (see the user guide, "Private
-    Frank-Wolfe and AMP: default rules"); scale rows to unit norm first
-    (for instance with :class:`~sklearn.preprocessing.Normalizer`).
+    and ``l1_radius`` follow rules of ``n``, the number of features, the
+    number of classes, ``data_norm``, ``epsilon`` and ``delta`` (see the
+    user guide, "Private Frank-Wolfe and AMP: default rules"); scale rows
+    to unit norm first (for instance with
+    :class:`~sklearn.preprocessing.Normalizer`).
 
     Parameters
     ----------
