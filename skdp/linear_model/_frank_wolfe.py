@@ -31,9 +31,12 @@ ACCOUNTINGS = ("thesis", "advanced", "zcdp")
 # Default rules (derivation: docs/guide/frank_wolfe_and_amp.rst). max_iter=None takes the
 # largest T <= _MAX_STEPS whose selection noise, in units of the score range C R, times
 # ln(2 p) (the typical largest of 2 p Gumbel draws) stays within _NOISE_TARGET; at least
-# _MIN_STEPS. l1_radius=None takes min(max(_RADIUS_PER_ROOT_STEP sqrt(T), T), _MAX_RADIUS) / R
-# (4.5 sqrt(T) up to T = 20, then T: the larger tables need larger weights).
-# Chosen on the derive tables (wa_churn, credit_data, flights) and checked on the others.
+# _MIN_STEPS. l1_radius=None takes min(max(_RADIUS_PER_ROOT_STEP sqrt(T), 2 T / K),
+# _MAX_RADIUS) / R with K the number of classes (2 for a binary problem): for binary
+# problems 4.5 sqrt(T) up to T = 20, then T (the larger tables need larger weights); with
+# K > 2 classes the linear branch is 2 T / K (each class score's noisy steps move the argmax).
+# Chosen on the derive tables (wa_churn, credit_data, flights, digits) and generated data,
+# checked on the others.
 _NOISE_TARGET = 0.04
 _MIN_STEPS = 1
 _MAX_STEPS = 1000
@@ -254,13 +257,18 @@ def frank_wolfe_default_steps(n_samples, n_params, epsilon, delta, accounting="z
     return low
 
 
-def frank_wolfe_default_radius(n_steps, data_norm=1.0):
-    """The default ``l1_radius``: ``min(max(4.5 sqrt(T), T), 200) / B``.
+def frank_wolfe_default_radius(n_steps, data_norm=1.0, n_classes=2):
+    """The default ``l1_radius``: ``min(max(4.5 sqrt(T), 2 T / K), 200) / B``.
 
     Frank-Wolfe's optimization error grows as ``C^2 / T``, so for few steps
-    the radius grows as ``4.5 sqrt(T)``; beyond ``T = 20`` (reached on larger
-    tables, whose good models have larger weights) it grows as ``T``, up to
-    the cap 200 (``T = 200``). Dividing by the
+    the radius grows as ``4.5 sqrt(T)``; for a binary problem (``K = 2``),
+    beyond ``T = 20`` (reached on larger tables, whose good models have
+    larger weights) it grows as ``T``, up to the cap 200 (``T = 200``).
+    With ``K > 2`` classes the linear branch is ``2 T / K``: the noisy
+    steps of each one-vs-rest problem move its class score by about
+    ``C / (T + 1)`` each, and with ``K`` scores these moves decide the
+    argmax, where a binary problem only sees its threshold move; the
+    ``sqrt(T)`` branch takes over up to ``T = 5.06 K^2``. Dividing by the
     entry bound ``B`` (``data_norm``, or ``entry_bound`` when smaller) makes
     the fit invariant to scaling the rows and the bounds together (the
     scores ``<w, x>`` and the noise relative to them are unchanged).
@@ -271,12 +279,15 @@ def frank_wolfe_default_radius(n_steps, data_norm=1.0):
         ``T``.
     data_norm : float, default=1.0
         ``B``, the bound on every entry.
+    n_classes : int, default=2
+        ``K``, the number of classes (public); ``2`` for a binary problem.
 
     Returns
     -------
     l1_radius : float
     """
-    radius = max(_RADIUS_PER_ROOT_STEP * math.sqrt(n_steps), float(n_steps))
+    linear = 2.0 * n_steps / max(int(n_classes), 2)
+    radius = max(_RADIUS_PER_ROOT_STEP * math.sqrt(n_steps), linear)
     return min(radius, _MAX_RADIUS) / float(data_norm)
 
 
@@ -327,10 +338,11 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     rows' entries, not with the number of features: it is the method of
     choice for high-dimensional data with a sparse good model. Sparse (CSR)
     input is used as is and never densified. With the defaults, ``max_iter``
-    and ``l1_radius`` follow rules of ``n``, the number of features,
-    ``data_norm``, ``epsilon`` and ``delta`` (see the user guide, "Private
-    Frank-Wolfe and AMP: default rules"); scale rows to unit norm first
-    (for instance with :class:`~sklearn.preprocessing.Normalizer`).
+    and ``l1_radius`` follow rules of ``n``, the number of features, the
+    number of classes, ``data_norm``, ``epsilon`` and ``delta`` (see the
+    user guide, "Private Frank-Wolfe and AMP: default rules"); scale rows
+    to unit norm first (for instance with
+    :class:`~sklearn.preprocessing.Normalizer`).
 
     Parameters
     ----------
@@ -357,8 +369,10 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
         well so that no row is scaled down.
     l1_radius : float or None, default=None
         Radius ``C`` of the L1 ball the weights (and intercept) live in, > 0.
-        ``None`` uses ``min(max(4.5 sqrt(T), T), 200) / B`` with ``T`` the number of
-        steps and ``B`` the entry bound (``data_norm`` or ``entry_bound``) (:func:`~skdp.linear_model._frank_wolfe.frank_wolfe_default_radius`);
+        ``None`` uses ``min(max(4.5 sqrt(T), 2 T / K), 200) / B`` with ``T`` the number
+        of steps, ``K`` the number of classes (2 for a binary problem) and ``B``
+        the entry bound (``data_norm`` or ``entry_bound``)
+        (:func:`~skdp.linear_model._frank_wolfe.frank_wolfe_default_radius`);
         the value used is stored in ``l1_radius_``.
     max_iter : int or None, default=None
         Number of noisy steps ``T`` (and the largest number of non-zeros).
@@ -573,8 +587,9 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
             except (ArithmeticError, ValueError):  # calibration fails for every T: say so below
                 settings["max_iter"] = _MIN_STEPS
         if settings["l1_radius"] is None:
-            settings["l1_radius"] = frank_wolfe_default_radius(settings["max_iter"],
-                                                               settings["bound"])
+            # K is public (the label set); a binary fit is one problem, K = 2.
+            settings["l1_radius"] = frank_wolfe_default_radius(
+                settings["max_iter"], settings["bound"], n_classes=max(budget.n_problems, 2))
             self._check_sensitivity(settings["n_samples"], settings["bound"],
                                     settings["l1_radius"])
         # The noise depends on no data but its calibration can fail at extreme settings

@@ -101,7 +101,7 @@ def test_fitted_defaults_follow_the_rules_for_the_joint_class_problems():
     # p = 20 features + intercept.
     steps = frank_wolfe_default_steps(1500, 21, 3.0, 1 / 1500**2, n_problems=3)
     assert est.n_iter_ == steps
-    assert est.l1_radius_ == frank_wolfe_default_radius(steps)
+    assert est.l1_radius_ == frank_wolfe_default_radius(steps, n_classes=3)
     assert est.noise_scale_ == frank_wolfe_noise(1500, 1.0, est.l1_radius_, 3.0,
                                                  1 / 1500**2, steps, n_problems=3)[0]
 
