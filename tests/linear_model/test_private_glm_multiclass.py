@@ -96,7 +96,7 @@ def test_dpsgd_steps_of_all_classes_share_one_account(k):
     X, y = _data(100, k)
     # Full batches (q = 1, one step each) keep the accountant fast.
     kw = dict(epsilon=1.0, delta=1e-5, batch_size=100, epochs=1, classes=list(range(k)),
-              random_state=0)
+              multi_class="ovr", random_state=0)
     est = DPSGDClassifier(**kw).fit(X, y)
     old = _split(DPSGDClassifier)(**kw).fit(X, y)
     q, steps = dpsgd_schedule(100, 100, 1)
@@ -237,7 +237,7 @@ def test_audit_joint_multiclass_dpsgd_steps():
     # One full-batch step per class: the row x = +-10 has its gradient clipped to norm 1
     # with opposite signs, so each class's gradient sum moves by 2 C; the three steps are
     # accounted for as one composition.
-    kw = dict(epsilon=2.0, delta=1e-5, batch_size=9, epochs=1)
+    kw = dict(epsilon=2.0, delta=1e-5, batch_size=9, epochs=1, multi_class="ovr")
     assert _audit_joint(DPSGDClassifier, 10.0, **kw) < 2.0
     assert _audit_joint(_QuarterJointDPSGD, 10.0, **kw) > 2.0
 
@@ -254,7 +254,8 @@ def test_dpsgd_event_is_its_calibrated_release_and_composes_below_basic(n_classe
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = np.arange(600) % n_classes
     classes = list(range(n_classes))
-    model = DPSGDClassifier(1.0, 1e-6, classes=classes, random_state=0).fit(X, y)
+    model = DPSGDClassifier(1.0, 1e-6, classes=classes, multi_class="ovr",
+                            random_state=0).fit(X, y)
     event = model.privacy_event_
     assert isinstance(event, dp_accounting.SelfComposedDpEvent)
     assert isinstance(event.event, dp_accounting.PoissonSampledDpEvent)

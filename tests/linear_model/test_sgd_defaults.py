@@ -48,7 +48,7 @@ def test_dpsgd_class_problems_do_not_recalibrate(three_classes, monkeypatch, bac
     _dpsgd.dpsgd_noise_multiplier.cache_clear()
     calls = _counting(monkeypatch, _dpsgd, "dpsgd_noise_multiplier")
     est = DPSGDClassifier(epsilon=1.3, classes=[0, 1, 2], epochs=1, random_state=0,
-                          n_jobs=None if backend is None else 2)
+                          multi_class="ovr", n_jobs=None if backend is None else 2)
     with joblib.parallel_config(backend=backend or "loky"):
         est.fit(X, y)
     assert len(calls) == 1
@@ -164,7 +164,7 @@ def test_dpsgd_joint_account_applied_once(k):
     # every class problem.
     X, y = _data(120, 2, k)
     est = DPSGDClassifier(epsilon=1.0, delta=1e-5, batch_size=40, epochs=1,
-                          classes=list(range(k)), random_state=0).fit(X, y)
+                          classes=list(range(k)), multi_class="ovr", random_state=0).fit(X, y)
     p = 1 if k == 2 else k
     q, steps = dpsgd_schedule(120, 40, 1)
     assert est.noise_multiplier_ == dpsgd_noise_multiplier(1.0, 1e-5, q, p * steps)
