@@ -459,7 +459,11 @@ class PrivateFrankWolfeClassifier(PrivateGLMClassifier):
     Notes
     -----
     Each step costs one pass over the non-zeros of ``X`` (the gradient).
-    Sparse input is never densified.
+    Sparse input is never densified. Frank-Wolfe suits sparse models on
+    many features; on a dense 5-class table of 40,000 rows at
+    ``epsilon = 1`` it scores about the majority class, where
+    :class:`DPSGDClassifier`'s softmax fit is within 2 points of the
+    non-private model (:doc:`/guide/frank_wolfe_and_amp`).
 
     References
     ----------

@@ -102,7 +102,11 @@ _NOTES_COMMON = """\
 The sensitivity bound (half of Rubinstein et al.'s (2012) Lemma 9), the
     certified solver, the hinge loss' Huber fallback and the floating-point
     limits refused before anything is spent are derived in the user guide,
-    :doc:`/guide/svm_and_perturbation`."""
+    :doc:`/guide/svm_and_perturbation`.
+
+    With ``K > 2`` classes and pure-DP noise the default predicts the
+    majority class at ``epsilon = 1`` on tables of 40,000 rows (guide,
+    "Known limits"): prefer :class:`~skdp.linear_model.DPSGDClassifier`."""
 
 
 def _fill_svm_doc(cls):
@@ -141,12 +145,10 @@ class PrivateSVMRFF(BasePrivateSVM):
     data_norm : float, default=1.0
         Public typical L2 norm of the input rows, used only by
         ``gamma="norm"``. Rows are not clipped to it: the random Fourier
-        features have norm 1 whatever the input, which is all the privacy
-        proof uses.
+        features have norm 1 whatever the input.
     n_components : int, default=100
-        Number of random frequencies; the model has ``2 n_components``
-        coefficients. More approximate the kernel better but add noise
-        (the Laplace noise grows like ``sqrt(n_components)``).
+        Number of random frequencies (``2 n_components`` coefficients). More
+        approximate the kernel better but add noise.
     %(svm_params)s
     %(classes)s
     %(class_weight)s
