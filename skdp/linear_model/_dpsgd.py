@@ -290,23 +290,27 @@ def _clipped_gradient_sum(X_batch, y_batch, norms, w, loss, clip_norm, clip_grad
     return np.asarray(X_batch.T @ coef).ravel()
 
 
-def _clipped_softmax_gradient_sum(X_batch, onehot_batch, norms, W, clip_norm, sample_weight=None):
+def _clipped_softmax_gradient_sum(X_batch, y_batch, norms, W, clip_norm, sample_weight=None):
     """Sum over the batch of the softmax per-example gradients, each clipped to norm clip_norm.
 
     A row's gradient of the softmax loss in ``W`` (shape ``(K, d)``) is the
-    outer product ``(p - e_y) x^T``, of Frobenius norm ``||p - e_y|| ||x||``;
-    it is scaled to norm at most ``clip_norm``, then multiplied by the row's
-    weight in ``[0, 1]``. Returns the ``(K, d)`` sum.
+    outer product ``(p - e_y) x^T``, of Frobenius norm ``||p - e_y|| ||x||``
+    (``y_batch`` holds the class indices ``y``); it is scaled to norm at
+    most ``clip_norm``, then multiplied by the row's weight in ``[0, 1]``.
+    Returns the ``(K, d)`` sum.
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        residual = softmax(np.asarray(X_batch @ W.T), axis=1) - onehot_batch
+    # No floating-point event may raise here (e.g. under np.seterr(all="raise"), the
+    # underflow of exp in the softmax): it would depend on one row, after the charge.
+    with np.errstate(all="ignore"):
+        residual = softmax(np.asarray(X_batch @ W.T), axis=1)
+        residual[np.arange(len(y_batch)), y_batch] -= 1.0
         grad_norms = np.linalg.norm(residual, axis=1) * norms
         residual *= np.minimum(1.0, clip_norm / np.maximum(grad_norms, 1e-300))[:, None]
         # As in the binary case: a non-finite contribution is dropped (zero is in the ball).
         residual[~np.isfinite(residual).all(axis=1)] = 0.0
-    if sample_weight is not None:
-        residual *= sample_weight[:, None]
-    return np.asarray(X_batch.T @ residual).T
+        if sample_weight is not None:
+            residual *= sample_weight[:, None]
+        return np.asarray(X_batch.T @ residual).T
 
 
 def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None, n_classes=None):
@@ -325,7 +329,7 @@ def _dpsgd_path(X, y, loss, settings, noise_std, rng, sample_weight=None, n_clas
     if n_classes is None:
         w = np.zeros(d)
     else:  # the softmax gradient is clipped per example: clipping == "gradient"
-        w, y = np.zeros((n_classes, d)), np.eye(n_classes)[y]
+        w = np.zeros((n_classes, d))
     for t in range(1, steps + 1):
         if q < 1.0:
             # Poisson sampling (each row independently with probability q): a
@@ -389,7 +393,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
         data_norm^2`` for Huber), lowered at small ``epsilon`` so that the
         summed noise of the steps, and the excess loss the noise holds the
         run at, stay bounded (:func:`dpsgd_default_learning_rate`); stored
-        in ``learning_rate_``.
+        in ``learning_rate_``. The softmax fit uses the logistic loss's
+        ``beta`` too (see the user guide, "Multi-class DP-SGD").
     learning_rate_schedule : {"linear", "constant", "sqrt"}, default="linear"
         ``eta_t = eta_0 (T - t + 1) / T`` (decreasing to ``eta_0 / T`` at the
         last step ``T``), ``eta_0`` or ``eta_0 / sqrt(t)``. The defaults of
@@ -418,7 +423,8 @@ class DPSGDClassifier(PrivateGLMClassifier):
         one-vs-rest runs whose steps share the budget. ``"auto"``:
         ``"multinomial"`` for ``loss="logistic"`` with ``clipping="gradient"``,
         else ``"ovr"``. The softmax fit needs about ``sqrt(K)`` times less
-        noise (see the user guide, "Multi-class DP-SGD").
+        noise (see the user guide, "Multi-class DP-SGD"); being one run, it
+        does not use ``n_jobs``.
     %(classes)s
     %(class_weight)s
     %(n_jobs)s
@@ -602,7 +608,7 @@ class DPSGDClassifier(PrivateGLMClassifier):
         if settings["multi_class"] == "ovr" or not softmax_ok:
             return False
         # The default step stays the logistic loss's 2 / beta = 8 / C^2, twice the 2 / beta of
-        # the softmax's worst-case smoothness C^2 / 2: the clipped steps cannot diverge, and
+        # the softmax's worst-case smoothness C^2 / 2: the clipped steps stay bounded, and
         # the smaller step leaves 20 epochs short of LogisticRegression() (docs/guide/sgd.rst).
         settings["n_classes"] = n_classes
         return True

@@ -2,7 +2,8 @@
 
 Frank-Wolfe, DP-SGD, permutation SGD, objective and output perturbation all
 fit a linear model of a margin loss, one binary problem per class (one-vs-rest;
-the classes share one budget, :class:`~skdp.utils._multiclass.OneVsRestBudget`). This module does the parts they share, in the
+the classes share one budget, :class:`~skdp.utils._multiclass.OneVsRestBudget`),
+or one softmax problem on all classes where the estimator provides it. This module does the parts they share, in the
 order the privacy rules require: validate the data and every parameter, then
 charge the budget and build the generator, then run the mechanism once per
 class, then record what was spent. Each estimator only supplies
@@ -265,7 +266,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         return False
 
     def _fit_multinomial(self, X, y_index, n_classes, rng, *, budget, settings, sample_weight):
-        """``(W, info)`` with ``W`` of shape ``(n_classes, n_features)`` (hook)."""
+        """``(W, info)``: ``W`` of shape ``(n_classes, X.shape[1])``, ``X`` with the intercept column (hook)."""
         raise NotImplementedError
 
     def _release_event(self, settings, budget):
@@ -294,7 +295,7 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
 
     # --- template ------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        """Fit the private model (one binary problem per class for more than two classes).
+        """Fit the private model (with more than two classes: one-vs-rest, or one softmax fit).
 
         Parameters
         ----------

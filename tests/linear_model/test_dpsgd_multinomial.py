@@ -31,7 +31,7 @@ def test_gradient_sum_is_the_softmax_gradient_clipped_per_example():
     onehot = np.eye(3)[y]
     norms = np.linalg.norm(X, axis=1)
     # Unclipped (a large bound): the sum of the analytic gradients, checked by differences.
-    total = _clipped_softmax_gradient_sum(X, onehot, norms, W, 1e9)
+    total = _clipped_softmax_gradient_sum(X, y, norms, W, 1e9)
     numeric = np.zeros_like(W)
     for i in range(6):
         for k in range(3):
@@ -43,7 +43,7 @@ def test_gradient_sum_is_the_softmax_gradient_clipped_per_example():
     np.testing.assert_allclose(total, numeric, rtol=1e-6, atol=1e-8)
     # Clipped: each row's contribution (p - e_y) x^T scaled to Frobenius norm <= C.
     for i in range(6):
-        one = _clipped_softmax_gradient_sum(X[i:i + 1], onehot[i:i + 1], norms[i:i + 1], W, 0.3)
+        one = _clipped_softmax_gradient_sum(X[i:i + 1], y[i:i + 1], norms[i:i + 1], W, 0.3)
         residual = softmax(W @ X[i]) - onehot[i]
         full = np.outer(residual, X[i])
         expected = full * min(1.0, 0.3 / np.linalg.norm(full))
@@ -51,8 +51,8 @@ def test_gradient_sum_is_the_softmax_gradient_clipped_per_example():
         assert np.linalg.norm(one) <= 0.3 + 1e-12
     # Row weights multiply the clipped contributions.
     weights = np.linspace(0.0, 1.0, 6)
-    weighted = _clipped_softmax_gradient_sum(X, onehot, norms, W, 0.3, weights)
-    rows = [_clipped_softmax_gradient_sum(X[i:i + 1], onehot[i:i + 1], norms[i:i + 1], W, 0.3)
+    weighted = _clipped_softmax_gradient_sum(X, y, norms, W, 0.3, weights)
+    rows = [_clipped_softmax_gradient_sum(X[i:i + 1], y[i:i + 1], norms[i:i + 1], W, 0.3)
             for i in range(6)]
     np.testing.assert_allclose(weighted, sum(w * r for w, r in zip(weights, rows)), atol=1e-14)
 
@@ -140,3 +140,58 @@ def _audit(cls):
 def test_audit_softmax_steps_keep_the_claim_and_catch_a_quarter_noise_copy():
     assert _audit(DPSGDClassifier) < 2.0
     assert _audit(_QuarterNoiseDPSGD) > 2.0
+
+
+class _NoiselessDPSGD(DPSGDClassifier):
+    def _noise_multiplier(self, settings, budget):
+        return 1e-300  # numerically noiseless; a zero scale is refused before the charge
+
+
+def test_noiseless_steps_are_the_hand_written_clipped_softmax_steps():
+    """Full batch, no noise: each step is the sum of w_i clip((p_i - e_y) x_i^T), by hand."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 3)) * np.where(np.arange(30) % 3 == 0, 20.0, 1.0)[:, None]
+    y = np.arange(30) % 3
+    w = rng.uniform(0.2, 1.0, size=30)
+    C, eta, steps = 0.5, 0.7, 3
+    clf = _NoiselessDPSGD(epsilon=1.0, delta=1e-5, data_norm=C, batch_size=30, epochs=steps,
+                          learning_rate=eta, learning_rate_schedule="constant",
+                          classes=[0, 1, 2], random_state=0)
+    Xa = np.hstack([X, np.ones((30, 1))])  # the intercept column counts in the norm
+    W = np.zeros((3, 4))
+    clipped_any = False
+    for _ in range(steps):
+        G = np.zeros_like(W)
+        for i in range(30):
+            full = np.outer(softmax(W @ Xa[i]) - np.eye(3)[y[i]], Xa[i])
+            scale = min(1.0, C / np.linalg.norm(full))
+            clipped_any |= scale < 1.0
+            G += w[i] * scale * full
+        W = W - eta * G / 30
+    assert clipped_any
+    clf.fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(clf.coef_, W[:, :3], rtol=1e-10)
+    np.testing.assert_allclose(clf.intercept_, W[:, 3], rtol=1e-10)
+
+
+def test_noise_on_every_coefficient_has_the_calibrated_deviation():
+    # Rows x = 0 have no gradient: one full-batch step releases -eta N(0, (z C)^2) / b on
+    # each of the K d coefficients.
+    X, y = np.zeros((60, 100)), np.arange(60) % 3
+    clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, data_norm=2.0, batch_size=60, epochs=1,
+                          learning_rate=0.5, fit_intercept=False, classes=[0, 1, 2],
+                          random_state=0).fit(X, y)
+    expected = 0.5 * clf.noise_multiplier_ * 2.0 / 60
+    assert clf.noise_multiplier_ == dpsgd_noise_multiplier(1.0, 1e-5, 1.0, 1)
+    assert np.std(clf.coef_) == pytest.approx(expected, rel=0.1)
+    assert abs(np.mean(clf.coef_)) < 0.1 * expected
+
+
+def test_one_extreme_row_neither_poisons_the_weights_nor_raises():
+    X, y = _data()
+    X = X.copy()
+    X[0, :2] = [1e308, -1e308]  # its scores overflow: the contribution is dropped
+    X[1, 0] = 1e3  # its softmax underflows
+    with np.errstate(all="raise"):
+        model = DPSGDClassifier(1.0, 1e-5, classes=[0, 1, 2, 3], random_state=0).fit(X, y)
+    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
