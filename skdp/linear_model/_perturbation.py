@@ -294,14 +294,15 @@ _MIN_TOL = 2.0**-500
 _ALPHA_FLOOR = 0.5
 _OBJECTIVE_MULTIPLIER = 0.4
 _OUTPUT_MULTIPLIER = 4.0
-# OutputPerturbationClassifier's softmax fit (K > 2 classes, one problem of K d coefficients,
-# Lipschitz constant sqrt(2) data_norm): see _softmax_multiplier and the user guide.
-_SOFTMAX_MULTIPLIER = 4.0
+# OutputPerturbationClassifier's softmax fit (K > 2 classes, one problem of K d coefficients):
+# the multiplier is 2 K, fitted on generated data with K = 3..10 and digits (the user guide,
+# "Output perturbation: the softmax fit").
+_SOFTMAX_MULTIPLIER = 2.0
 
 
 def _softmax_multiplier(n_classes):
-    """Multiplier of the default ``alpha`` of a softmax fit of ``n_classes`` classes."""
-    return _SOFTMAX_MULTIPLIER * math.sqrt(2.0)
+    """Multiplier ``2 K`` of the default ``alpha`` of a softmax fit of ``K = n_classes`` classes."""
+    return _SOFTMAX_MULTIPLIER * n_classes
 
 
 def _check_alpha(alpha):
@@ -376,6 +377,14 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     %(loss)s
     %(data_norm)s
     %(ridge)s
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        With more than two classes: ``"multinomial"`` releases one
+        regularized softmax (multinomial logistic) minimizer, the ``K``
+        weight vectors together, at the whole budget; ``"ovr"`` releases
+        ``K`` one-vs-rest minimizers that share the budget (see Privacy).
+        ``"auto"``: ``"multinomial"`` for ``loss="logistic"``, else
+        ``"ovr"``. ``"multinomial"`` with the Huber loss is refused before
+        the budget is charged.
     mechanism : {"l2_laplace", "discrete_laplace", "discrete_gaussian"}, \
 default="l2_laplace"
         Output noise. ``"l2_laplace"`` is Chaudhuri et al.'s (2011)
@@ -411,7 +420,9 @@ default="l2_laplace"
         per coordinate per unit sensitivity of one class problem
         (``sqrt(n_coef) / epsilon_k`` for the pure-DP mechanisms,
         ``epsilon_k`` one class problem's share; the analytic Gaussian's for
-        ``"discrete_gaussian"``).
+        ``"discrete_gaussian"``). A softmax fit is one problem of ``n_coef =
+        K (d + 1)`` coefficients at the whole budget, with the multiplier
+        ``2 K`` in place of 4 (the user guide derives it).
     sensitivity_ : float
         L2 sensitivity the noise is calibrated to.
     noise_scale_ : float
@@ -426,7 +437,9 @@ default="l2_laplace"
         Certified gradient norm of each released minimizer. Not private (see
         Privacy).
     n_iter_ : ndarray of shape (n_problems,)
-        Solver iterations per binary problem. Not private (see Privacy).
+        Solver iterations per problem. Not private (see Privacy).
+    multi_class_ : {"binary", "multinomial", "ovr"}
+        The fit made.
     delta_ : float
         The delta spent (``delta``).
     privacy_spent_ : PrivacyBudget
@@ -445,11 +458,15 @@ default="l2_laplace"
     ``sqrt(d)`` times the sensitivity) or discrete Gaussian (through zCDP)
     on a public grid (Canonne, Kamath and Steinke 2020), whose outputs avoid
     the floating-point leak of ``"l2_laplace"`` (Mironov 2012). Row weights
-    are clipped to ``[0, 1]``. With ``K > 2`` classes the pure-DP mechanisms
-    give each one-vs-rest problem ``epsilon / K``; the discrete Gaussian
-    releases the ``K`` vectors jointly (L2 sensitivity ``sqrt(K)`` times one
-    problem's, at the whole budget). Derivations:
-    :doc:`/guide/svm_and_perturbation`.
+    are clipped to ``[0, 1]``. With ``K > 2`` classes and the softmax fit
+    the ``K`` weight vectors are one minimizer of ``K d`` coefficients with
+    Frobenius sensitivity ``2 sqrt(2) R / (n Lambda) + 2 tol / Lambda``
+    (Chaudhuri et al. (2011), Cor. 1, with the softmax loss'
+    Lipschitz constant ``sqrt(2) R``), released once at the whole budget.
+    One-vs-rest: the pure-DP mechanisms give each problem ``epsilon / K``;
+    the discrete Gaussian releases the ``K`` vectors jointly (L2
+    sensitivity ``sqrt(K)`` times one problem's, at the whole budget).
+    Derivations: :doc:`/guide/svm_and_perturbation`.
     %(label_set_privacy)s
     %(non_private_diagnostics)s
     Whether a fit raises :class:`~skdp.exceptions.CertificationError` (after

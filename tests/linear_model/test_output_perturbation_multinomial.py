@@ -17,6 +17,7 @@ from skdp.linear_model._perturbation import (
     output_perturbation_softmax_sensitivity,
 )
 from skdp.linear_model._solvers import minimize_certified
+from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
 
 
@@ -161,3 +162,20 @@ def test_softmax_at_huge_epsilon_is_logistic_regression_and_gives_softmax_probab
     twin = LogisticRegression().fit(X, y)
     assert abs(est.score(X, y) - twin.score(X, y)) < 0.01
     np.testing.assert_allclose(est.predict_proba(X), softmax(est.decision_function(X), axis=1))
+
+
+@pytest.mark.parametrize("mechanism, delta, ratio", [
+    ("l2_laplace", 0.0, math.sqrt(28.0)),  # sqrt(F) / epsilon, F = K d = 4 * (6 + 1)
+    ("discrete_laplace", 0.0, math.sqrt(28.0)),
+    ("discrete_gaussian", 1e-6, gaussian_sigma_analytic(1.0, 1.0, 1e-6)),  # the whole budget
+])
+def test_softmax_alpha_auto_rule(mechanism, delta, ratio):
+    # n Lambda / R^2 = max(1/2, 2 K r) with r the ratio of one release of K d coefficients.
+    X, y = _data()
+    est = OutputPerturbationClassifier(epsilon=1.0, delta=delta, mechanism=mechanism,
+                                       classes=[0, 1, 2, 3], random_state=0).fit(X, y)
+    assert est.alpha_ == pytest.approx(max(0.5, 8.0 * ratio) / 300, rel=1e-12)
+    given = OutputPerturbationClassifier(epsilon=1.0, delta=delta, mechanism=mechanism,
+                                         alpha=est.alpha_, classes=[0, 1, 2, 3],
+                                         random_state=0).fit(X, y)
+    np.testing.assert_array_equal(given.coef_, est.coef_)
