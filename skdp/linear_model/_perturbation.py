@@ -420,8 +420,8 @@ default="l2_laplace"
         per coordinate per unit sensitivity of one class problem
         (``sqrt(n_coef) / epsilon_k`` for the pure-DP mechanisms,
         ``epsilon_k`` one class problem's share; the analytic Gaussian's for
-        ``"discrete_gaussian"``). A softmax fit is one problem of ``n_coef =
-        K (d + 1)`` coefficients at the whole budget, with the multiplier
+        ``"discrete_gaussian"``). A softmax fit is one problem of ``K n_coef``
+        coefficients at the whole budget, with the multiplier
         ``2 K`` in place of 4 (the user guide derives it).
     sensitivity_ : float
         L2 sensitivity the noise is calibrated to.

@@ -1,4 +1,4 @@
-"""OutputPerturbationClassifier's softmax fit: one certified multinomial minimizer plus noise on K d."""
+"""OutputPerturbationClassifier's softmax fit: one certified minimizer, noise on K d coefficients."""
 
 import math
 
