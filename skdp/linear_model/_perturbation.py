@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from skdp.linear_model._losses import get_loss
+from skdp.linear_model._multinomial import MultinomialLoss, MultinomialObjective
 from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
@@ -48,6 +49,7 @@ __all__ = [
     "objective_perturbation_terms",
     "output_perturbation_discrete_noise",
     "output_perturbation_sensitivity",
+    "output_perturbation_softmax_sensitivity",
     "sample_l2_laplace",
 ]
 
@@ -118,9 +120,36 @@ def output_perturbation_sensitivity(n_samples, data_norm, alpha, tol):
     return 2.0 * data_norm / (n_samples * alpha) + 2.0 * tol / alpha
 
 
+def output_perturbation_softmax_sensitivity(n_samples, data_norm, alpha, tol, n_classes):
+    """Frobenius sensitivity of the certified softmax minimizer (Chaudhuri et al. (2011), Cor. 1).
+
+    The minimizer ``W`` (``K x d``) of ``(1/n) sum_i l(W; x_i, y_i) +
+    (Lambda/2) ||W||_F^2`` with the softmax loss ``l``. Chaudhuri et al.
+    (2011), Cor. 1 (its proof, Lemma 7, applied to ``W`` flattened into
+    ``K d`` coordinates): the difference of the neighbours' objectives has a
+    gradient of norm at most ``2 L / n``, with ``L`` the loss' Lipschitz
+    constant in ``W`` (row weights in ``[0, 1]`` do not raise it), and the
+    objectives are ``Lambda``-strongly convex, so the exact minimizers are
+    within ``2 L / (n Lambda)``. For the softmax loss ``L = sqrt(2) R`` on
+    rows of norm ``R`` (``||(p - e_y) x^T||_F <= sqrt(2) ||x||``,
+    :class:`~skdp.linear_model._multinomial.MultinomialLoss`). The solver
+    certifies ``||grad||_F <= tol``, which adds ``2 tol / Lambda`` as in
+    :func:`output_perturbation_sensitivity`.
+
+    Returns
+    -------
+    sensitivity : float
+        ``2 sqrt(2) R / (n Lambda) + 2 tol / Lambda``.
+    """
+    lipschitz = MultinomialLoss(n_classes).lipschitz(data_norm)
+    # Chaudhuri et al. (2011), Cor. 1 with L = sqrt(2) R in place of R, plus the certificate.
+    return output_perturbation_sensitivity(n_samples, lipschitz, alpha, tol)
+
+
 # Noise of OutputPerturbationClassifier; the pure-DP ones spend no delta.
 OUTPUT_MECHANISMS = ("l2_laplace", "discrete_laplace", "discrete_gaussian")
 PURE_DP_OUTPUT_MECHANISMS = ("l2_laplace", "discrete_laplace")
+MULTI_CLASS = ("auto", "ovr", "multinomial")
 
 
 def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta,
@@ -265,6 +294,15 @@ _MIN_TOL = 2.0**-500
 _ALPHA_FLOOR = 0.5
 _OBJECTIVE_MULTIPLIER = 0.4
 _OUTPUT_MULTIPLIER = 4.0
+# OutputPerturbationClassifier's softmax fit (K > 2 classes, one problem of K d coefficients):
+# the multiplier is 2 K, fitted on generated data with K = 3..10 and digits (the user guide,
+# "Output perturbation: the softmax fit").
+_SOFTMAX_MULTIPLIER = 2.0
+
+
+def _softmax_multiplier(n_classes):
+    """Multiplier ``2 K`` of the default ``alpha`` of a softmax fit of ``K = n_classes`` classes."""
+    return _SOFTMAX_MULTIPLIER * n_classes
 
 
 def _check_alpha(alpha):
@@ -281,11 +319,15 @@ def _resolve_alpha(est, settings, budget, mechanism, multiplier):
 
     ``n``, ``data_norm``, the number of coefficients and one class problem's
     ``(epsilon, delta)``: the value is fixed before the budget is charged and
-    enters every sensitivity exactly as a user-given ``alpha`` does.
+    enters every sensitivity exactly as a user-given ``alpha`` does. A softmax
+    fit (``settings["n_classes"]`` set) is one problem of ``K d`` coefficients.
     """
     if settings["alpha"] is None:
-        n_coef = est.n_features_in_ + int(est.fit_intercept)
+        n_classes = settings.get("n_classes")
+        n_coef = (est.n_features_in_ + int(est.fit_intercept)) * (n_classes or 1)
         ratio = class_noise_ratio(mechanism, n_coef, budget)
+        if n_classes:
+            multiplier = _softmax_multiplier(n_classes)
         settings["alpha"] = default_regularization(settings["n_samples"], settings["data_norm"],
                                                    ratio, multiplier, _ALPHA_FLOOR)
     return settings["alpha"]
@@ -335,6 +377,14 @@ class OutputPerturbationClassifier(PrivateGLMClassifier):
     %(loss)s
     %(data_norm)s
     %(ridge)s
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        With more than two classes: ``"multinomial"`` releases one
+        regularized softmax (multinomial logistic) minimizer, the ``K``
+        weight vectors together, at the whole budget; ``"ovr"`` releases
+        ``K`` one-vs-rest minimizers that share the budget (see Privacy).
+        ``"auto"``: ``"multinomial"`` for ``loss="logistic"``, else
+        ``"ovr"``. ``"multinomial"`` with the Huber loss is refused before
+        the budget is charged.
     mechanism : {"l2_laplace", "discrete_laplace", "discrete_gaussian"}, \
 default="l2_laplace"
         Output noise. ``"l2_laplace"`` is Chaudhuri et al.'s (2011)
@@ -370,7 +420,9 @@ default="l2_laplace"
         per coordinate per unit sensitivity of one class problem
         (``sqrt(n_coef) / epsilon_k`` for the pure-DP mechanisms,
         ``epsilon_k`` one class problem's share; the analytic Gaussian's for
-        ``"discrete_gaussian"``).
+        ``"discrete_gaussian"``). A softmax fit is one problem of ``K n_coef``
+        coefficients at the whole budget, with the multiplier
+        ``2 K`` in place of 4 (the user guide derives it).
     sensitivity_ : float
         L2 sensitivity the noise is calibrated to.
     noise_scale_ : float
@@ -385,7 +437,9 @@ default="l2_laplace"
         Certified gradient norm of each released minimizer. Not private (see
         Privacy).
     n_iter_ : ndarray of shape (n_problems,)
-        Solver iterations per binary problem. Not private (see Privacy).
+        Solver iterations per problem. Not private (see Privacy).
+    multi_class_ : {"binary", "multinomial", "ovr"}
+        The fit made.
     delta_ : float
         The delta spent (``delta``).
     privacy_spent_ : PrivacyBudget
@@ -404,11 +458,15 @@ default="l2_laplace"
     ``sqrt(d)`` times the sensitivity) or discrete Gaussian (through zCDP)
     on a public grid (Canonne, Kamath and Steinke 2020), whose outputs avoid
     the floating-point leak of ``"l2_laplace"`` (Mironov 2012). Row weights
-    are clipped to ``[0, 1]``. With ``K > 2`` classes the pure-DP mechanisms
-    give each one-vs-rest problem ``epsilon / K``; the discrete Gaussian
-    releases the ``K`` vectors jointly (L2 sensitivity ``sqrt(K)`` times one
-    problem's, at the whole budget). Derivations:
-    :doc:`/guide/svm_and_perturbation`.
+    are clipped to ``[0, 1]``. With ``K > 2`` classes and the softmax fit
+    the ``K`` weight vectors are one minimizer of ``K d`` coefficients with
+    Frobenius sensitivity ``2 sqrt(2) R / (n Lambda) + 2 tol / Lambda``
+    (Chaudhuri et al. (2011), Cor. 1, with the softmax loss'
+    Lipschitz constant ``sqrt(2) R``), released once at the whole budget.
+    One-vs-rest: the pure-DP mechanisms give each problem ``epsilon / K``;
+    the discrete Gaussian releases the ``K`` vectors jointly (L2
+    sensitivity ``sqrt(K)`` times one problem's, at the whole budget).
+    Derivations: :doc:`/guide/svm_and_perturbation`.
     %(label_set_privacy)s
     %(non_private_diagnostics)s
     Whether a fit raises :class:`~skdp.exceptions.CertificationError` (after
@@ -439,9 +497,9 @@ default="l2_laplace"
     _non_private_attributes = ("gradient_norm_", "n_iter_")
 
     def __init__(self, epsilon=1.0, delta=0.0, *, loss="logistic", huber_h=0.1, data_norm=1.0,
-                 alpha="auto", fit_intercept=True, mechanism="l2_laplace", tol=None,
-                 solver="newton", max_iter=100, classes=None, class_weight=None, n_jobs=None,
-                 random_state=None, accountant=None, verbose=0):
+                 alpha="auto", fit_intercept=True, multi_class="auto", mechanism="l2_laplace",
+                 tol=None, solver="newton", max_iter=100, classes=None, class_weight=None,
+                 n_jobs=None, random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -449,6 +507,7 @@ default="l2_laplace"
         self.data_norm = data_norm
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.multi_class = multi_class
         self.mechanism = mechanism
         self.tol = tol
         self.solver = solver
@@ -468,7 +527,24 @@ default="l2_laplace"
         settings = _check_solver_params(self, n_samples)
         settings["mechanism"] = check_option(self.mechanism, "mechanism", OUTPUT_MECHANISMS)
         check_mechanism_delta(self.mechanism, self.delta, PURE_DP_OUTPUT_MECHANISMS)
+        settings["multi_class"] = check_option(self.multi_class, "multi_class", MULTI_CLASS)
+        settings["n_classes"] = None  # set by _fits_multinomial for a softmax fit
         return settings
+
+    def _fits_multinomial(self, n_classes, settings):
+        # Called before the charge: an impossible softmax fit is refused here.
+        if settings["multi_class"] == "multinomial" and self.loss != "logistic":
+            raise ValueError(
+                "multi_class='multinomial' needs loss='logistic' (the softmax loss); use "
+                "multi_class='ovr' with the Huber loss. Nothing was spent.")
+        if settings["multi_class"] == "ovr" or self.loss != "logistic":
+            return False
+        settings["n_classes"] = n_classes
+        return True
+
+    def _n_coef(self, settings):
+        """Coefficients of one release: ``d`` (with the intercept), ``K d`` for a softmax fit."""
+        return (self.n_features_in_ + int(self.fit_intercept)) * (settings["n_classes"] or 1)
 
     def _prepare(self, settings, budget):
         # Every calibration runs before the budget is charged: the discrete one can fail
@@ -478,7 +554,7 @@ default="l2_laplace"
         if settings["mechanism"] != "l2_laplace":
             settings["discrete"] = self._discrete_noise(settings, budget)
             return
-        n_coef = self.n_features_in_ + int(self.fit_intercept)
+        n_coef = self._n_coef(settings)
         calibrate_before_charge(
             lambda: _check_l2_laplace_scale(self._noise_scale(settings, budget)[1], n_coef),
             "The output noise", budget, {name: settings[name] for name in
@@ -490,10 +566,13 @@ default="l2_laplace"
     def _discrete_noise(self, settings, budget):
         """``(sensitivity, granularity, parameter, scale)`` of a discrete mechanism (test hook)."""
         sensitivity = self._noise_scale(settings, budget)[0]  # the L2 sensitivity
-        n_coef = self.n_features_in_ + int(self.fit_intercept)
-        # ||w|| <= (R + tol) / Lambda: the gradient of the mean loss has norm <= R (|l'| <= 1,
-        # weights <= 1) and Lambda w = -that at the exact minimizer; tol is the certificate.
-        weight_bound = (settings["data_norm"] + settings["tol"]) / settings["alpha"]
+        n_coef = self._n_coef(settings)
+        # ||w|| <= (L + tol) / Lambda: the gradient of the mean loss has norm <= L (R for the
+        # margin losses, |l'| <= 1; sqrt(2) R for the softmax; weights <= 1) and Lambda w =
+        # -that at the exact minimizer; tol is the certificate.
+        lipschitz = (settings["data_norm"] if settings["n_classes"] is None else
+                     MultinomialLoss(settings["n_classes"]).lipschitz(settings["data_norm"]))
+        weight_bound = (lipschitz + settings["tol"]) / settings["alpha"]
         if settings["mechanism"] == "discrete_gaussian":
             # One-vs-rest: the K vectors are one Gaussian release (OneVsRestBudget).
             epsilon, delta, k = budget.accounted()
@@ -504,28 +583,56 @@ default="l2_laplace"
             n_problems=k))
 
     def _noise_scale(self, settings, budget):
-        # Chaudhuri et al. (2011), Alg. 1: beta = n Lambda epsilon / 2 for R = 1; here
-        # scale = 1 / beta = sensitivity / epsilon with the corrected sensitivity.
-        sensitivity = output_perturbation_sensitivity(settings["n_samples"], settings["data_norm"],
-                                                      settings["alpha"], settings["tol"])
+        if settings["n_classes"] is None:
+            # Chaudhuri et al. (2011), Alg. 1: beta = n Lambda epsilon / 2 for R = 1; here
+            # scale = 1 / beta = sensitivity / epsilon with the corrected sensitivity.
+            sensitivity = output_perturbation_sensitivity(
+                settings["n_samples"], settings["data_norm"], settings["alpha"], settings["tol"])
+        else:
+            # Softmax fit: Chaudhuri et al. (2011), Cor. 1 on the K d coefficients of W
+            # (Lipschitz constant sqrt(2) R, Frobenius norm), the same certificate term;
+            # one problem, so budget.epsilon is the whole epsilon.
+            sensitivity = output_perturbation_softmax_sensitivity(
+                settings["n_samples"], settings["data_norm"], settings["alpha"], settings["tol"],
+                settings["n_classes"])
         # Pure epsilon-DP: K classes split epsilon evenly (a joint release of K vectors
         # has K times the sensitivity, so it would cost the same).
         return sensitivity, sensitivity / budget.epsilon
+
+    def _release(self, result, settings, budget, rng):
+        """``(released, sensitivity, scale, granularity)``: the certified point plus the noise."""
+        if settings["mechanism"] == "l2_laplace":
+            # Chaudhuri et al. (2011), Alg. 1 step 1: density proportional to
+            # exp(-||b|| / scale) over all the released coefficients (K d for a softmax fit).
+            sensitivity, scale = self._noise_scale(settings, budget)
+            w = result.x + sample_l2_laplace(result.x.size, scale, rng)
+            return w, sensitivity, scale, None
+        sensitivity, granularity, parameter, scale = settings["discrete"]
+        w = release_on_grid(result.x, settings["mechanism"], parameter, granularity, rng)
+        return w, sensitivity, scale, granularity
 
     def _fit_binary(self, X, y, rng, *, loss, budget, settings, sample_weight):
         # Weights in [0, 1] keep Thm. 1's bound: a row's weighted loss is convex
         # with gradient norm <= R, so the minimizers move by <= 2 R / (n Lambda).
         result = _certified_minimizer(X, y, loss, settings["alpha"], None, settings, self.solver,
                                       sample_weight)
-        if settings["mechanism"] == "l2_laplace":
-            sensitivity, scale = self._noise_scale(settings, budget)
-            granularity = None
-            w = result.x + sample_l2_laplace(X.shape[1], scale, rng)
-        else:
-            sensitivity, granularity, parameter, scale = settings["discrete"]
-            w = release_on_grid(result.x, settings["mechanism"], parameter, granularity, rng)
+        w, sensitivity, scale, granularity = self._release(result, settings, budget, rng)
         return w, {"sensitivity": sensitivity, "noise_scale": scale, "granularity": granularity,
                    "grad_norm": result.grad_norm, "n_iter": result.n_iter}
+
+    def _fit_multinomial(self, X, y_index, n_classes, rng, *, budget, settings, sample_weight):
+        # One softmax problem on the K d coefficients (Frobenius-regularized, the same
+        # certified solve as the binary fit): weights in [0, 1] keep each row's weighted
+        # loss convex and sqrt(2) R-Lipschitz, the bound of the softmax sensitivity.
+        objective = MultinomialObjective(X, y_index, n_classes, settings["alpha"], None,
+                                         sample_weight)
+        result = minimize_certified(objective, np.zeros(n_classes * X.shape[1]),
+                                    gamma=settings["tol"], max_iter=settings["max_iter"],
+                                    solver=self.solver)
+        w, sensitivity, scale, granularity = self._release(result, settings, budget, rng)
+        return w.reshape(n_classes, X.shape[1]), {
+            "sensitivity": sensitivity, "noise_scale": scale, "granularity": granularity,
+            "grad_norm": result.grad_norm, "n_iter": result.n_iter}
 
     def _record(self, infos, settings):
         self.alpha_ = settings["alpha"]
@@ -534,6 +641,8 @@ default="l2_laplace"
         self.noise_granularity_ = infos[0]["granularity"]
         self.gradient_norm_ = np.array([i["grad_norm"] for i in infos])
         self.n_iter_ = np.array([i["n_iter"] for i in infos])
+        self.multi_class_ = ("binary" if len(self.classes_) == 2 else
+                             "multinomial" if settings["n_classes"] else "ovr")
 
 
 @fill_glm_doc

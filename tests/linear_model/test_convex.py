@@ -538,7 +538,7 @@ def test_multiclass_noise_is_calibrated_to_the_split_budget():
     scale, step, _ = frank_wolfe_noise(300, 1.0, 1.0, 1.0, 1e-4 / 3, 10, "thesis")
     assert est.noise_scale_ == pytest.approx(scale)
     assert est.step_epsilon_ == pytest.approx(step)
-    out = OutputPerturbationClassifier(epsilon=3.0, random_state=0).fit(X, y)
+    out = OutputPerturbationClassifier(epsilon=3.0, multi_class="ovr", random_state=0).fit(X, y)
     assert out.noise_scale_ == pytest.approx(out.sensitivity_ / 1.0)
 
 
@@ -705,7 +705,8 @@ def test_binary_y_with_three_declared_classes_is_three_problems(cls):
 
 def test_binary_y_with_three_declared_classes_splits_the_budget_by_three():
     X, y = make_classification(200, 4, random_state=0)
-    three = OutputPerturbationClassifier(epsilon=3.0, classes=[0, 1, 2], random_state=0)
+    three = OutputPerturbationClassifier(epsilon=3.0, multi_class="ovr", classes=[0, 1, 2],
+                                         random_state=0)
     assert three.fit(X, y).noise_scale_ == pytest.approx(three.sensitivity_ / 1.0)
     two = OutputPerturbationClassifier(epsilon=3.0, classes=[0, 1], random_state=0)
     assert two.fit(X, y).noise_scale_ == pytest.approx(two.sensitivity_ / 3.0)

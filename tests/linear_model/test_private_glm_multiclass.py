@@ -147,7 +147,7 @@ def test_discrete_gaussian_sigma2_is_k_times_one_vectors(k):
                                       X.shape[1] + 1)
     assert est.noise_scale_ == pytest.approx(math.sqrt(float(k * sigma2)) * g)
     out = OutputPerturbationClassifier(epsilon=1.0, delta=1e-6, mechanism="discrete_gaussian",
-                                       alpha=0.1, classes=list(range(k)),
+                                       alpha=0.1, multi_class="ovr", classes=list(range(k)),
                                        random_state=0).fit(X, y)
     old = _split(OutputPerturbationClassifier)(**out.get_params()).fit(X, y)
     assert old.noise_scale_ / out.noise_scale_ > (1.6 if k == 3 else 2.8)
@@ -161,12 +161,14 @@ def test_pure_dp_noise_keeps_the_even_split():
     svm = PrivateLinearSVM(epsilon=1.5, C=1.0, classes=[0, 1, 2], random_state=0).fit(X, y)
     assert svm.noise_scale_ == pytest.approx(svm_noise_scale("laplace", svm.sensitivity_,
                                                              X.shape[1] + 1, 0.5, 0.0))
-    out = OutputPerturbationClassifier(epsilon=1.5, alpha=0.1, classes=[0, 1, 2],
-                                       random_state=0).fit(X, y)
+    out = OutputPerturbationClassifier(epsilon=1.5, alpha=0.1, multi_class="ovr",
+                                       classes=[0, 1, 2], random_state=0).fit(X, y)
     assert out.noise_scale_ == pytest.approx(out.sensitivity_ / 0.5)
     for cls in (OutputPerturbationClassifier, ObjectivePerturbationClassifier):
-        a = cls(epsilon=1.5, alpha=0.1, classes=[0, 1, 2], random_state=0).fit(X, y)
-        b = _split(cls)(epsilon=1.5, alpha=0.1, classes=[0, 1, 2], random_state=0).fit(X, y)
+        kw = dict(multi_class="ovr") if cls is OutputPerturbationClassifier else {}
+        a = cls(epsilon=1.5, alpha=0.1, classes=[0, 1, 2], random_state=0, **kw).fit(X, y)
+        b = _split(cls)(epsilon=1.5, alpha=0.1, classes=[0, 1, 2], random_state=0,
+                        **kw).fit(X, y)
         np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
