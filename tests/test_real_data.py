@@ -53,7 +53,6 @@ SHORTFALLS = {
         "shared by the 5 classes, where scikit-learn grows one tree per class "
         "(docs/guide/trees.rst)",
     ("ObjectivePerturbationClassifier", "diamonds_cut"): _ONE_VS_REST,
-    ("OutputPerturbationClassifier", "diamonds_cut"): _ONE_VS_REST,
     ("PrivateLinearSVM", "diamonds_cut"): _ONE_VS_REST,
     ("ModelAgnosticPrivateClassifier", "digits"): "subsample-and-aggregate on 1,347 rows: each "
         "teacher sees a few hundred rows of 10 classes (docs/guide/model_agnostic.rst)",
