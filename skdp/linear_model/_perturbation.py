@@ -458,11 +458,10 @@ default="l2_laplace"
     ``sqrt(d)`` times the sensitivity) or discrete Gaussian (through zCDP)
     on a public grid (Canonne, Kamath and Steinke 2020), whose outputs avoid
     the floating-point leak of ``"l2_laplace"`` (Mironov 2012). Row weights
-    are clipped to ``[0, 1]``. With ``K > 2`` classes and the softmax fit
-    the ``K`` weight vectors are one minimizer of ``K d`` coefficients with
-    Frobenius sensitivity ``2 sqrt(2) R / (n Lambda) + 2 tol / Lambda``
-    (Chaudhuri et al. (2011), Cor. 1, with the softmax loss'
-    Lipschitz constant ``sqrt(2) R``), released once at the whole budget.
+    are clipped to ``[0, 1]``. A softmax fit (``K > 2``) is one minimizer
+    of ``K d`` coefficients, of sensitivity ``2 sqrt(2) R / (n Lambda) + 2
+    tol / Lambda`` (the softmax loss is ``sqrt(2) R``-Lipschitz), released
+    once at the whole budget.
     One-vs-rest: the pure-DP mechanisms give each problem ``epsilon / K``;
     the discrete Gaussian releases the ``K`` vectors jointly (L2
     sensitivity ``sqrt(K)`` times one problem's, at the whole budget).
