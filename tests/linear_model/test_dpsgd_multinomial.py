@@ -8,7 +8,6 @@ from scipy.special import softmax
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import MinMaxScaler, Normalizer
 
-from skdp.accounting import BudgetAccountant
 from skdp.linear_model import DPSGDClassifier
 from skdp.linear_model._dpsgd import (
     _clipped_softmax_gradient_sum,
@@ -86,18 +85,6 @@ def test_auto_is_one_vs_rest_where_the_softmax_does_not_apply():
                                **kw).fit(X, y).multi_class_ == "ovr"
     binary = DPSGDClassifier(1.0, 1e-5, classes=[0, 1], random_state=0).fit(X, y % 2)
     assert binary.multi_class_ == "binary" and binary.coef_.shape == (1, 6)
-
-
-@pytest.mark.parametrize("kw", [dict(loss="huber"), dict(clipping="data"),
-                                dict(multi_class="softmax")])
-def test_impossible_softmax_is_refused_before_the_charge(kw):
-    X, y = _data()
-    acc = BudgetAccountant(10.0, 1e-3)
-    params = dict(multi_class="multinomial", classes=[0, 1, 2, 3], accountant=acc)
-    params.update(kw)
-    with pytest.raises(ValueError, match="multi_class"):
-        DPSGDClassifier(1.0, 1e-5, **params).fit(X, y)
-    assert acc.spent is None or acc.spent.epsilon == 0.0  # nothing charged
 
 
 def test_softmax_beats_one_vs_rest_on_a_multiclass_table():

@@ -9,7 +9,6 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import MinMaxScaler, Normalizer
 
-from skdp.accounting import BudgetAccountant
 from skdp.linear_model import OutputPerturbationClassifier
 from skdp.linear_model._multinomial import MultinomialObjective
 from skdp.linear_model._perturbation import (
@@ -126,17 +125,6 @@ def _audit(cls, epsilon):
 def test_audit_softmax_release_keeps_the_claim_and_catches_a_quarter_noise_copy():
     assert _audit(OutputPerturbationClassifier, 2.0) < 2.0
     assert _audit(_QuarterNoise, 2.0) > 2.0
-
-
-@pytest.mark.parametrize("kw", [dict(loss="huber"), dict(multi_class="softmax")])
-def test_impossible_softmax_is_refused_before_the_charge(kw):
-    X, y = _data()
-    acc = BudgetAccountant(10.0, 1e-3)
-    params = dict(multi_class="multinomial", classes=[0, 1, 2, 3], accountant=acc)
-    params.update(kw)
-    with pytest.raises(ValueError, match="multi_class"):
-        OutputPerturbationClassifier(1.0, **params).fit(X, y)
-    assert acc.spent is None or acc.spent.epsilon == 0.0  # nothing charged
 
 
 def test_auto_is_one_vs_rest_for_huber_and_binary_ignores_multi_class():

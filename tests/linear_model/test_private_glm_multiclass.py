@@ -290,3 +290,19 @@ def test_gaussian_svm_event_composes_to_its_budget():
     # Exactly the budget it was calibrated to (the analytic Gaussian mechanism).
     assert compose_events([(model.privacy_spent_, event)], 1e-6, "pld") == pytest.approx(
         1.0, abs=0.02)
+
+
+@pytest.mark.parametrize("cls,kw", [
+    (DPSGDClassifier, dict(loss="huber")), (DPSGDClassifier, dict(clipping="data")),
+    (DPSGDClassifier, dict(multi_class="softmax")),
+    (OutputPerturbationClassifier, dict(loss="huber")),
+    (OutputPerturbationClassifier, dict(multi_class="softmax"))])
+def test_impossible_softmax_is_refused_before_the_charge(cls, kw):
+    from skdp.accounting import BudgetAccountant
+
+    X, y = _data(300, 4)
+    acc = BudgetAccountant(10.0, 1e-3)
+    params = {"multi_class": "multinomial", "classes": [0, 1, 2, 3], "accountant": acc, **kw}
+    with pytest.raises(ValueError, match="multi_class"):
+        cls(epsilon=1.0, **params).fit(X, y)
+    assert acc.spent is None or acc.spent.epsilon == 0.0  # nothing charged
