@@ -3,8 +3,10 @@
 import math
 
 import numpy as np
+from scipy.special import softmax
 
 from skdp.linear_model._losses import get_loss
+from skdp.linear_model._multinomial import MultinomialLoss
 from skdp.linear_model._perturbation import output_perturbation_discrete_noise
 from skdp.linear_model._private_glm import (
     PrivateGLMClassifier,
@@ -32,6 +34,7 @@ __all__ = [
 
 CALIBRATIONS = ("analytic", "thesis")
 MECHANISMS = ("gaussian", "discrete_gaussian")
+MULTI_CLASS = ("auto", "ovr", "multinomial")
 # D R of permutation_sgd_default_step: the comparator norm, in units of 1 / data_norm,
 # chosen on generated problems only (studies/psgd_step.py). No longer
 # the default (see permutation_sgd_noise_step).
@@ -314,6 +317,35 @@ def _permutation_sgd_path(X, y, loss, settings, rng, sample_weight=None):
     return w
 
 
+def _permutation_sgd_softmax_path(X, y_index, n_classes, settings, rng, sample_weight=None):
+    """Noiseless permutation SGD of the softmax loss on ``W`` (``K x d``) from 0.
+
+    The same passes over one permutation as :func:`_permutation_sgd_path`; a
+    minibatch's gradient is ``(1/b) sum_i w_i (p_i - e_(y_i)) x_i^T + alpha W``
+    with ``p_i = softmax(W x_i)``.
+    """
+    n, d = X.shape
+    batches = np.array_split(rng.permutation(n), settings["n_batches"])
+    alpha, beta = settings["alpha"], settings["beta"]
+    W = np.zeros((n_classes, d))
+    t = 0
+    for _ in range(settings["epochs"]):
+        for batch in batches:
+            t += 1
+            if settings["strongly_convex"]:
+                eta = min(1.0 / beta, 1.0 / (alpha * t))
+            else:
+                eta = settings["learning_rate"]
+            Xb = X[batch]
+            residual = softmax(np.asarray(Xb @ W.T), axis=1)
+            residual[np.arange(len(batch)), y_index[batch]] -= 1.0
+            if sample_weight is not None:  # divisor stays the public len(batch)
+                residual *= sample_weight[batch][:, None]
+            grad = np.asarray(Xb.T @ residual).T / len(batch) + alpha * W
+            W -= eta * grad
+    return W
+
+
 @fill_glm_doc
 class PermutationSGDClassifier(PrivateGLMClassifier):
     """Permutation-based SGD with Gaussian output perturbation (Wu et al. 2017, "bolt-on" DP).
@@ -368,6 +400,15 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         20% to 25% more noise.
     fit_intercept : bool, default=True
         Append a constant feature 1 (before clipping) whose weight is the intercept.
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        With more than two classes: ``"multinomial"`` runs SGD once on the
+        softmax (multinomial logistic) loss of the ``K`` weight vectors and
+        releases them together at the whole budget; ``"ovr"`` runs ``K``
+        one-vs-rest problems released jointly (see Privacy). ``"auto"``:
+        ``"multinomial"`` for ``loss="logistic"``, else ``"ovr"``. The
+        softmax loss has ``beta = data_norm^2 / 2 + alpha``, so its steps are
+        at most ``2 / beta`` of that ``beta``. ``"multinomial"`` with the
+        Huber loss is refused before the budget is charged.
     %(classes)s
     %(class_weight)s
     %(n_jobs)s
@@ -393,7 +434,9 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     epochs_ : int
         Passes used.
     n_iter_ : int
-        Minibatch updates per binary problem.
+        Minibatch updates per run (per class problem for ``"ovr"``).
+    multi_class_ : {"binary", "multinomial", "ovr"}
+        The fit made.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta_)``.
     delta_ : float
@@ -413,11 +456,11 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     its low-order bits (Mironov 2012); ``mechanism="discrete_gaussian"``
     adds exact discrete Gaussian noise on a public grid through zCDP
     (Canonne, Kamath and Steinke 2020) instead.
-    With ``K > 2`` classes one record moves all ``K`` one-vs-rest weight
-    vectors: they are released jointly, as one Gaussian release of L2
-    sensitivity ``sqrt(K)`` times one problem's at the whole budget (about
-    ``sqrt(K)`` times less noise than an even split of ``(epsilon,
-    delta)``). Corrections to Thakkar (2019), Alg. 2 and 3 (the step index
+    A softmax fit (``K > 2``) is one release of ``K d`` coefficients whose
+    sensitivity is the above with ``sqrt(2) R`` (the softmax loss's
+    Lipschitz constant) in place of ``R``. One-vs-rest: the ``K`` vectors
+    are one Gaussian release of sensitivity ``sqrt(K)`` times one
+    problem's, at the whole budget. Corrections to Thakkar (2019), Alg. 2 and 3 (the step index
     of Alg. 3, the pass count of Alg. 2) and the derivations are in the user
     guide, :doc:`/guide/sgd`.
     %(label_set_privacy)s
@@ -466,8 +509,9 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     def __init__(self, epsilon=1.0, delta=None, *, loss="logistic", huber_h=0.1, data_norm=1.0,
                  strongly_convex=False, alpha=0.0, learning_rate=None, batch_size=64,
                  epochs=None,
-                 calibration="analytic", mechanism="gaussian", fit_intercept=True, classes=None,
-                 class_weight=None, n_jobs=None, random_state=None, accountant=None, verbose=0):
+                 calibration="analytic", mechanism="gaussian", fit_intercept=True,
+                 multi_class="auto", classes=None, class_weight=None, n_jobs=None,
+                 random_state=None, accountant=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -481,6 +525,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         self.calibration = calibration
         self.mechanism = mechanism
         self.fit_intercept = fit_intercept
+        self.multi_class = multi_class
         self.classes = classes
         self.class_weight = class_weight
         self.n_jobs = n_jobs
@@ -549,16 +594,47 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
             "n_batches": permutation_sgd_batches(n_samples, batch_size)[0],
             "calibration": calibration,
             "mechanism": mechanism,
+            "multi_class": check_option(self.multi_class, "multi_class", MULTI_CLASS),
+            "n_classes": None,  # set by _fits_multinomial for a softmax fit
+            # The Lipschitz constant of one example's loss in the weights: R for the
+            # margin losses (|l'| <= 1), sqrt(2) R for the softmax (_fits_multinomial).
+            "lipschitz": data_norm,
         }
-        if not settings["default_step"]:
-            self._set_sensitivity(settings)
         return settings
+
+    def _fits_multinomial(self, n_classes, settings):
+        # Called before the charge: an impossible softmax fit is refused here.
+        if settings["multi_class"] == "multinomial" and self.loss != "logistic":
+            raise ValueError(
+                "multi_class='multinomial' needs loss='logistic' (the softmax loss); use "
+                "multi_class='ovr' with the Huber loss. Nothing was spent.")
+        if settings["multi_class"] == "ovr" or self.loss != "logistic":
+            return False
+        # Wu et al. (2017), Thm. 3 (and its strongly convex case; Thakkar (2019), Alg. 2 and
+        # 3) hold for any convex, L-Lipschitz, beta-smooth loss with steps <= 2 / beta: on
+        # W flattened into K d coordinates the softmax loss has L = sqrt(2) R and beta =
+        # R^2 / 2 (MultinomialLoss), plus alpha from the regularizer.
+        softmax_loss = MultinomialLoss(n_classes)
+        data_norm, alpha = settings["data_norm"], settings["alpha"]
+        beta = softmax_loss.smoothness(data_norm) + alpha
+        learning_rate = settings["learning_rate"]
+        if learning_rate is not None and learning_rate > 2.0 / beta:
+            raise ValueError(
+                f"learning_rate={learning_rate:g} exceeds 2 / beta = {2.0 / beta:g} of the "
+                f"softmax loss (beta = data_norm^2 / 2 + alpha = {beta:g}), the largest step "
+                "for which the SGD output's sensitivity bound holds. Use a smaller "
+                "learning_rate, or multi_class='ovr'. Nothing was spent.")
+        settings.update(n_classes=n_classes, beta=beta,
+                        lipschitz=softmax_loss.lipschitz(data_norm))
+        return True
 
     def _set_sensitivity(self, settings):
         """Store the output's sensitivity and weight bound, once the step is known."""
+        # Wu et al. (2017), Thm. 3: 2 k eta L / b (convex) or 2 L / (alpha b N) (strongly
+        # convex), L = R for the margin losses and sqrt(2) R for the softmax fit.
         sensitivity = permutation_sgd_sensitivity(
             settings["n_samples"], settings["batch_size"], settings["epochs"],
-            settings["data_norm"], learning_rate=settings["learning_rate"],
+            settings["lipschitz"], learning_rate=settings["learning_rate"],
             alpha=settings["alpha"], strongly_convex=settings["strongly_convex"])
         if not 0.0 < sensitivity < math.inf:
             how = "overflows" if sensitivity else "underflows to 0"
@@ -571,8 +647,9 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
                 "Gaussian noise can be calibrated to it. Rescale these parameters. "
                 "Nothing was spent.")
         settings["sensitivity"] = sensitivity
+        # Each step adds at most eta L (the gradient of one example's loss).
         settings["weight_bound"] = permutation_sgd_weight_bound(
-            settings["epochs"] * settings["n_batches"], settings["data_norm"],
+            settings["epochs"] * settings["n_batches"], settings["lipschitz"],
             learning_rate=settings["learning_rate"], alpha=settings["alpha"],
             strongly_convex=settings["strongly_convex"])
 
@@ -586,8 +663,16 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
             "The output noise (for the default learning_rate)", budget,
             {"data_norm": settings["data_norm"]})
         n_coef = self.n_features_in_ + int(self.fit_intercept)
-        # budget.n_problems: 1 for two classes, K otherwise (public: ``classes``).
-        n_classes = 2 if budget.n_problems == 1 else budget.n_problems
+        if settings["n_classes"]:
+            # Softmax fit: one release of K d coefficients (budget.gaussian()'s factor is 1)
+            # of sensitivity 2 k eta sqrt(2) R / b: per unit of 2 k eta R / b the noise is
+            # sqrt(2) c. The target holds each class score's noise x . b_k (b_k: the d
+            # coordinates of class k) at the one-vs-rest fit's deviation.
+            n_classes = settings["n_classes"]
+            c = c * MultinomialLoss(n_classes).lipschitz(1.0)
+        else:
+            # budget.n_problems: 1 for two classes, K otherwise (public: ``classes``).
+            n_classes = 2 if budget.n_problems == 1 else budget.n_problems
         return permutation_sgd_noise_step(
             settings["n_samples"], settings["batch_size"], settings["epochs"],
             settings["data_norm"], n_coef, c, 1.0 / settings["beta"],
@@ -601,13 +686,16 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         # One-vs-rest: one record moves all K weight vectors, each by at most the
         # sensitivity Delta: they are one Gaussian release of L2 sensitivity sqrt(K) Delta
         # at the whole (epsilon, delta) (OneVsRestBudget.gaussian; Balle and Wang 2018).
+        # Softmax fit: one problem (factor 1), Delta = Wu et al.'s bound with L = sqrt(2) R
+        # on the K d coefficients (Frobenius norm), at the whole (epsilon, delta).
         factor, epsilon, delta = budget.gaussian()
         return permutation_sgd_sigma(factor * settings["sensitivity"], epsilon, delta,
                                      settings["calibration"])
 
     def _discrete_noise(self, settings, budget):
         """``(granularity, sigma^2 in grid steps, sigma g)`` of the discrete Gaussian (test hook)."""
-        n_coef = self.n_features_in_ + int(self.fit_intercept)
+        # d coefficients per release; K d for a softmax fit (one release, k = 1 below).
+        n_coef = (self.n_features_in_ + int(self.fit_intercept)) * (settings["n_classes"] or 1)
         # Thakkar (2019), Alg. 2/3 (L2 sensitivity of the SGD output, Wu et al. 2017) released with
         # exact discrete Gaussian noise on the grid (CKS): sigma^2 = Delta_g^2 / (2 rho) with
         # Delta_g the rounded output's L2 shift incl. the grid term, rho from CKS
@@ -621,7 +709,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     def _prepare(self, settings, budget):
         if settings["default_step"]:
             settings["learning_rate"] = self._default_step(settings, budget)
-            self._set_sensitivity(settings)
+        # After _fits_multinomial (the softmax's Lipschitz constant), before the charge.
+        self._set_sensitivity(settings)
         # The calibration is data-independent but can fail (e.g. at epsilon = 1e300, or a
         # discrete noise beyond 2**52 grid steps): fail before the budget is charged.
         # The result travels to the class problems in ``settings`` (computed once, not
@@ -647,6 +736,20 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         sigma = settings["sigma"]
         return w + rng.normal(0.0, sigma, size=w.shape), {"sigma": sigma, "granularity": None}
 
+    def _fit_multinomial(self, X, y_index, n_classes, rng, *, budget, settings, sample_weight):
+        # One softmax run on the K d coefficients: weights in [0, 1] keep the minibatch loss
+        # convex and (R^2 / 2 + alpha)-smooth and the differing row's gradient norm <=
+        # sqrt(2) R, so Wu et al.'s (2017) bound with L = sqrt(2) R holds (_set_sensitivity).
+        W = _permutation_sgd_softmax_path(X, y_index, n_classes, settings, rng, sample_weight)
+        if settings["mechanism"] == "discrete_gaussian":
+            granularity, sigma2_steps, sigma = settings["discrete"]
+            released = release_on_grid(W.ravel(), "discrete_gaussian", sigma2_steps,
+                                       granularity, rng).reshape(W.shape)
+            return released, {"sigma": sigma, "granularity": granularity}
+        sigma = settings["sigma"]
+        # The analytic Gaussian on all K d coordinates at once (Balle and Wang 2018).
+        return W + rng.normal(0.0, sigma, size=W.shape), {"sigma": sigma, "granularity": None}
+
     def _record(self, infos, settings):
         self.sensitivity_ = settings["sensitivity"]
         self.noise_std_ = infos[0]["sigma"]
@@ -654,3 +757,5 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
         self.learning_rate_ = settings["learning_rate"]
         self.epochs_ = settings["epochs"]
         self.n_iter_ = settings["epochs"] * settings["n_batches"]
+        self.multi_class_ = ("binary" if len(self.classes_) == 2 else
+                             "multinomial" if settings["n_classes"] else "ovr")

@@ -37,7 +37,7 @@ def test_multiclass_default_step_by_hand():
     # and the noise per coordinate is c Delta = c 2 k eta R / b = 0.3 / R.
     X, y = make_classification(1000, 4, n_informative=3, n_redundant=0, n_classes=4,
                                random_state=1)
-    est = PermutationSGDClassifier(epsilon=1.0, delta=1e-6, data_norm=2.0,
+    est = PermutationSGDClassifier(epsilon=1.0, delta=1e-6, data_norm=2.0, multi_class="ovr",
                                    classes=[0, 1, 2, 3], random_state=0).fit(X, y)
     c = gaussian_sigma_analytic(2.0, 1.0, 1e-6)
     assert est.epochs_ == 50
@@ -87,7 +87,8 @@ def test_multiclass_default_beats_the_majority_where_the_binary_target_did_not()
 
     def scores(**kw):
         return [PermutationSGDClassifier(epsilon=1.0, classes=classes, random_state=s,
-                                         **kw).fit(X_tr, y_tr).score(X_te, y_te)
+                                         multi_class="ovr", **kw).fit(X_tr, y_tr)
+                .score(X_te, y_te)
                 for s in range(2)]
 
     new = scores()

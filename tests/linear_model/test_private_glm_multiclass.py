@@ -80,8 +80,8 @@ def test_noise_ratios_at_ten_classes():
 @pytest.mark.parametrize("k", [3, 10])
 def test_permutation_sgd_output_noise_is_one_release(k):
     X, y = _data(200, k)
-    kw = dict(epsilon=1.0, delta=1e-6, learning_rate=0.1, classes=list(range(k)),
-              random_state=0)
+    kw = dict(epsilon=1.0, delta=1e-6, learning_rate=0.1, multi_class="ovr",
+              classes=list(range(k)), random_state=0)
     est = PermutationSGDClassifier(**kw).fit(X, y)
     old = _split(PermutationSGDClassifier)(**kw).fit(X, y)
     sens = est.sensitivity_
@@ -296,7 +296,10 @@ def test_gaussian_svm_event_composes_to_its_budget():
     (DPSGDClassifier, dict(loss="huber")), (DPSGDClassifier, dict(clipping="data")),
     (DPSGDClassifier, dict(multi_class="softmax")),
     (OutputPerturbationClassifier, dict(loss="huber")),
-    (OutputPerturbationClassifier, dict(multi_class="softmax"))])
+    (OutputPerturbationClassifier, dict(multi_class="softmax")),
+    (PermutationSGDClassifier, dict(loss="huber", delta=1e-6)),
+    (PermutationSGDClassifier, dict(multi_class="softmax", delta=1e-6)),
+    (PermutationSGDClassifier, dict(learning_rate=5.0, delta=1e-6))])  # > 2 / beta = 4
 def test_impossible_softmax_is_refused_before_the_charge(cls, kw):
     from skdp.accounting import BudgetAccountant
 

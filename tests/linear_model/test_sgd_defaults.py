@@ -76,7 +76,8 @@ def test_permutation_sgd_class_problems_do_not_recalibrate(three_classes, monkey
     calls = _counting(monkeypatch, _permutation_sgd, "permutation_sgd_sigma")
     with joblib.parallel_config(backend="threading"):
         est = PermutationSGDClassifier(epsilon=1.0, classes=[0, 1, 2], n_jobs=2,
-                                       learning_rate=learning_rate, random_state=0).fit(X, y)
+                                       learning_rate=learning_rate, multi_class="ovr",
+                                       random_state=0).fit(X, y)
     assert len(calls) == expected_calls
     assert calls[-1][0] == math.sqrt(3) * est.sensitivity_  # the 3 vectors' joint release
     serial = clone(est).set_params(n_jobs=None).fit(X, y)
@@ -175,7 +176,7 @@ def test_permutation_sgd_default_step_joint_release_applied_once(k):
     n, d = 200, 3
     X, y = _data(n, d, k)
     est = PermutationSGDClassifier(epsilon=1.0, delta=1e-5, classes=list(range(k)),
-                                   random_state=0).fit(X, y)
+                                   multi_class="ovr", random_state=0).fit(X, y)
     p = 1 if k == 2 else k
     # The P vectors are one Gaussian release of sensitivity sqrt(P) Delta.
     c = permutation_sgd_sigma(math.sqrt(p), 1.0, 1e-5, "analytic")
