@@ -49,7 +49,8 @@ COVERAGE = [
                                            "tests/linear_model/test_perturbation_discrete.py",
                                            "tests/linear_model/test_amp_discrete.py"]),
     ("skdp/linear_model/_permutation_sgd.py", ["tests/linear_model/test_convex.py",
-                                               "tests/linear_model/test_permutation_sgd_discrete.py"]),
+                                               "tests/linear_model/test_permutation_sgd_discrete.py",
+                                               "tests/linear_model/test_permutation_sgd_multinomial.py"]),
     ("skdp/linear_model/_dpsgd.py", ["tests/linear_model/test_convex.py",
                                      "tests/linear_model/test_dpsgd_multinomial.py"]),
     ("skdp/linear_model/", ["tests/linear_model/test_convex.py"]),
@@ -84,6 +85,8 @@ QUICK = {
     "tests/linear_model/test_output_perturbation_multinomial.py":
         "hand_computed or k_d_coefficients",
     "tests/linear_model/test_permutation_sgd_discrete.py": "by_hand or spread",
+    "tests/linear_model/test_permutation_sgd_multinomial.py":
+        "hand_computed or k_d_coefficients or path_plus or refused",
     "tests/kernel_methods/test_classifiers_discrete.py":
         "by_hand or coarse or spread or grid_multiples or follows",
     "tests/kernel_methods/test_kernel_methods.py":
@@ -350,6 +353,16 @@ MUTANTS = [
     ("psgd_discrete_eps", LM + "_permutation_sgd.py",
      '"discrete_gaussian", settings["sensitivity"], n_coef, epsilon, delta,',
      '"discrete_gaussian", settings["sensitivity"], n_coef, 2.0 * epsilon, delta,'),
+    ("psgd_softmax_lipschitz", LM + "_permutation_sgd.py",
+     "lipschitz=softmax_loss.lipschitz(data_norm))",
+     "lipschitz=0.5 * softmax_loss.lipschitz(data_norm))"),
+    ("psgd_softmax_beta", LM + "_permutation_sgd.py",
+     "beta = softmax_loss.smoothness(data_norm) + alpha",
+     "beta = 0.5 * softmax_loss.smoothness(data_norm) + alpha"),
+    ("psgd_softmax_draw", LM + "_permutation_sgd.py",
+     "W + rng.normal(0.0, sigma, size=W.shape)", "W + rng.normal(0.0, 0.5 * sigma, size=W.shape)"),
+    ("psgd_softmax_discrete_dim", LM + "_permutation_sgd.py",
+     '* (settings["n_classes"] or 1)\n', '* 1\n'),
     ("psgd_discrete_draw", LM + "_permutation_sgd.py",
      'release_on_grid(w, "discrete_gaussian", sigma2_steps,',
      'release_on_grid(w, "discrete_gaussian", sigma2_steps / 4,'),

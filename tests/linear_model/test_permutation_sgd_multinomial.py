@@ -186,3 +186,23 @@ def test_softmax_at_huge_epsilon_is_logistic_regression():
     twin = LogisticRegression().fit(X, y)
     assert abs(est.score(X, y) - twin.score(X, y)) < 0.02
     np.testing.assert_allclose(est.predict_proba(X), softmax(est.decision_function(X), axis=1))
+
+
+def test_softmax_release_is_the_sgd_path_plus_gaussian_noise_on_every_coefficient():
+    # The estimator's generator draws the permutation, then N(0, sigma^2) on the K d
+    # coefficients of W (the analytic Gaussian at the whole budget).
+    from skdp.linear_model._permutation_sgd import _permutation_sgd_softmax_path
+    from skdp.utils import check_random_state
+
+    X, y = _data()
+    est = PermutationSGDClassifier(epsilon=1.0, delta=1e-6, learning_rate=0.1, epochs=2,
+                                   classes=[0, 1, 2, 3], random_state=5).fit(X, y)
+    settings = dict(n_batches=4, epochs=2, alpha=0.0, beta=0.5, strongly_convex=False,
+                    learning_rate=0.1)
+    rng = check_random_state(5)
+    Xa = np.hstack([X, np.ones((300, 1))])
+    Xa /= np.maximum(1.0, np.linalg.norm(Xa, axis=1))[:, None]
+    W = _permutation_sgd_softmax_path(Xa, y, 4, settings, rng)
+    W = W + rng.normal(0.0, gaussian_sigma_analytic(est.sensitivity_, 1.0, 1e-6), size=W.shape)
+    np.testing.assert_allclose(np.column_stack([est.coef_, est.intercept_]), W,
+                               rtol=1e-12, atol=1e-12)
