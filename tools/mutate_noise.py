@@ -361,8 +361,6 @@ MUTANTS = [
      "beta = 0.5 * softmax_loss.smoothness(data_norm) + alpha"),
     ("psgd_softmax_draw", LM + "_permutation_sgd.py",
      "W + rng.normal(0.0, sigma, size=W.shape)", "W + rng.normal(0.0, 0.5 * sigma, size=W.shape)"),
-    ("psgd_softmax_discrete_dim", LM + "_permutation_sgd.py",
-     '* (settings["n_classes"] or 1)\n', '* 1\n'),
     ("psgd_discrete_draw", LM + "_permutation_sgd.py",
      'release_on_grid(w, "discrete_gaussian", sigma2_steps,',
      'release_on_grid(w, "discrete_gaussian", sigma2_steps / 4,'),
