@@ -477,9 +477,10 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     very large ``epsilon``. With ``K > 2`` classes the prediction is the
     argmax of ``K`` noisy scores and the default holds each score's noise
     deviation at 0.3 instead, a norm of ``min(4, 0.3 sqrt(d)) / R``
-    (:func:`permutation_sgd_noise_target`); on a 5-class table of 40,000
-    rows at ``epsilon = 1`` that beats the majority class by about a point
-    only (:class:`DPSGDClassifier`'s softmax fit: 58% against 40%). The
+    (:func:`permutation_sgd_noise_target`; the softmax fit applies it per
+    class); on a 5-class table of 40,000 rows at ``epsilon = 1`` either fit
+    beats the majority class by about a point only
+    (:class:`DPSGDClassifier`'s softmax fit: 58% against 40%). The
     constants and the update count were chosen on the derive tables and on
     generated data (user guide, :doc:`/guide/sgd`). The earlier excess-risk step remains available as
     :func:`permutation_sgd_default_step`.
