@@ -12,8 +12,10 @@ from skdp.accounting import calibrate_subsampled_gaussian
 from skdp.accounting._subsampled import subsampled_gaussian_event
 from skdp.linear_model._losses import get_loss
 from skdp.linear_model._private_glm import (
+    MULTI_CLASS,
     PrivateGLMClassifier,
     calibrate_before_charge,
+    chooses_softmax,
     delta_one_over_n_squared,
     fill_glm_doc,
 )
@@ -25,7 +27,6 @@ __all__ = ["DPSGDClassifier", "dpsgd_default_batch_size", "dpsgd_default_learnin
            "dpsgd_noise_multiplier", "dpsgd_schedule", "dpsgd_weight_growth"]
 
 CLIPPINGS = ("gradient", "data")
-MULTI_CLASS = ("auto", "ovr", "multinomial")
 SCHEDULES = ("constant", "sqrt", "linear")
 # Largest factor by which the schedule's weight decay may expand the weights before
 # its steps contract them (see dpsgd_weight_growth): beyond it they could overflow.
@@ -597,15 +598,13 @@ class DPSGDClassifier(PrivateGLMClassifier):
                 "smaller learning_rate or rescale the features. Nothing was spent.")
 
     def _fits_multinomial(self, n_classes, settings):
-        softmax_ok = self.loss == "logistic" and settings["clipping"] == "gradient"
-        if settings["multi_class"] == "multinomial" and not softmax_ok:
-            # The softmax gradient (p - e_y) x^T has norm up to sqrt(2) ||x||: it is
-            # clipped per example, and it is the logistic loss's.
-            raise ValueError(
-                "multi_class='multinomial' needs loss='logistic' and clipping='gradient' (the "
-                "softmax loss, with its per-example gradients clipped); use "
-                "multi_class='ovr' otherwise. Nothing was spent.")
-        if settings["multi_class"] == "ovr" or not softmax_ok:
+        # The softmax gradient (p - e_y) x^T has norm up to sqrt(2) ||x||: it is clipped
+        # per example, and it is the logistic loss's.
+        if not chooses_softmax(
+                settings["multi_class"],
+                self.loss == "logistic" and settings["clipping"] == "gradient",
+                "loss='logistic' and clipping='gradient' (the softmax loss, with its "
+                "per-example gradients clipped)"):
             return False
         # The default step stays the logistic loss's 2 / beta = 8 / C^2, twice the 2 / beta of
         # the softmax's worst-case smoothness C^2 / 2: the clipped steps stay bounded, and

@@ -9,9 +9,11 @@ from skdp.linear_model._losses import get_loss
 from skdp.linear_model._multinomial import MultinomialLoss
 from skdp.linear_model._perturbation import output_perturbation_discrete_noise
 from skdp.linear_model._private_glm import (
+    MULTI_CLASS,
     PrivateGLMClassifier,
     calibrate_before_charge,
     check_bool,
+    chooses_softmax,
     delta_one_over_n_squared,
     fill_glm_doc,
     release_on_grid,
@@ -34,7 +36,6 @@ __all__ = [
 
 CALIBRATIONS = ("analytic", "thesis")
 MECHANISMS = ("gaussian", "discrete_gaussian")
-MULTI_CLASS = ("auto", "ovr", "multinomial")
 # D R of permutation_sgd_default_step: the comparator norm, in units of 1 / data_norm,
 # chosen on generated problems only (studies/psgd_step.py). No longer
 # the default (see permutation_sgd_noise_step).
@@ -605,11 +606,8 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
 
     def _fits_multinomial(self, n_classes, settings):
         # Called before the charge: an impossible softmax fit is refused here.
-        if settings["multi_class"] == "multinomial" and self.loss != "logistic":
-            raise ValueError(
-                "multi_class='multinomial' needs loss='logistic' (the softmax loss); use "
-                "multi_class='ovr' with the Huber loss. Nothing was spent.")
-        if settings["multi_class"] == "ovr" or self.loss != "logistic":
+        if not chooses_softmax(settings["multi_class"], self.loss == "logistic",
+                               "loss='logistic' (the softmax loss)"):
             return False
         # Wu et al. (2017), Thm. 3 (and its strongly convex case; Thakkar (2019), Alg. 2 and
         # 3) hold for any convex, L-Lipschitz, beta-smooth loss with steps <= 2 / beta: on

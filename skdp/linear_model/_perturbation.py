@@ -21,8 +21,10 @@ from skdp.linear_model._losses import get_loss
 from skdp.linear_model._multinomial import MultinomialLoss, MultinomialObjective
 from skdp.linear_model._objective import GLMObjective
 from skdp.linear_model._private_glm import (
+    MULTI_CLASS,
     PrivateGLMClassifier,
     calibrate_before_charge,
+    chooses_softmax,
     fill_glm_doc,
     release_on_grid,
 )
@@ -149,7 +151,6 @@ def output_perturbation_softmax_sensitivity(n_samples, data_norm, alpha, tol, n_
 # Noise of OutputPerturbationClassifier; the pure-DP ones spend no delta.
 OUTPUT_MECHANISMS = ("l2_laplace", "discrete_laplace", "discrete_gaussian")
 PURE_DP_OUTPUT_MECHANISMS = ("l2_laplace", "discrete_laplace")
-MULTI_CLASS = ("auto", "ovr", "multinomial")
 
 
 def output_perturbation_discrete_noise(mechanism, sensitivity, n_coef, epsilon, delta,
@@ -532,11 +533,8 @@ default="l2_laplace"
 
     def _fits_multinomial(self, n_classes, settings):
         # Called before the charge: an impossible softmax fit is refused here.
-        if settings["multi_class"] == "multinomial" and self.loss != "logistic":
-            raise ValueError(
-                "multi_class='multinomial' needs loss='logistic' (the softmax loss); use "
-                "multi_class='ovr' with the Huber loss. Nothing was spent.")
-        if settings["multi_class"] == "ovr" or self.loss != "logistic":
+        if not chooses_softmax(settings["multi_class"], self.loss == "logistic",
+                               "loss='logistic' (the softmax loss)"):
             return False
         settings["n_classes"] = n_classes
         return True

@@ -37,9 +37,11 @@ from skdp.utils._multiclass import (
 from skdp.utils._validation import check_bounded_sample_weight, check_positive_int, check_real
 
 __all__ = [
+    "MULTI_CLASS",
     "PrivateGLMClassifier",
     "calibrate_before_charge",
     "check_bool",
+    "chooses_softmax",
     "delta_one_over_n_squared",
     "fill_glm_doc",
     "release_on_grid",
@@ -191,6 +193,23 @@ def calibrate_before_charge(calibrate, what, budget, parameters, errors=(Arithme
             f"{what} {how} for {where}: use a {epsilon} epsilon or rescale "
             f"{', '.join(parameters)} (by a constant fixed in advance). Nothing was spent.")
     return scale
+
+
+MULTI_CLASS = ("auto", "ovr", "multinomial")
+
+
+def chooses_softmax(multi_class, softmax_ok, requirement):
+    """Whether a ``K > 2`` fit is one softmax problem (for ``_fits_multinomial``; before the charge).
+
+    ``multi_class`` is the validated option; ``softmax_ok`` says whether the
+    estimator's settings admit a softmax fit, ``requirement`` what they
+    need. ``"multinomial"`` without them is refused; ``"auto"`` takes the
+    softmax when they hold.
+    """
+    if multi_class == "multinomial" and not softmax_ok:
+        raise ValueError(f"multi_class='multinomial' needs {requirement}; use "
+                         "multi_class='ovr' otherwise. Nothing was spent.")
+    return multi_class != "ovr" and softmax_ok
 
 
 def check_bool(value, name):
