@@ -18,6 +18,7 @@ from skdp.linear_model._perturbation import (
 from skdp.linear_model._solvers import minimize_certified
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
+from linear_model.test_private_glm_multiclass import _three_class_pair as _tiny
 
 
 def _data(n=300, k=4, seed=0):
@@ -62,15 +63,6 @@ def test_softmax_discrete_noise_is_calibrated_on_the_k_d_coefficients(mechanism,
     assert est.noise_scale_ == pytest.approx(scale, rel=1e-12)
     W = np.column_stack([est.coef_, est.intercept_])
     assert np.array_equal(W / granularity, np.round(W / granularity))
-
-
-def _tiny(n=9, k=3):
-    """Rows x = 0 (no gradient) plus one row x = +1 of class 0 (or x = -1 for the neighbour)."""
-    X = np.zeros((n, 1))
-    X[-1, 0] = 1.0
-    y = np.arange(n) % k
-    y[-1] = 0
-    return (X, y), (-X, y)
 
 
 def _exact(X, y, k, alpha, tol=1e-12):
@@ -125,20 +117,6 @@ def _audit(cls, epsilon):
 def test_audit_softmax_release_keeps_the_claim_and_catches_a_quarter_noise_copy():
     assert _audit(OutputPerturbationClassifier, 2.0) < 2.0
     assert _audit(_QuarterNoise, 2.0) > 2.0
-
-
-def test_auto_is_one_vs_rest_for_huber_and_binary_ignores_multi_class():
-    X, y = _data()
-    huber = OutputPerturbationClassifier(1.0, loss="huber", classes=[0, 1, 2, 3],
-                                         random_state=0).fit(X, y)
-    assert huber.multi_class_ == "ovr" and huber.gradient_norm_.shape == (4,)
-    fits = [OutputPerturbationClassifier(1.0, multi_class=mc, classes=[0, 1],
-                                         random_state=0).fit(X, y % 2)
-            for mc in ("auto", "ovr", "multinomial")]
-    assert {f.multi_class_ for f in fits} == {"binary"}
-    for f in fits[1:]:
-        np.testing.assert_array_equal(f.coef_, fits[0].coef_)
-        np.testing.assert_array_equal(f.intercept_, fits[0].intercept_)
 
 
 def test_softmax_at_huge_epsilon_is_logistic_regression_and_gives_softmax_probabilities():

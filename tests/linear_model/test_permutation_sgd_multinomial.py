@@ -14,6 +14,7 @@ from skdp.linear_model import PermutationSGDClassifier
 from skdp.linear_model._perturbation import output_perturbation_discrete_noise
 from skdp.mechanisms import gaussian_sigma_analytic
 from skdp.testing import audit_epsilon
+from linear_model.test_private_glm_multiclass import _three_class_pair as _tiny
 
 
 def _data(n=300, k=4, seed=0):
@@ -92,15 +93,6 @@ def test_noiseless_steps_are_the_hand_written_softmax_steps():
     assert est.n_iter_ == steps
 
 
-def _tiny(n=9, k=3):
-    """Rows x = 0 (no gradient) plus one row x = +1 of class 0 (or x = -1 for the neighbour)."""
-    X = np.zeros((n, 1))
-    X[-1, 0] = 1.0
-    y = np.arange(n) % k
-    y[-1] = 0
-    return (X, y), (-X, y)
-
-
 class _QuarterNoise(PermutationSGDClassifier):
     def _noise_std(self, settings, budget):
         return super()._noise_std(settings, budget) / 4
@@ -152,20 +144,6 @@ def test_step_above_the_softmax_bound_is_refused_before_the_charge():
         PermutationSGDClassifier(**kw).fit(X, y)
     assert acc.spent is None or acc.spent.epsilon == 0.0
     assert PermutationSGDClassifier(multi_class="ovr", **kw).fit(X, y).multi_class_ == "ovr"
-
-
-def test_auto_is_one_vs_rest_for_huber_and_binary_ignores_multi_class():
-    X, y = _data()
-    huber = PermutationSGDClassifier(1.0, 1e-6, loss="huber", classes=[0, 1, 2, 3],
-                                     random_state=0).fit(X, y)
-    assert huber.multi_class_ == "ovr"
-    fits = [PermutationSGDClassifier(1.0, 1e-6, multi_class=mc, classes=[0, 1],
-                                     random_state=0).fit(X, y % 2)
-            for mc in ("auto", "ovr", "multinomial")]
-    assert {f.multi_class_ for f in fits} == {"binary"}
-    for f in fits[1:]:
-        np.testing.assert_array_equal(f.coef_, fits[0].coef_)
-        np.testing.assert_array_equal(f.intercept_, fits[0].intercept_)
 
 
 @pytest.mark.parametrize("multi_class", ["multinomial", "ovr"])

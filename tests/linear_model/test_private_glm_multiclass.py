@@ -309,3 +309,17 @@ def test_impossible_softmax_is_refused_before_the_charge(cls, kw):
     with pytest.raises(ValueError, match="multi_class"):
         cls(epsilon=1.0, **params).fit(X, y)
     assert acc.spent is None or acc.spent.epsilon == 0.0  # nothing charged
+
+
+@pytest.mark.parametrize("cls", [DPSGDClassifier, OutputPerturbationClassifier,
+                                 PermutationSGDClassifier])
+def test_auto_is_one_vs_rest_for_huber_and_binary_ignores_multi_class(cls):
+    X, y = _data(300, 4)
+    huber = cls(epsilon=1.0, loss="huber", classes=[0, 1, 2, 3], random_state=0).fit(X, y)
+    assert huber.multi_class_ == "ovr" and huber.coef_.shape == (4, 3)
+    fits = [cls(epsilon=1.0, multi_class=mc, classes=[0, 1], random_state=0).fit(X, y % 2)
+            for mc in ("auto", "ovr", "multinomial")]
+    assert {f.multi_class_ for f in fits} == {"binary"}
+    for f in fits[1:]:
+        np.testing.assert_array_equal(f.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(f.intercept_, fits[0].intercept_)
