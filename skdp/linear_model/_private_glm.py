@@ -378,14 +378,18 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         part = OneVsRestBudget(budget, n_problems, joint)
         if verbose:
             print(f"[{type(self).__name__}] {part} on {n_samples} rows")
-        if multinomial:
-            results = [self._fit_multinomial(X_aug, y_index, n_classes, rng, budget=part,
-                                             settings=settings, sample_weight=sample_weight)]
-        else:
-            fit_binary = partial(self._fit_binary, loss=loss, budget=part, settings=settings,
-                                 sample_weight=sample_weight)
-            results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng,
-                                      n_jobs=self.n_jobs)
+        # An underflow (e.g. exp in a softmax) is harmless, but under a global
+        # np.seterr(all="raise") it would raise here, after the charge, depending on the rows.
+        with np.errstate(under="ignore"):
+            if multinomial:
+                results = [self._fit_multinomial(X_aug, y_index, n_classes, rng, budget=part,
+                                                 settings=settings,
+                                                 sample_weight=sample_weight)]
+            else:
+                fit_binary = partial(self._fit_binary, loss=loss, budget=part,
+                                     settings=settings, sample_weight=sample_weight)
+                results = fit_one_vs_rest(fit_binary, X_aug, y_index, n_classes, rng,
+                                          n_jobs=self.n_jobs)
 
         W = np.vstack([w for w, _ in results])
         self.classes_ = classes

@@ -323,3 +323,22 @@ def test_auto_is_one_vs_rest_for_huber_and_binary_ignores_multi_class(cls):
     for f in fits[1:]:
         np.testing.assert_array_equal(f.coef_, fits[0].coef_)
         np.testing.assert_array_equal(f.intercept_, fits[0].intercept_)
+
+
+@pytest.mark.parametrize("cls", [DPSGDClassifier, OutputPerturbationClassifier,
+                                 PermutationSGDClassifier])
+def test_an_underflow_after_the_charge_never_raises(cls):
+    # The softmax's exp underflows on rows with large score gaps: harmless, and no global
+    # floating-point setting may turn it into an error that depends on the rows. The
+    # subclass underflows inside the fit, after the charge, as such rows would.
+    class Underflowing(cls):
+        def _fit_multinomial(self, *args, **kwargs):
+            np.exp(np.array([-1000.0]))
+            return super()._fit_multinomial(*args, **kwargs)
+
+    X, y = _data(300, 4)
+    model = Underflowing(epsilon=1.0, classes=[0, 1, 2, 3], random_state=0)
+    model.fit(X, y)  # the (cached, data-independent) calibrations run once outside
+    with np.errstate(all="raise"):
+        model.fit(X, y)
+    assert model.multi_class_ == "multinomial" and np.all(np.isfinite(model.coef_))
