@@ -612,10 +612,6 @@ class DPSGDClassifier(PrivateGLMClassifier):
         settings["n_classes"] = n_classes
         return True
 
-    def _n_coef(self, settings):
-        """Noisy coefficients of one run: ``d`` (with the intercept), ``K d`` for a softmax fit."""
-        return (self.n_features_in_ + int(self.fit_intercept)) * (settings["n_classes"] or 1)
-
     def _clip(self, X, data_norm):
         return clip_rows_l2(X, data_norm) if self.clipping == "data" else X
 

@@ -694,7 +694,7 @@ class PermutationSGDClassifier(PrivateGLMClassifier):
     def _discrete_noise(self, settings, budget):
         """``(granularity, sigma^2 in grid steps, sigma g)`` of the discrete Gaussian (test hook)."""
         # d coefficients per release; K d for a softmax fit (one release, k = 1 below).
-        n_coef = (self.n_features_in_ + int(self.fit_intercept)) * (settings["n_classes"] or 1)
+        n_coef = self._n_coef(settings)
         # Thakkar (2019), Alg. 2/3 (L2 sensitivity of the SGD output, Wu et al. 2017) released with
         # exact discrete Gaussian noise on the grid (CKS): sigma^2 = Delta_g^2 / (2 rho) with
         # Delta_g the rounded output's L2 shift incl. the grid term, rho from CKS

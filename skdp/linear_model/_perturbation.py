@@ -325,7 +325,7 @@ def _resolve_alpha(est, settings, budget, mechanism, multiplier):
     """
     if settings["alpha"] is None:
         n_classes = settings.get("n_classes")
-        n_coef = (est.n_features_in_ + int(est.fit_intercept)) * (n_classes or 1)
+        n_coef = est._n_coef(settings)
         ratio = class_noise_ratio(mechanism, n_coef, budget)
         if n_classes:
             multiplier = _softmax_multiplier(n_classes)
@@ -538,10 +538,6 @@ default="l2_laplace"
             return False
         settings["n_classes"] = n_classes
         return True
-
-    def _n_coef(self, settings):
-        """Coefficients of one release: ``d`` (with the intercept), ``K d`` for a softmax fit."""
-        return (self.n_features_in_ + int(self.fit_intercept)) * (settings["n_classes"] or 1)
 
     def _prepare(self, settings, budget):
         # Every calibration runs before the budget is charged: the discrete one can fail

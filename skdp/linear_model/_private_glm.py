@@ -284,6 +284,10 @@ class PrivateGLMClassifier(DPEstimatorMixin, PrivateLinearClassifierMixin, Class
         """
         return False
 
+    def _n_coef(self, settings):
+        """Noisy coefficients of one release: ``d`` (with the intercept), ``K d`` for a softmax fit."""
+        return (self.n_features_in_ + int(self.fit_intercept)) * (settings.get("n_classes") or 1)
+
     def _fit_multinomial(self, X, y_index, n_classes, rng, *, budget, settings, sample_weight):
         """``(W, info)``: ``W`` of shape ``(n_classes, X.shape[1])``, ``X`` with the intercept column (hook)."""
         raise NotImplementedError
